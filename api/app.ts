@@ -1,0 +1,58 @@
+/**
+ * The Koa application, composed in one place. `server.ts` only listens; tests build
+ * as many apps as they need (e.g. two copies sharing Redis).
+ */
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { Redis } from 'ioredis';
+import { config } from '../shared/config.js';
+import { redis as sharedRedis } from '../shared/redis.js';
+import type { AppContext, AppKoa, AppRouter, AppState, Middleware } from './context.js';
+import { errorHandler } from './middleware/errors.js';
+import { requestContext } from './middleware/request-context.js';
+import { securityHeaders } from './middleware/security-headers.js';
+import { queueDashboard } from './routes/admin-queues.js';
+import { docsRouter } from './routes/docs.js';
+import { systemRouter } from './routes/system.js';
+import { dashboardGuard } from './middleware/dashboard-guard.js';
+
+export interface AppDeps {
+  redis?: Redis;
+  /** Extra routers (tests mount probe routes this way). */
+  extraRouters?: AppRouter[];
+}
+
+/** Every router of the API, in mounting order (the OpenAPI test walks this list). */
+export const routers: AppRouter[] = [systemRouter, docsRouter];
+
+export const BODY_LIMIT = '1mb';
+
+export function createApp(deps: AppDeps = {}): AppKoa {
+  const app: AppKoa = new Koa<AppState, AppContext>({ proxy: config.trustProxy });
+  // Behind one router: the client address is the last X-Forwarded-For hop it added.
+  app.maxIpsCount = 1;
+  app.context.redis = deps.redis ?? sharedRedis;
+  app.silent = true; // errors are logged by errorHandler with the request id
+
+  const use = (mw: Middleware) => app.use(mw as Koa.Middleware<AppState, AppContext>);
+  use(requestContext());
+  use(errorHandler());
+  use(securityHeaders());
+  use(queueDashboard(dashboardGuard()));
+  app.use(
+    koaBody({
+      json: true,
+      urlencoded: true,
+      text: false,
+      multipart: false,
+      jsonStrict: true,
+      jsonLimit: BODY_LIMIT,
+      formLimit: BODY_LIMIT,
+      textLimit: BODY_LIMIT,
+    }),
+  );
+  for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
+    app.use(router.routes());
+  }
+  return app;
+}

@@ -1,0 +1,62 @@
+import { AppError } from '../../shared/errors.js';
+import type { Ctx, Middleware } from '../context.js';
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+}
+
+function asHttpish(err: unknown): HttpishError {
+  return typeof err === 'object' && err !== null ? (err as HttpishError) : {};
+}
+
+/** Maps errors thrown by the body parser and Koa itself onto the spec's codes. */
+function normalise(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  const e = asHttpish(err);
+  const status = e.status ?? e.statusCode;
+  if (status === 413 || e.type === 'entity.too.large') {
+    return new AppError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is larger than 1 MiB');
+  }
+  if (e.type === 'entity.parse.failed' || (status === 400 && e.expose)) {
+    return new AppError(400, 'INVALID_BODY', 'Request body is not valid JSON', {
+      details: { formErrors: ['Malformed request body'], fieldErrors: {} },
+    });
+  }
+  if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+    return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body encoding');
+  }
+  return null;
+}
+
+export function renderError(ctx: Ctx, err: AppError): void {
+  ctx.status = err.status;
+  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
+  ctx.body = { success: false, error: { code: err.code, message: err.message, ...err.extras } };
+}
+
+/**
+ * The one error renderer. Known errors become the spec's envelope; anything else is
+ * logged with the request id and answered 500 INTERNAL_ERROR with nothing internal.
+ */
+export function errorHandler(): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        renderError(ctx, new AppError(404, 'NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`));
+      }
+    } catch (err) {
+      const known = normalise(err);
+      if (known) {
+        if (known.status >= 500) ctx.state.log.error({ err }, 'request failed');
+        renderError(ctx, known);
+        return;
+      }
+      ctx.state.log.error({ err }, 'unhandled error');
+      renderError(ctx, new AppError(500, 'INTERNAL_ERROR', 'Something went wrong on our side; try again later', { request_id: ctx.state.requestId }));
+    }
+  };
+}

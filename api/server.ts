@@ -1,0 +1,36 @@
+/** API entry: listens, and shuts down gracefully on SIGTERM/SIGINT. */
+import type { Server } from 'node:http';
+import { config } from '../shared/config.js';
+import { db } from '../shared/db.js';
+import { logger } from '../shared/logger.js';
+import { closeQueues } from '../shared/queues.js';
+import { redis } from '../shared/redis.js';
+import { createApp } from './app.js';
+
+const app = createApp();
+const server: Server = app.listen(config.port, config.host, () => {
+  logger.info({ host: config.host, port: config.port }, 'api listening');
+});
+server.keepAliveTimeout = 65_000;
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'api stopping: no new connections, finishing in-flight requests');
+  const force = setTimeout(() => {
+    logger.error('api shutdown timed out; exiting');
+    process.exit(1);
+  }, 15_000);
+  force.unref();
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+  await Promise.allSettled([db.destroy(), closeQueues(), redis.quit()]);
+  logger.info('api stopped');
+  process.exit(0);
+}
+
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

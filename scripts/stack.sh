@@ -1,0 +1,108 @@
+# Sourced by start.sh and test.sh: finds (or starts) Postgres and Redis and exports
+# DATABASE_URL and REDIS_URL. Uses the configured URLs when they answer, then the
+# standard local ports, and otherwise starts project-local servers with data in .data/
+# (installing Debian's postgresql / redis-server when missing and running as root).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA="$ROOT/.data"
+LOCAL_PG_PORT="${LOCAL_PG_PORT:-54329}"
+LOCAL_REDIS_PORT="${LOCAL_REDIS_PORT:-63799}"
+STARTED_PG=""
+STARTED_REDIS=""
+
+log() { printf '[stack] %s\n' "$*" >&2; }
+
+ensure_node_modules() {
+  if [ ! -x "$ROOT/node_modules/.bin/tsx" ] || [ "$ROOT/package-lock.json" -nt "$ROOT/node_modules/.package-lock.json" ]; then
+    log "installing dependencies (npm ci)"
+    (cd "$ROOT" && npm ci --no-audit --no-fund)
+  fi
+}
+
+probe() { (cd "$ROOT" && node_modules/.bin/tsx scripts/probe.ts "$1" "$2"); }
+
+apt_install() {
+  if [ "$(id -u)" != "0" ]; then
+    log "$1 is not installed. Install Debian's '$1' package, or set DATABASE_URL / REDIS_URL to a running server."
+    exit 1
+  fi
+  log "installing Debian package $1"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+as_pg_user() {
+  if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_local_pg() {
+  local bin; bin="$(pg_bin)"
+  if [ -z "$bin" ]; then apt_install postgresql; bin="$(pg_bin)"; fi
+  mkdir -p "$DATA/pg-run"
+  if [ ! -f "$DATA/pg/PG_VERSION" ]; then
+    log "creating a project-local Postgres cluster in .data/pg"
+    mkdir -p "$DATA/pg"
+    if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$DATA/pg" "$DATA/pg-run"; fi
+    as_pg_user "$bin/initdb" -D "$DATA/pg" -U postgres --auth=trust -E UTF8 >/dev/null
+  fi
+  if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$DATA/pg" "$DATA/pg-run"; fi
+  if ! as_pg_user "$bin/pg_ctl" -D "$DATA/pg" status >/dev/null 2>&1; then
+    log "starting project-local Postgres on 127.0.0.1:$LOCAL_PG_PORT"
+    as_pg_user "$bin/pg_ctl" -D "$DATA/pg" -l "$DATA/pg-run/postgres.log" -w \
+      -o "-p $LOCAL_PG_PORT -c listen_addresses=127.0.0.1 -k $DATA/pg-run" start >/dev/null
+    STARTED_PG="$bin"
+  fi
+}
+
+start_local_redis() {
+  command -v redis-server >/dev/null 2>&1 || apt_install redis-server
+  mkdir -p "$DATA/redis"
+  log "starting project-local Redis on 127.0.0.1:$LOCAL_REDIS_PORT"
+  redis-server --port "$LOCAL_REDIS_PORT" --bind 127.0.0.1 --dir "$DATA/redis" --daemonize yes \
+    --pidfile "$DATA/redis/redis.pid" --logfile "$DATA/redis/redis.log" --appendonly yes --save "" >/dev/null
+  for _ in $(seq 1 50); do probe redis "redis://127.0.0.1:$LOCAL_REDIS_PORT" && break; sleep 0.1; done
+  STARTED_REDIS=1
+}
+
+# Stops what this script started (Ctrl-C in start.sh, end of test.sh).
+stop_stack() {
+  if [ -n "$STARTED_PG" ]; then
+    log "stopping project-local Postgres"
+    as_pg_user "$STARTED_PG/pg_ctl" -D "$DATA/pg" -m fast -w stop >/dev/null 2>&1 || true
+    STARTED_PG=""
+  fi
+  if [ -n "$STARTED_REDIS" ] && [ -f "$DATA/redis/redis.pid" ]; then
+    log "stopping project-local Redis"
+    kill "$(cat "$DATA/redis/redis.pid")" 2>/dev/null || true
+    STARTED_REDIS=""
+  fi
+}
+
+resolve_stack() {
+  ensure_node_modules
+  local default_pg="postgres://postgres@127.0.0.1:5432/escrow"
+  local default_redis="redis://127.0.0.1:6379/0"
+  if [ -n "${DATABASE_URL:-}" ] && probe pg "$DATABASE_URL"; then
+    log "Postgres: using DATABASE_URL"
+  elif [ -z "${DATABASE_URL:-}" ] && probe pg "$default_pg"; then
+    export DATABASE_URL="$default_pg"
+    log "Postgres: using the server on 127.0.0.1:5432"
+  else
+    if [ -n "${DATABASE_URL:-}" ]; then log "DATABASE_URL does not answer; falling back to a project-local server"; fi
+    start_local_pg
+    export DATABASE_URL="postgres://postgres@127.0.0.1:$LOCAL_PG_PORT/escrow"
+  fi
+  if [ -n "${REDIS_URL:-}" ] && probe redis "$REDIS_URL"; then
+    log "Redis: using REDIS_URL"
+  elif [ -z "${REDIS_URL:-}" ] && probe redis "$default_redis"; then
+    export REDIS_URL="$default_redis"
+    log "Redis: using the server on 127.0.0.1:6379"
+  else
+    if [ -n "${REDIS_URL:-}" ]; then log "REDIS_URL does not answer; falling back to a project-local server"; fi
+    start_local_redis
+    export REDIS_URL="redis://127.0.0.1:$LOCAL_REDIS_PORT/0"
+  fi
+}

@@ -1,0 +1,200 @@
+/**
+ * Typed configuration read once from the environment. Every variable has a default
+ * suitable for a local run; an invalid value stops the process at start with a
+ * message naming the variable. README.md documents each one.
+ */
+import Joi from 'joi';
+
+export interface Config {
+  nodeEnv: 'development' | 'test' | 'production';
+  host: string;
+  port: number;
+  publicBaseUrl: string;
+  databaseUrl: string;
+  databasePoolMax: number;
+  redisUrl: string;
+  queuePrefix: string;
+  logLevel: string;
+  trustProxy: boolean;
+  sandboxMode: boolean;
+  /** Comma-separated queue names the worker process runs; empty means all. */
+  workerQueues: string[];
+  workerConcurrency: number;
+  outboxPollMs: number;
+  metricsToken: string;
+  /** 32-byte key for AES-256-GCM encryption of secrets that must be read back. */
+  encryptionKey: Buffer;
+  idempotencyLockSeconds: number;
+  adminEmail: string;
+  adminPassword: string;
+  sessionCookieName: string;
+  sessionCookieSecure: boolean;
+  sessionTtlHours: number;
+  smtpUrl: string;
+  mailFrom: string;
+  turnstileSecretKey: string;
+  turnstileSiteKey: string;
+  turnstileVerifyUrl: string;
+  googleClientId: string;
+  argon2MemoryKib: number;
+  argon2Passes: number;
+  authRateLimitPerMinute: number;
+  publicRateLimitPerMinute: number;
+}
+
+const bool = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off', '');
+
+const schema = Joi.object({
+  NODE_ENV: Joi.string().valid('development', 'test', 'production').default('development'),
+  HOST: Joi.string().default('127.0.0.1'),
+  PORT: Joi.number().integer().min(0).max(65535).default(3000),
+  PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  DATABASE_URL: Joi.string()
+    .uri({ scheme: ['postgres', 'postgresql'] })
+    .default('postgres://postgres@127.0.0.1:5432/escrow'),
+  DATABASE_POOL_MAX: Joi.number().integer().min(1).max(200).default(10),
+  REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
+  QUEUE_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('escrow'),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  TRUST_PROXY: bool.default(false),
+  SANDBOX_MODE: bool,
+  WORKER_QUEUES: Joi.string().allow('').default(''),
+  WORKER_CONCURRENCY: Joi.number().integer().min(1).max(100).default(5),
+  OUTBOX_POLL_MS: Joi.number().integer().min(10).max(60000).default(500),
+  METRICS_TOKEN: Joi.string().allow('').default(''),
+  ENCRYPTION_KEY: Joi.string().base64().allow('').default(''),
+  IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(5).max(3600).default(120),
+  ADMIN_EMAIL: Joi.string().email({ tlds: false }).allow('').default(''),
+  ADMIN_PASSWORD: Joi.string().allow('').max(128).default(''),
+  SESSION_COOKIE_NAME: Joi.string().pattern(/^[A-Za-z0-9_-]+$/).default('escrow_session'),
+  SESSION_COOKIE_SECURE: bool,
+  SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(24 * 14),
+  SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).default('smtp://127.0.0.1:1025'),
+  MAIL_FROM: Joi.string().default('Escrow <no-reply@escrow.local>'),
+  TURNSTILE_SECRET_KEY: Joi.string().allow('').default(''),
+  TURNSTILE_SITE_KEY: Joi.string().allow('').default(''),
+  TURNSTILE_VERIFY_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
+  GOOGLE_CLIENT_ID: Joi.string().allow('').default(''),
+  ARGON2_MEMORY_KIB: Joi.number().integer().min(19456).default(19456),
+  ARGON2_PASSES: Joi.number().integer().min(2).default(2),
+  AUTH_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(300),
+  PUBLIC_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(100),
+}).unknown(true);
+
+export class ConfigError extends Error {}
+
+interface RawEnv {
+  NODE_ENV: Config['nodeEnv'];
+  HOST: string;
+  PORT: number;
+  PUBLIC_BASE_URL?: string;
+  DATABASE_URL: string;
+  DATABASE_POOL_MAX: number;
+  REDIS_URL: string;
+  QUEUE_PREFIX: string;
+  LOG_LEVEL: string;
+  TRUST_PROXY: boolean;
+  SANDBOX_MODE?: boolean;
+  WORKER_QUEUES: string;
+  WORKER_CONCURRENCY: number;
+  OUTBOX_POLL_MS: number;
+  METRICS_TOKEN: string;
+  ENCRYPTION_KEY: string;
+  IDEMPOTENCY_LOCK_SECONDS: number;
+  ADMIN_EMAIL: string;
+  ADMIN_PASSWORD: string;
+  SESSION_COOKIE_NAME: string;
+  SESSION_COOKIE_SECURE?: boolean;
+  SESSION_TTL_HOURS: number;
+  SMTP_URL: string;
+  MAIL_FROM: string;
+  TURNSTILE_SECRET_KEY: string;
+  TURNSTILE_SITE_KEY: string;
+  TURNSTILE_VERIFY_URL: string;
+  GOOGLE_CLIENT_ID: string;
+  ARGON2_MEMORY_KIB: number;
+  ARGON2_PASSES: number;
+  AUTH_RATE_LIMIT_PER_MINUTE: number;
+  PUBLIC_RATE_LIMIT_PER_MINUTE: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const { value, error } = schema.validate(env, { abortEarly: true, convert: true });
+  if (error) {
+    const name = String(error.details[0]?.path[0] ?? 'environment');
+    throw new ConfigError(`Invalid configuration: ${name}: ${error.message}`);
+  }
+  const v = value as RawEnv;
+  const production = v.NODE_ENV === 'production';
+  const sandboxMode = v.SANDBOX_MODE ?? !production;
+  if (production && sandboxMode) {
+    throw new ConfigError('Invalid configuration: SANDBOX_MODE: must be off when NODE_ENV=production');
+  }
+  if (v.ADMIN_PASSWORD && !v.ADMIN_EMAIL) {
+    throw new ConfigError('Invalid configuration: ADMIN_EMAIL: required when ADMIN_PASSWORD is set');
+  }
+  let encryptionKey: Buffer;
+  if (v.ENCRYPTION_KEY) {
+    encryptionKey = Buffer.from(v.ENCRYPTION_KEY, 'base64');
+    if (encryptionKey.length !== 32) {
+      throw new ConfigError('Invalid configuration: ENCRYPTION_KEY: must be 32 bytes, base64-encoded');
+    }
+  } else if (production) {
+    throw new ConfigError('Invalid configuration: ENCRYPTION_KEY: required when NODE_ENV=production');
+  } else {
+    // Local runs and tests only: a fixed, public development key.
+    encryptionKey = Buffer.alloc(32, 'escrow-local-development-key');
+  }
+  const publicBaseUrl = (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT}`).replace(/\/+$/, '');
+  return {
+    nodeEnv: v.NODE_ENV,
+    host: v.HOST,
+    port: v.PORT,
+    publicBaseUrl,
+    databaseUrl: v.DATABASE_URL,
+    databasePoolMax: v.DATABASE_POOL_MAX,
+    redisUrl: v.REDIS_URL,
+    queuePrefix: v.QUEUE_PREFIX,
+    logLevel: v.LOG_LEVEL,
+    trustProxy: v.TRUST_PROXY,
+    sandboxMode,
+    workerQueues: v.WORKER_QUEUES.split(',').map((s) => s.trim()).filter(Boolean),
+    workerConcurrency: v.WORKER_CONCURRENCY,
+    outboxPollMs: v.OUTBOX_POLL_MS,
+    metricsToken: v.METRICS_TOKEN,
+    encryptionKey,
+    idempotencyLockSeconds: v.IDEMPOTENCY_LOCK_SECONDS,
+    adminEmail: v.ADMIN_EMAIL.toLowerCase(),
+    adminPassword: v.ADMIN_PASSWORD,
+    sessionCookieName: v.SESSION_COOKIE_NAME,
+    sessionCookieSecure: v.SESSION_COOKIE_SECURE ?? (production || publicBaseUrl.startsWith('https:')),
+    sessionTtlHours: v.SESSION_TTL_HOURS,
+    smtpUrl: v.SMTP_URL,
+    mailFrom: v.MAIL_FROM,
+    turnstileSecretKey: v.TURNSTILE_SECRET_KEY,
+    turnstileSiteKey: v.TURNSTILE_SITE_KEY,
+    turnstileVerifyUrl: v.TURNSTILE_VERIFY_URL,
+    googleClientId: v.GOOGLE_CLIENT_ID,
+    argon2MemoryKib: v.ARGON2_MEMORY_KIB,
+    argon2Passes: v.ARGON2_PASSES,
+    authRateLimitPerMinute: v.AUTH_RATE_LIMIT_PER_MINUTE,
+    publicRateLimitPerMinute: v.PUBLIC_RATE_LIMIT_PER_MINUTE,
+  };
+}
+
+function loadOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(78);
+    }
+    throw err;
+  }
+}
+
+/** The process-wide configuration. Tests may replace fields on it (see test/helpers). */
+export const config: Config = loadOrExit();

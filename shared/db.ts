@@ -1,0 +1,53 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { config } from './config.js';
+
+// BIGINT (int8) columns hold whole rupiah; return them as numbers, refusing any value
+// beyond the safe-integer range instead of silently losing precision.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} is outside the safe integer range`);
+  return n;
+});
+// NUMERIC stays a string (exact decimals are formatted by serialisers only).
+
+export type Db = Knex | Knex.Transaction;
+
+export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { connectionString: url, application_name: 'escrow' },
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/** The process-wide connection pool. */
+export const db: Knex = createDb();
+
+/** Postgres error codes we act on. */
+export const PG = {
+  uniqueViolation: '23505',
+  checkViolation: '23514',
+  foreignKeyViolation: '23503',
+  serializationFailure: '40001',
+  deadlock: '40P01',
+} as const;
+
+export function pgErrorCode(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string') return err.code;
+  return undefined;
+}
+
+export function pgConstraint(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'constraint' in err && typeof err.constraint === 'string') {
+    return err.constraint;
+  }
+  return undefined;
+}
+
+/** Runs `fn` in the caller's transaction when given one, otherwise in a new transaction. */
+export async function inTransaction<T>(trx: Db | undefined, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  if (trx && trx.isTransaction) return fn(trx as Knex.Transaction);
+  return (trx ?? db).transaction(fn);
+}

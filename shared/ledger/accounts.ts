@@ -1,0 +1,66 @@
+import { clock } from '../clock.js';
+import type { Db } from '../db.js';
+
+export type AccountKind = 'user' | 'escrow' | 'platform_fee' | 'gateway_clearing' | 'payout_in_flight' | 'system';
+
+/** System accounts every installation has (created by the seed and on demand). */
+export const SYSTEM_ACCOUNTS = {
+  platformFees: { code: 'platform:fees', kind: 'platform_fee', allowNegative: false },
+  // Money that gateways owe us (or we owe them): negative while a payment is in flight.
+  gatewayClearing: { code: 'gateway:clearing', kind: 'gateway_clearing', allowNegative: true },
+  payoutsInFlight: { code: 'payouts:in_flight', kind: 'payout_in_flight', allowNegative: false },
+  // Counterpart for corrections and opening balances made by staff.
+  adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
+} as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;
+
+export type SystemAccount = keyof typeof SYSTEM_ACCOUNTS;
+
+/** Where a posting line goes: a user's balance, an escrow's held money, or a system account. */
+export type AccountRef = { userId: string } | { escrowId: string } | { system: SystemAccount };
+
+export interface AccountSpec {
+  code: string;
+  kind: AccountKind;
+  userId: string | null;
+  allowNegative: boolean;
+}
+
+export function accountSpec(ref: AccountRef): AccountSpec {
+  if ('userId' in ref) return { code: `user:${ref.userId}`, kind: 'user', userId: ref.userId, allowNegative: false };
+  if ('escrowId' in ref) return { code: `escrow:${ref.escrowId}`, kind: 'escrow', userId: null, allowNegative: false };
+  const s = SYSTEM_ACCOUNTS[ref.system];
+  return { code: s.code, kind: s.kind, userId: null, allowNegative: s.allowNegative };
+}
+
+/** Creates the accounts if missing and returns their ids keyed by code. */
+export async function ensureAccounts(trx: Db, specs: AccountSpec[]): Promise<Map<string, number>> {
+  const unique = [...new Map(specs.map((s) => [s.code, s])).values()];
+  if (unique.length > 0) {
+    await trx('ledger_accounts')
+      .insert(
+        unique.map((s) => ({
+          code: s.code,
+          kind: s.kind,
+          user_id: s.userId,
+          allow_negative: s.allowNegative,
+          created_at: clock.now(),
+        })),
+      )
+      .onConflict('code')
+      .ignore();
+  }
+  const rows = (await trx('ledger_accounts')
+    .select('id', 'code')
+    .whereIn(
+      'code',
+      unique.map((s) => s.code),
+    )) as { id: number; code: string }[];
+  return new Map(rows.map((r) => [r.code, r.id]));
+}
+
+export async function balanceOf(trx: Db, ref: AccountRef): Promise<number> {
+  const row = (await trx('ledger_accounts').select('balance').where({ code: accountSpec(ref).code }).first()) as
+    | { balance: number }
+    | undefined;
+  return row?.balance ?? 0;
+}

@@ -1,0 +1,127 @@
+/**
+ * Double-entry postings (ARCHITECTURE rule 2). A posting is one journal entry whose lines
+ * sum to zero; the accounts it touches are locked in id order, their balances and the
+ * users.balance projection are updated in the same transaction, and the database refuses
+ * an unbalanced entry or a negative balance even if this code were wrong.
+ */
+import { AppError } from '../errors.js';
+import { clock } from '../clock.js';
+import { inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
+import { assertRupiah, sumRupiah } from '../money.js';
+import { accountSpec, ensureAccounts, type AccountRef } from './accounts.js';
+
+export interface PostingLine {
+  account: AccountRef;
+  /** Positive adds to the account's balance, negative takes from it. Whole rupiah, not zero. */
+  amount: number;
+}
+
+export interface Posting {
+  kind: string;
+  refType?: string;
+  refId?: string;
+  /** Unique per business event: a second posting with the same key is refused (returns the first). */
+  postingKey?: string;
+  memo?: string;
+  lines: PostingLine[];
+}
+
+export interface PostedEntry {
+  entryId: number;
+  duplicate: boolean;
+}
+
+export class InsufficientFundsError extends AppError {
+  constructor(message = 'Saldo tidak mencukupi / insufficient balance') {
+    super(400, 'INSUFFICIENT_BALANCE', message);
+  }
+}
+
+export class UnbalancedPostingError extends Error {}
+
+function validate(posting: Posting): void {
+  if (posting.lines.length < 2) throw new UnbalancedPostingError('a posting needs at least two lines');
+  for (const line of posting.lines) {
+    assertRupiah(line.amount, 'line amount');
+    if (line.amount === 0) throw new UnbalancedPostingError('a posting line cannot be zero');
+  }
+  if (sumRupiah(posting.lines.map((l) => l.amount)) !== 0) {
+    throw new UnbalancedPostingError('posting lines must sum to zero');
+  }
+}
+
+interface LockedAccount {
+  id: number;
+  code: string;
+  user_id: string | null;
+  balance: number;
+  allow_negative: boolean;
+}
+
+export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<PostedEntry> {
+  validate(posting);
+  return inTransaction(trxOrDb, async (trx) => {
+    if (posting.postingKey) {
+      const existing = (await trx('journal_entries').select('id').where({ posting_key: posting.postingKey }).first()) as
+        | { id: number }
+        | undefined;
+      if (existing) return { entryId: existing.id, duplicate: true };
+    }
+    const specs = posting.lines.map((l) => accountSpec(l.account));
+    const ids = await ensureAccounts(trx, specs);
+    const deltas = new Map<number, number>();
+    posting.lines.forEach((line, i) => {
+      const id = ids.get(specs[i]!.code);
+      if (id === undefined) throw new Error(`ledger account ${specs[i]!.code} missing`);
+      deltas.set(id, sumRupiah([deltas.get(id) ?? 0, line.amount]));
+    });
+    // Lock in id order so two postings over the same accounts never deadlock.
+    const locked = (await trx('ledger_accounts')
+      .select('id', 'code', 'user_id', 'balance', 'allow_negative')
+      .whereIn('id', [...deltas.keys()])
+      .orderBy('id')
+      .forUpdate()) as LockedAccount[];
+    for (const acc of locked) {
+      const next = acc.balance + (deltas.get(acc.id) ?? 0);
+      if (!acc.allow_negative && next < 0) throw new InsufficientFundsError();
+    }
+    const now = clock.now();
+    let entryId: number;
+    try {
+      const [entry] = (await trx('journal_entries')
+        .insert({
+          kind: posting.kind,
+          ref_type: posting.refType ?? null,
+          ref_id: posting.refId ?? null,
+          posting_key: posting.postingKey ?? null,
+          memo: posting.memo ?? null,
+          created_at: now,
+        })
+        .returning('id')) as { id: number }[];
+      entryId = entry!.id;
+    } catch (err) {
+      if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'journal_entries_posting_key_unique') {
+        throw new AppError(409, 'CONCURRENT_MODIFICATION', 'This posting was made by another request');
+      }
+      throw err;
+    }
+    await trx('journal_lines').insert(
+      posting.lines.map((line, i) => ({ entry_id: entryId, account_id: ids.get(specs[i]!.code)!, amount: line.amount })),
+    );
+    try {
+      for (const acc of locked) {
+        const delta = deltas.get(acc.id) ?? 0;
+        if (delta === 0) continue;
+        await trx('ledger_accounts').where({ id: acc.id }).increment('balance', delta);
+        if (acc.user_id) {
+          await trx('users').where({ id: acc.user_id }).update({ balance: trx.raw('balance + ?', [delta]) });
+        }
+      }
+    } catch (err) {
+      // The schema's non-negative constraints are the last line of defence.
+      if (pgErrorCode(err) === PG.checkViolation) throw new InsufficientFundsError();
+      throw err;
+    }
+    return { entryId, duplicate: false };
+  });
+}

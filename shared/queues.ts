@@ -1,0 +1,70 @@
+/**
+ * Queue names, the job registry (job name -> queue) and producers. Job data carries ids
+ * only: Redis stores it in clear text. Workers (workers/<queue>.ts) provide processors.
+ */
+import { Queue, type JobsOptions } from 'bullmq';
+import { config } from './config.js';
+import { createQueueConnection } from './redis.js';
+
+export const QUEUE_NAMES = [
+  'gateway-callbacks',
+  'upload-sanitise',
+  'tracking-refresh',
+  'mail',
+  'timers',
+  'payouts',
+  'exports',
+  'webhooks',
+] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+/** Every job the system knows, with its queue. A job without a processor stops the worker at start. */
+export const JOBS = {
+  'mail.send': 'mail',
+  'maintenance.purge-idempotency-keys': 'timers',
+} as const satisfies Record<string, QueueName>;
+export type JobName = keyof typeof JOBS;
+
+export type JobData = Record<string, string | number | boolean | null>;
+
+export const defaultJobOptions: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2_000 },
+  // Completed jobs are kept for a week so a re-sent jobId is recognised and ignored.
+  removeOnComplete: { age: 7 * 24 * 3600, count: 50_000 },
+  removeOnFail: { age: 30 * 24 * 3600 },
+};
+
+export function isQueueName(name: string): name is QueueName {
+  return (QUEUE_NAMES as readonly string[]).includes(name);
+}
+
+export function isJobName(name: string): name is JobName {
+  return Object.prototype.hasOwnProperty.call(JOBS, name);
+}
+
+const producers = new Map<QueueName, Queue>();
+let producerConnection: ReturnType<typeof createQueueConnection> | null = null;
+
+export function getQueue(name: QueueName): Queue {
+  let q = producers.get(name);
+  if (!q) {
+    producerConnection ??= createQueueConnection();
+    q = new Queue(name, { connection: producerConnection, prefix: config.queuePrefix, defaultJobOptions });
+    producers.set(name, q);
+  }
+  return q;
+}
+
+export function allQueues(): Queue[] {
+  return QUEUE_NAMES.map(getQueue);
+}
+
+export async function closeQueues(): Promise<void> {
+  await Promise.all([...producers.values()].map((q) => q.close()));
+  producers.clear();
+  if (producerConnection) {
+    producerConnection.disconnect();
+    producerConnection = null;
+  }
+}

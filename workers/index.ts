@@ -1,0 +1,82 @@
+/**
+ * Worker entry: runs the BullMQ processors of every queue (or WORKER_QUEUES), the outbox
+ * relay and the periodic schedules; closes gracefully on SIGTERM/SIGINT.
+ */
+import { Worker } from 'bullmq';
+import { config } from '../shared/config.js';
+import { db } from '../shared/db.js';
+import { logger } from '../shared/logger.js';
+import { relayOnce } from '../shared/outbox.js';
+import { closeQueues, getQueue, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
+import { createQueueConnection, redis } from '../shared/redis.js';
+import { closeMailTransport } from '../shared/mail/transport.js';
+import { buildRegistry, queueProcessor } from './registry.js';
+
+const registry = buildRegistry();
+
+const selected: QueueName[] = config.workerQueues.length > 0 ? [] : [...QUEUE_NAMES];
+for (const name of config.workerQueues) {
+  if (!isQueueName(name)) {
+    console.error(`Invalid configuration: WORKER_QUEUES: unknown queue ${name} (known: ${QUEUE_NAMES.join(', ')})`);
+    process.exit(78);
+  }
+  selected.push(name);
+}
+
+const connection = createQueueConnection();
+const workers = selected.map((name) => {
+  const worker = new Worker(name, queueProcessor(registry, name), {
+    connection,
+    prefix: config.queuePrefix,
+    concurrency: config.workerConcurrency,
+  });
+  worker.on('failed', (job, err) =>
+    logger.warn({ queue: name, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
+  );
+  worker.on('error', (err) => logger.error({ queue: name, err }, 'worker error'));
+  return worker;
+});
+
+// Periodic maintenance (idempotent upsert: every worker copy may call it).
+if (selected.includes('timers')) {
+  await getQueue('timers').upsertJobScheduler(
+    'purge-idempotency-keys',
+    { every: 3600_000 },
+    { name: 'maintenance.purge-idempotency-keys', data: {} },
+  );
+}
+
+let stopping = false;
+const relayLoop = (async () => {
+  while (!stopping) {
+    try {
+      const moved = await relayOnce();
+      if (moved > 0) continue;
+    } catch (err) {
+      logger.error({ err }, 'outbox relay failed; retrying');
+    }
+    await new Promise((resolve) => setTimeout(resolve, config.outboxPollMs));
+  }
+})();
+
+logger.info({ queues: selected }, 'workers running');
+
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'workers stopping: finishing active jobs');
+  const force = setTimeout(() => {
+    logger.error('worker shutdown timed out; exiting');
+    process.exit(1);
+  }, 30_000);
+  force.unref();
+  await relayLoop;
+  await Promise.allSettled(workers.map((w) => w.close()));
+  await Promise.allSettled([closeQueues(), db.destroy(), redis.quit(), connection.quit()]);
+  closeMailTransport();
+  logger.info('workers stopped');
+  process.exit(0);
+}
+
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
