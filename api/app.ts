@@ -14,7 +14,10 @@ import { securityHeaders } from './middleware/security-headers.js';
 import { queueDashboard } from './routes/admin-queues.js';
 import { docsRouter } from './routes/docs.js';
 import { systemRouter } from './routes/system.js';
-import { dashboardGuard } from './middleware/dashboard-guard.js';
+import { authRouter } from './routes/auth.js';
+import { publicRouter } from './routes/public.js';
+import { adminRouter } from './routes/admin.js';
+import { adminSessionOnly } from './middleware/auth.js';
 
 export interface AppDeps {
   redis?: Redis;
@@ -23,7 +26,7 @@ export interface AppDeps {
 }
 
 /** Every router of the API, in mounting order (the OpenAPI test walks this list). */
-export const routers: AppRouter[] = [systemRouter, docsRouter];
+export const routers: AppRouter[] = [systemRouter, docsRouter, publicRouter, authRouter, adminRouter];
 
 export const BODY_LIMIT = '1mb';
 
@@ -38,7 +41,7 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   use(requestContext());
   use(errorHandler());
   use(securityHeaders());
-  use(queueDashboard(dashboardGuard()));
+  use(queueDashboard(adminSessionOnly()));
   app.use(
     koaBody({
       json: true,

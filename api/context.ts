@@ -10,6 +10,8 @@ export interface Principal {
   via: 'session' | 'api_key';
   sessionId?: string;
   apiKeyId?: string;
+  /** The session's CSRF token (session callers only). */
+  csrfToken?: string;
 }
 
 export interface AppState {

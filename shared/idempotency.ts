@@ -85,7 +85,7 @@ export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimRes
     }
     if (row.request_hash !== hash) return { kind: 'conflict' };
     if (row.state === 'completed') {
-      return { kind: 'replay', response: { status: row.response_status ?? 200, body: row.response_body } };
+      return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
     }
     const staleBefore = new Date(now.getTime() - config.idempotencyLockSeconds * 1000);
     if (row.locked_at.getTime() < staleBefore.getTime()) {
@@ -100,6 +100,14 @@ export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimRes
   return { kind: 'in_flight' };
 }
 
+/**
+ * The answer is stored as its exact JSON text (a jsonb string): jsonb would reorder object
+ * keys, and a replay must return the same body the first call sent.
+ */
+function storedBody(value: unknown): unknown {
+  return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+}
+
 /** Stores the first 2xx answer for 24 hours. */
 export async function complete(db: Db, ref: KeyRef, response: StoredResponse): Promise<void> {
   const now = clock.now();
@@ -108,7 +116,7 @@ export async function complete(db: Db, ref: KeyRef, response: StoredResponse): P
     .update({
       state: 'completed',
       response_status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
+      response_body: JSON.stringify(JSON.stringify(response.body ?? null)),
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
     });
 }

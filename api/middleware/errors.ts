@@ -6,21 +6,33 @@ interface HttpishError {
   statusCode?: number;
   type?: string;
   expose?: boolean;
+  code?: unknown;
 }
 
 function asHttpish(err: unknown): HttpishError {
   return typeof err === 'object' && err !== null ? (err as HttpishError) : {};
 }
 
+/** A compressed request body that does not inflate (zlib error while reading the body). */
+function isBadCompressedBody(ctx: Ctx, e: HttpishError): boolean {
+  const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
+  return encoding !== '' && encoding !== 'identity' && typeof e.code === 'string' && e.code.startsWith('Z_');
+}
+
 /** Maps errors thrown by the body parser and Koa itself onto the spec's codes. */
-function normalise(err: unknown): AppError | null {
+function normalise(ctx: Ctx, err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   const e = asHttpish(err);
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large') {
     return new AppError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is larger than 1 MiB');
   }
-  if (e.type === 'entity.parse.failed' || (status === 400 && e.expose)) {
+  // co-body rethrows JSON.parse's SyntaxError with status 400 (no `type`, no `expose`).
+  if (
+    e.type === 'entity.parse.failed' ||
+    (status === 400 && (e.expose || err instanceof SyntaxError)) ||
+    isBadCompressedBody(ctx, e)
+  ) {
     return new AppError(400, 'INVALID_BODY', 'Request body is not valid JSON', {
       details: { formErrors: ['Malformed request body'], fieldErrors: {} },
     });
@@ -49,7 +61,7 @@ export function errorHandler(): Middleware {
         renderError(ctx, new AppError(404, 'NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`));
       }
     } catch (err) {
-      const known = normalise(err);
+      const known = normalise(ctx, err);
       if (known) {
         if (known.status >= 500) ctx.state.log.error({ err }, 'request failed');
         renderError(ctx, known);

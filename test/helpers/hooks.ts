@@ -16,7 +16,7 @@ export async function resetDatabase(): Promise<void> {
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     const dbName = new URL(config.databaseUrl).pathname.slice(1);
-    if (config.nodeEnv !== 'test' || !dbName.endsWith('_test')) {
+    if (config.nodeEnv !== 'test' || !dbName.includes('_test')) {
       throw new Error(`tests refuse to run against ${dbName} (NODE_ENV=${config.nodeEnv}); use npm test`);
     }
     const rows = (await db.raw(

@@ -1,0 +1,65 @@
+/**
+ * Minimal factories for the platform tests (users rows and opening balances). Feature
+ * factories live elsewhere; these only give the ledger something to post against.
+ */
+import { randomUUID } from 'node:crypto';
+import { clock } from '../../shared/clock.js';
+import { db, type Db } from '../../shared/db.js';
+import { post } from '../../shared/ledger/index.js';
+
+export interface PlatformUser {
+  id: string;
+  username: string;
+  email: string;
+}
+
+let seq = 0;
+
+/** Inserts a users row directly (balance 0; give it money with `fundUser`). */
+export async function createUser(trx: Db = db): Promise<PlatformUser> {
+  seq += 1;
+  const tag = `${seq}_${randomUUID().slice(0, 8)}`;
+  const now = clock.now();
+  const [row] = (await trx('users')
+    .insert({
+      email: `platform_${tag}@example.test`,
+      username: `platform_${tag}`,
+      full_name: `Platform User ${seq}`,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning(['id', 'username', 'email'])) as PlatformUser[];
+  return row!;
+}
+
+/** Opening balance from the staff adjustments account (a balanced ledger posting). */
+export async function fundUser(userId: string, amount: number, trx: Db = db): Promise<void> {
+  await post(trx, {
+    kind: 'test.opening_balance',
+    lines: [
+      { account: { system: 'adjustments' }, amount: -amount },
+      { account: { userId }, amount },
+    ],
+  });
+}
+
+export async function userBalance(userId: string, trx: Db = db): Promise<number> {
+  const row = (await trx('users').select('balance').where({ id: userId }).first()) as { balance: number } | undefined;
+  if (!row) throw new Error(`user ${userId} does not exist`);
+  return row.balance;
+}
+
+export async function countRows(table: string, trx: Db = db): Promise<number> {
+  const row = (await trx(table).count<{ n: number | string }[]>('* as n').first()) as { n: number | string } | undefined;
+  return Number(row?.n ?? 0);
+}
+
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function rejection(work: PromiseLike<unknown>): Promise<unknown> {
+  try {
+    await work;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the promise to be rejected');
+}

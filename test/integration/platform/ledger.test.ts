@@ -1,0 +1,291 @@
+import { expect } from 'chai';
+import { db, pgConstraint, pgErrorCode } from '../../../shared/db.js';
+import {
+  InsufficientFundsError,
+  UnbalancedPostingError,
+  accountSpec,
+  balanceOf,
+  checkLedger,
+  ensureAccounts,
+  post,
+  type Posting,
+} from '../../../shared/ledger/index.js';
+import { clock } from '../../../shared/clock.js';
+import { countRows, createUser, fundUser, rejection, userBalance } from '../../helpers/platform-factories.js';
+
+
+
+/** Writes an entry and its lines with plain SQL in one transaction (bypassing post()). */
+async function rawEntry(lines: { accountId: number; amount: number }[]): Promise<void> {
+  await db.transaction(async (trx) => {
+    const [entry] = (await trx('journal_entries')
+      .insert({ kind: 'test.raw', created_at: clock.now() })
+      .returning('id')) as { id: number }[];
+    if (lines.length > 0) {
+      await trx('journal_lines').insert(lines.map((l) => ({ entry_id: entry!.id, account_id: l.accountId, amount: l.amount })));
+    }
+  });
+}
+
+describe('platform: ledger', () => {
+  describe('balanced postings', () => {
+    let accountIds: Map<string, number>;
+    let userCode: string;
+    const adjustmentsCode = accountSpec({ system: 'adjustments' }).code;
+
+    beforeEach(async () => {
+      const user = await createUser();
+      userCode = accountSpec({ userId: user.id }).code;
+      accountIds = await ensureAccounts(db, [accountSpec({ userId: user.id }), accountSpec({ system: 'adjustments' })]);
+    });
+
+    it('the database refuses at commit an entry whose lines do not sum to zero', async () => {
+      const err = await rejection(
+        rawEntry([
+          { accountId: accountIds.get(adjustmentsCode)!, amount: -100 },
+          { accountId: accountIds.get(userCode)!, amount: 99 },
+        ]),
+      );
+      expect(pgErrorCode(err)).to.equal('23514');
+      expect(pgConstraint(err)).to.equal('journal_entries_balanced');
+      expect(await countRows('journal_entries')).to.equal(0);
+      expect(await countRows('journal_lines')).to.equal(0);
+    });
+
+    it('the database refuses an entry with a single line or none', async () => {
+      const single = await rejection(rawEntry([{ accountId: accountIds.get(userCode)!, amount: 5 }]));
+      expect(pgConstraint(single)).to.equal('journal_entries_balanced');
+      const none = await rejection(rawEntry([]));
+      expect(pgConstraint(none)).to.equal('journal_entries_balanced');
+      expect(await countRows('journal_entries')).to.equal(0);
+    });
+
+    it('the database accepts a balanced raw entry (the trigger is not refusing everything)', async () => {
+      await rawEntry([
+        { accountId: accountIds.get(adjustmentsCode)!, amount: -100 },
+        { accountId: accountIds.get(userCode)!, amount: 60 },
+        { accountId: accountIds.get(userCode)!, amount: 40 },
+      ]);
+      expect(await countRows('journal_lines')).to.equal(3);
+    });
+
+    it('the database refuses a zero line', async () => {
+      const err = await rejection(
+        rawEntry([
+          { accountId: accountIds.get(adjustmentsCode)!, amount: 0 },
+          { accountId: accountIds.get(userCode)!, amount: 0 },
+        ]),
+      );
+      expect(pgConstraint(err)).to.equal('journal_lines_amount_non_zero');
+    });
+  });
+
+  it('post() refuses an unbalanced, one-line or zero-line posting in code and writes nothing', async () => {
+    const user = await createUser();
+    const bad: Posting[] = [
+      { kind: 't', lines: [{ account: { system: 'adjustments' }, amount: -100 }, { account: { userId: user.id }, amount: 90 }] },
+      { kind: 't', lines: [{ account: { userId: user.id }, amount: 100 }] },
+      { kind: 't', lines: [{ account: { system: 'adjustments' }, amount: 0 }, { account: { userId: user.id }, amount: 0 }] },
+    ];
+    for (const posting of bad) {
+      const err = await rejection(post(db, posting));
+      expect(err).to.be.instanceOf(UnbalancedPostingError);
+    }
+    const fractional = await rejection(
+      post(db, { kind: 't', lines: [{ account: { system: 'adjustments' }, amount: -0.5 }, { account: { userId: user.id }, amount: 0.5 }] }),
+    );
+    expect(fractional).to.be.instanceOf(RangeError);
+    expect(await countRows('journal_entries')).to.equal(0);
+    expect(await userBalance(user.id)).to.equal(0);
+  });
+
+  it('keeps users.balance equal to the ledger account through postings', async () => {
+    const alice = await createUser();
+    const bob = await createUser();
+    await fundUser(alice.id, 100_000);
+    expect(await userBalance(alice.id)).to.equal(100_000);
+    expect(await balanceOf(db, { userId: alice.id })).to.equal(100_000);
+
+    await post(db, {
+      kind: 'test.transfer',
+      lines: [
+        { account: { userId: alice.id }, amount: -30_000 },
+        { account: { userId: bob.id }, amount: 27_500 },
+        { account: { system: 'platformFees' }, amount: 2_500 },
+      ],
+    });
+    expect(await userBalance(alice.id)).to.equal(70_000);
+    expect(await userBalance(bob.id)).to.equal(27_500);
+    expect(await balanceOf(db, { userId: bob.id })).to.equal(27_500);
+    expect(await balanceOf(db, { system: 'platformFees' })).to.equal(2_500);
+    expect(await balanceOf(db, { system: 'adjustments' })).to.equal(-100_000);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('a posting inside a transaction that rolls back leaves no trace', async () => {
+    const user = await createUser();
+    await rejection(
+      db.transaction(async (trx) => {
+        await fundUser(user.id, 500, trx);
+        expect(await userBalance(user.id, trx)).to.equal(500);
+        throw new Error('roll back');
+      }),
+    );
+    expect(await userBalance(user.id)).to.equal(0);
+    expect(await countRows('journal_entries')).to.equal(0);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('refuses an overdraft with InsufficientFundsError; the database refuses a negative balance too', async () => {
+    const user = await createUser();
+    await fundUser(user.id, 100);
+    const err = await rejection(
+      post(db, { kind: 'test.debit', lines: [{ account: { userId: user.id }, amount: -101 }, { account: { system: 'platformFees' }, amount: 101 }] }),
+    );
+    expect(err).to.be.instanceOf(InsufficientFundsError);
+    expect((err as InsufficientFundsError).code).to.equal('INSUFFICIENT_BALANCE');
+    expect(await userBalance(user.id)).to.equal(100);
+
+    const dbErr = await rejection(db('users').where({ id: user.id }).update({ balance: -1 }));
+    expect(pgConstraint(dbErr)).to.equal('users_balance_non_negative');
+    const accErr = await rejection(db('ledger_accounts').where({ user_id: user.id }).update({ balance: -1 }));
+    expect(pgConstraint(accErr)).to.equal('ledger_accounts_balance_non_negative');
+  });
+
+  it('never overdraws under 20 concurrent debits of 30 from a balance of 100', async () => {
+    const user = await createUser();
+    await fundUser(user.id, 100);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        post(undefined, {
+          kind: 'test.debit',
+          refId: String(i),
+          lines: [
+            { account: { userId: user.id }, amount: -30 },
+            // The fee account does not exist yet: the racers also race to create it.
+            { account: { system: 'platformFees' }, amount: 30 },
+          ],
+        }),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 'fulfilled');
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(ok).to.have.length(3);
+    expect(failed).to.have.length(17);
+    for (const f of failed) expect(f.reason).to.be.instanceOf(InsufficientFundsError);
+    expect(await userBalance(user.id)).to.equal(10);
+    expect(await balanceOf(db, { userId: user.id })).to.equal(10);
+    expect(await balanceOf(db, { system: 'platformFees' })).to.equal(90);
+    expect(await countRows('journal_entries')).to.equal(4);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('concurrent transfers in both directions between two users neither deadlock nor lose money', async () => {
+    const a = await createUser();
+    const b = await createUser();
+    await fundUser(a.id, 1_000);
+    await fundUser(b.id, 1_000);
+    const moves = Array.from({ length: 30 }, (_, i) => {
+      const [from, to] = i % 2 === 0 ? [a, b] : [b, a];
+      return post(undefined, {
+        kind: 'test.transfer',
+        lines: [
+          { account: { userId: from.id }, amount: -(10 + i) },
+          { account: { userId: to.id }, amount: 10 + i },
+        ],
+      });
+    });
+    await Promise.all(moves);
+    // Even moves: a -> b of 10,12,...,38 (sum 360); odd: b -> a of 11,...,39 (sum 375).
+    expect(await userBalance(a.id)).to.equal(1_000 - 360 + 375);
+    expect(await userBalance(b.id)).to.equal(1_000 + 360 - 375);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  describe('checkLedger', () => {
+    let userId: string;
+    beforeEach(async () => {
+      userId = (await createUser()).id;
+      await fundUser(userId, 1_000);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('detects a tampered users.balance', async () => {
+      await db('users').where({ id: userId }).update({ balance: db.raw('balance + 1') });
+      const rules = (await checkLedger(db)).map((v) => v.rule);
+      expect(rules).to.deep.equal(['user-projection']);
+    });
+
+    it('detects a tampered ledger account balance', async () => {
+      await db('ledger_accounts').where({ user_id: userId }).update({ balance: db.raw('balance + 1') });
+      const violations = await checkLedger(db);
+      const rules = violations.map((v) => v.rule);
+      expect(rules).to.include.members(['account-projection', 'user-projection', 'books-balance']);
+      expect(violations.find((v) => v.rule === 'account-projection')!.detail).to.include(`user:${userId}`);
+    });
+
+    it('detects a user with a balance but no ledger account', async () => {
+      const other = await createUser();
+      await db('users').where({ id: other.id }).update({ balance: 5 });
+      const violations = await checkLedger(db);
+      expect(violations.map((v) => v.rule)).to.deep.equal(['user-projection']);
+      expect(violations[0]!.detail).to.include(other.id);
+    });
+  });
+
+  it('keeps journal lines and entries append-only (UPDATE and DELETE refused)', async () => {
+    const user = await createUser();
+    await fundUser(user.id, 1_000);
+    for (const attempt of [
+      db('journal_lines').update({ amount: db.raw('amount * 2') }),
+      db('journal_lines').delete(),
+      db('journal_entries').update({ memo: 'rewritten' }),
+      db('journal_entries').delete(),
+    ]) {
+      const err = await rejection(attempt);
+      expect(pgErrorCode(err)).to.equal('42501');
+      expect((err as Error).message).to.include('append-only');
+    }
+    expect(await countRows('journal_lines')).to.equal(2);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('posts a postingKey once: a repeat returns the first entry and moves no money', async () => {
+    const user = await createUser();
+    const deposit: Posting = {
+      kind: 'test.deposit',
+      postingKey: 'deposit:order-1',
+      lines: [
+        { account: { system: 'gatewayClearing' }, amount: -50_000 },
+        { account: { userId: user.id }, amount: 50_000 },
+      ],
+    };
+    const first = await post(db, deposit);
+    expect(first.duplicate).to.equal(false);
+    const second = await post(db, deposit);
+    expect(second).to.deep.equal({ entryId: first.entryId, duplicate: true });
+    expect(await userBalance(user.id)).to.equal(50_000);
+    expect(await countRows('journal_entries')).to.equal(1);
+  });
+
+  it('posts a postingKey once under 10 concurrent attempts', async () => {
+    const user = await createUser();
+    const deposit: Posting = {
+      kind: 'test.deposit',
+      postingKey: 'deposit:order-2',
+      lines: [
+        { account: { system: 'gatewayClearing' }, amount: -70_000 },
+        { account: { userId: user.id }, amount: 70_000 },
+      ],
+    };
+    const results = await Promise.allSettled(Array.from({ length: 10 }, () => post(undefined, deposit)));
+    const fresh = results.filter((r) => r.status === 'fulfilled' && !r.value.duplicate);
+    expect(fresh).to.have.length(1);
+    for (const r of results) {
+      if (r.status === 'rejected') expect((r.reason as { code?: string }).code).to.equal('CONCURRENT_MODIFICATION');
+    }
+    expect(await userBalance(user.id)).to.equal(70_000);
+    expect(await countRows('journal_entries')).to.equal(1);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+});
