@@ -34,4 +34,9 @@ export default tseslint.config(
     rules: { 'no-console': 'off' },
   },
   { files: ['**/*.js', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

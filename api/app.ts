@@ -42,18 +42,21 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   use(errorHandler());
   use(securityHeaders());
   use(queueDashboard(adminSessionOnly()));
-  app.use(
-    koaBody({
-      json: true,
-      urlencoded: true,
-      text: false,
-      multipart: false,
-      jsonStrict: true,
-      jsonLimit: BODY_LIMIT,
-      formLimit: BODY_LIMIT,
-      textLimit: BODY_LIMIT,
-    }),
-  );
+  const parseBody = koaBody({
+    json: true,
+    // JSON only: a form post from another site cannot reach a handler (no login CSRF).
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: BODY_LIMIT,
+    textLimit: BODY_LIMIT,
+  });
+  const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
+  use(async (ctx, next) => {
+    if (BODYLESS.has(ctx.method)) await next();
+    else await parseBody(ctx, next);
+  });
   for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
     app.use(router.routes());
   }

@@ -10,7 +10,7 @@ export async function up(knex: Knex): Promise<void> {
       request_hash text NOT NULL,
       state text NOT NULL,
       response_status integer,
-      response_body jsonb,
+      response_body text,
       locked_at timestamptz NOT NULL,
       created_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,

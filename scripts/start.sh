@@ -20,6 +20,11 @@ node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"
 node_modules/.bin/tsx scripts/migrate.ts
 node_modules/.bin/tsx scripts/seed.ts
 
+# Without SMTP_URL, e-mail goes to a local catcher that files it under .data/mail/.
+if [ -z "${SMTP_URL:-}" ]; then
+  node_modules/.bin/tsx scripts/mail-catcher.ts & PIDS+=($!)
+  export SMTP_URL="smtp://127.0.0.1:${MAIL_CATCHER_PORT:-1025}"
+fi
 node_modules/.bin/tsx api/server.ts & PIDS+=($!)
 node_modules/.bin/tsx workers/index.ts & PIDS+=($!)
 
@@ -31,6 +36,7 @@ cat >&2 <<MSG
   API reference     $BASE/docs
   Queue dashboard   $BASE/admin/queues   (staff only)
   Health            $BASE/healthz  ·  $BASE/readyz  ·  $BASE/metrics
+  E-mail            $SMTP_URL  (local catcher: messages filed under .data/mail/)
 
   Ctrl-C stops the API, the workers and any database this command started.
 

@@ -121,7 +121,7 @@ interface RawEnv {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const { value, error } = schema.validate(env, { abortEarly: true, convert: true });
+  const { value, error } = schema.validate(env, { abortEarly: true, convert: true }) as { value: unknown; error?: Joi.ValidationError };
   if (error) {
     const name = String(error.details[0]?.path[0] ?? 'environment');
     throw new ConfigError(`Invalid configuration: ${name}: ${error.message}`);

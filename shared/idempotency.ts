@@ -14,6 +14,21 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/** A storage failure while claiming: which step failed decides the answer's code. */
+export class IdempotencyStoreError extends Error {
+  constructor(readonly step: 'insert' | 'lookup', cause: unknown) {
+    super(`idempotency ${step} failed`, { cause });
+  }
+}
+
+async function step<T>(name: 'insert' | 'lookup', work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    throw new IdempotencyStoreError(name, err);
+  }
+}
+
 export type ClaimResult =
   | { kind: 'claimed' }
   | { kind: 'replay'; response: StoredResponse }
@@ -30,7 +45,7 @@ interface Row {
   request_hash: string;
   state: 'in_flight' | 'completed';
   response_status: number | null;
-  response_body: unknown;
+  response_body: string | null;
   locked_at: Date;
   expires_at: Date;
 }
@@ -63,7 +78,9 @@ function where(ref: KeyRef) {
 export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimResult> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const now = clock.now();
-    const inserted = (await db('idempotency_keys')
+    const inserted = await step(
+      'insert',
+      db('idempotency_keys')
       .insert({
         ...where(ref),
         request_hash: hash,
@@ -72,12 +89,13 @@ export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimRes
         created_at: now,
         expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
       })
-      .onConflict(['scope', 'endpoint', 'key'])
-      .ignore()
-      .returning('key')) as unknown[];
+        .onConflict(['scope', 'endpoint', 'key'])
+        .ignore()
+        .returning<unknown[]>('key'),
+    );
     if (inserted.length === 1) return { kind: 'claimed' };
 
-    const row = (await db('idempotency_keys').where(where(ref)).first()) as Row | undefined;
+    const row = await step('lookup', db('idempotency_keys').where(where(ref)).first<Row | undefined>());
     if (!row) continue; // released between our insert and read: try again
     if (row.expires_at.getTime() <= now.getTime()) {
       await db('idempotency_keys').where(where(ref)).where('expires_at', '<=', now).delete();
@@ -101,11 +119,11 @@ export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimRes
 }
 
 /**
- * The answer is stored as its exact JSON text (a jsonb string): jsonb would reorder object
- * keys, and a replay must return the same body the first call sent.
+ * The answer is stored as its exact JSON text (a text column, not jsonb: jsonb would
+ * reorder object keys, and a replay must return the same body the first call sent).
  */
-function storedBody(value: unknown): unknown {
-  return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+function storedBody(value: string | null): unknown {
+  return value === null ? null : (JSON.parse(value) as unknown);
 }
 
 /** Stores the first 2xx answer for 24 hours. */
@@ -116,7 +134,7 @@ export async function complete(db: Db, ref: KeyRef, response: StoredResponse): P
     .update({
       state: 'completed',
       response_status: response.status,
-      response_body: JSON.stringify(JSON.stringify(response.body ?? null)),
+      response_body: JSON.stringify(response.body ?? null),
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
     });
 }

@@ -24,7 +24,7 @@ export async function enqueue(trx: Db, job: JobName, data: JobData, options: Enq
       available_at: options.runAt ?? now,
       created_at: now,
     })
-    .returning('id')) as { id: number }[];
+    .returning<{ id: number }[]>('id'));
   if (!row) throw new Error('outbox insert returned no row');
   return row.id;
 }

@@ -10,7 +10,7 @@ interface HttpishError {
 }
 
 function asHttpish(err: unknown): HttpishError {
-  return typeof err === 'object' && err !== null ? (err as HttpishError) : {};
+  return typeof err === 'object' && err !== null ? err : {};
 }
 
 /** A compressed request body that does not inflate (zlib error while reading the body). */

@@ -1,6 +1,6 @@
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
-import { claim, complete, release, requestHash, type ClaimResult, type KeyRef } from '../../shared/idempotency.js';
+import { claim, complete, IdempotencyStoreError, release, requestHash, type ClaimResult, type KeyRef } from '../../shared/idempotency.js';
 import type { Middleware } from '../context.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -14,7 +14,10 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 export function idempotent(): Middleware {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
-    if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') return next();
+    if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
+      await next();
+      return;
+    }
     if (!UUID_V4.test(key)) {
       throw new AppError(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
     }
@@ -29,6 +32,9 @@ export function idempotent(): Middleware {
       result = await claim(db, ref, requestHash(ctx.request.body));
     } catch (err) {
       ctx.state.log.error({ err }, 'idempotency claim failed');
+      if (err instanceof IdempotencyStoreError && err.step === 'insert') {
+        throw new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; retry with the same key');
+      }
       throw new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
     }
     switch (result.kind) {

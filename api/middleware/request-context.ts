@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { logger } from '../../shared/logger.js';
+import { accessLogger, logger, type Logger } from '../../shared/logger.js';
 import { httpDuration, httpRequests } from '../../shared/metrics.js';
 import type { Middleware } from '../context.js';
 
@@ -16,7 +16,13 @@ export function requestContext(): Middleware {
     const given = ctx.get('X-Request-Id');
     const requestId = SAFE_REQUEST_ID.test(given) ? given : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ request_id: requestId });
+    // The request's logger is made on first use (most requests never log anything else).
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (child ??= logger.child({ request_id: requestId })),
+      configurable: true,
+      enumerable: true,
+    });
     ctx.state.input = {};
     ctx.set('X-Request-Id', requestId);
     try {
@@ -26,8 +32,9 @@ export function requestContext(): Middleware {
       const route = ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched';
       httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       httpDuration.observe({ method: ctx.method, route }, seconds);
-      ctx.state.log.info(
+      accessLogger.info(
         {
+          request_id: requestId,
           method: ctx.method,
           path: ctx.path,
           route,

@@ -26,6 +26,8 @@ export function flatten(error: Joi.ValidationError): FlatDetails {
   return details;
 }
 
+type Result = { value: unknown; error?: Joi.ValidationError };
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -42,17 +44,17 @@ export function validate(schemas: Schemas): Middleware {
       if (!isPlainObject(raw)) {
         throw errors.invalidBody({ formErrors: ['Request body must be a JSON object'], fieldErrors: {} });
       }
-      const { value, error } = schemas.body.validate(raw, options);
+      const { value, error } = schemas.body.validate(raw, options) as Result;
       if (error) throw errors.invalidBody(flatten(error));
       ctx.state.input.body = value;
     }
     if (schemas.query) {
-      const { value, error } = schemas.query.validate(ctx.query, options);
+      const { value, error } = schemas.query.validate(ctx.query, options) as Result;
       if (error) throw errors.invalidQuery(flatten(error));
       ctx.state.input.query = value;
     }
     if (schemas.params) {
-      const { value, error } = schemas.params.validate(ctx.params, options);
+      const { value, error } = schemas.params.validate(ctx.params, options) as Result;
       if (error) throw errors.notFound();
       ctx.state.input.params = value;
     }

@@ -16,8 +16,13 @@ export function queueDashboard(guard: Middleware): Middleware {
   createBullBoard({ queues: allQueues().map((q) => new BullMQAdapter(q)), serverAdapter: adapter });
   const board = adapter.registerPlugin() as unknown as Middleware;
   return async (ctx, next) => {
-    if (ctx.path !== QUEUE_DASHBOARD_PATH && !ctx.path.startsWith(`${QUEUE_DASHBOARD_PATH}/`)) return next();
-    await guard(ctx, () => board(ctx, next));
+    if (ctx.path !== QUEUE_DASHBOARD_PATH && !ctx.path.startsWith(`${QUEUE_DASHBOARD_PATH}/`)) {
+      await next();
+      return;
+    }
+    await guard(ctx, async () => {
+      await board(ctx, next);
+    });
   };
 }
 

@@ -59,7 +59,7 @@ export async function keysCreatedSince(trx: Db, userId: string, since: Date): Pr
     .where({ user_id: userId })
     .where('created_at', '>', since)
     .orderBy('created_at', 'asc')
-    .select('created_at')) as { created_at: Date }[];
+    .select<{ created_at: Date }[]>('created_at'));
   return rows.map((r) => r.created_at);
 }
 

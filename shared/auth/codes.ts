@@ -57,7 +57,7 @@ export async function issueCode(trx: Db, userId: string, purpose: CodePurpose): 
       code_expires_at: new Date(now.getTime() + policy.codeTtlMs),
       ticket_expires_at: ticket ? new Date(now.getTime() + policy.ticketTtlMs) : null,
     })
-    .returning('id')) as { id: string }[];
+    .returning<{ id: string }[]>('id'));
   return { id: row!.id, code, ticket };
 }
 
@@ -107,7 +107,7 @@ export async function consumeCode(trx: Db, row: CodeRow, code: string, httpStatu
       .where({ id: row.id })
       .whereRaw('attempts < max_attempts')
       .increment('attempts', 1)
-      .returning(['attempts', 'max_attempts'])) as { attempts: number; max_attempts: number }[];
+      .returning<{ attempts: number; max_attempts: number }[]>(['attempts', 'max_attempts']));
     const after = bumped[0];
     throw fail(after && after.attempts < after.max_attempts ? 'wrong' : 'exhausted');
   }

@@ -4,6 +4,8 @@
  * - from 3 failures a bot-check token is required (when the bot check is on);
  * - from 6 failures sign-in is locked (423 ACCOUNT_LOCKED) until the window ends;
  * - after 10 failures from one address it gets 429 LOGIN_LOCKED with Retry-After.
+ * An attempt is counted *before* the password is checked (and given back if it turns out
+ * not to be a failure), so a burst of parallel requests cannot all slip under the lock.
  * A successful sign-in clears the e-mail's count (not the address's).
  */
 import type { Redis } from 'ioredis';
@@ -34,7 +36,7 @@ export async function readCounts(redis: Redis, ip: string, email: string): Promi
   return { ip: Number(ipCount ?? 0), email: Number(emailCount ?? 0), ipTtl: ttl > 0 ? ttl : LOGIN_WINDOW_SECONDS };
 }
 
-/** Counts one failure against both the address and the e-mail; returns the new counts. */
+/** Counts one attempt (as a failure until given back) against the address and the e-mail. */
 export async function recordFailure(redis: Redis, ip: string, email: string): Promise<LoginCounts> {
   const result = (await redis
     .multi()
@@ -46,6 +48,21 @@ export async function recordFailure(redis: Redis, ip: string, email: string): Pr
     .exec()) as [null, number][];
   const ttl = result[4]?.[1] ?? LOGIN_WINDOW_SECONDS;
   return { ip: result[0]?.[1] ?? 0, email: result[2]?.[1] ?? 0, ipTtl: ttl > 0 ? ttl : LOGIN_WINDOW_SECONDS };
+}
+
+/** Gives back an attempt counted by recordFailure (it was not a failure). */
+export async function releaseAttempt(redis: Redis, ip: string, email: string): Promise<void> {
+  const script = `
+    for i = 1, #KEYS do
+      if redis.call('DECR', KEYS[i]) <= 0 then redis.call('DEL', KEYS[i]) end
+    end
+    return 1`;
+  await redis.eval(script, 2, ipKey(ip), emailKey(email));
+}
+
+/** The counts as they were before this attempt was counted. */
+export function priorTo(c: LoginCounts): LoginCounts {
+  return { ip: c.ip - 1, email: c.email - 1, ipTtl: c.ipTtl };
 }
 
 export async function clearEmail(redis: Redis, email: string): Promise<void> {

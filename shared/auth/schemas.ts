@@ -7,7 +7,7 @@ export const register = Joi.object({
   email: email.required(),
   // Strength rules (WEAK_PASSWORD) and username rules (INVALID_USERNAME) are checked by the service.
   password: Joi.string().min(1).max(128).required(),
-  username: Joi.string().min(1).max(64).required(),
+  username: Joi.string().min(1).max(254).required(),
   full_name: Joi.string().trim().min(1).max(120).required(),
 });
 
@@ -28,7 +28,7 @@ const optionalText = (max: number) => Joi.string().trim().max(max).allow(null, '
 
 export const updateMe = Joi.object({
   full_name: Joi.string().trim().min(1).max(120),
-  username: Joi.string().min(1).max(64),
+  username: Joi.string().min(1).max(254),
   phone: Joi.string()
     .trim()
     .pattern(/^\+?[0-9][0-9 ()-]{5,19}$/)

@@ -140,18 +140,19 @@ async function startSession(user: UserRow, meta: RequestMeta): Promise<SignInRes
 
 export async function login(redis: Redis, input: LoginInput, meta: RequestMeta): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
-  const before = await throttle.readCounts(redis, meta.ip, email);
-  if (throttle.addressLocked(before)) throw addressLockedError(before.ipTtl);
-  if (throttle.accountLocked(before)) {
-    await throttle.recordFailure(redis, meta.ip, email);
-    throw locked();
-  }
+  // Count the attempt first (atomically), so parallel attempts each see the ones before.
+  const counted = await throttle.recordFailure(redis, meta.ip, email);
+  const before = throttle.priorTo(counted);
+  if (throttle.addressLocked(before)) throw addressLockedError(counted.ipTtl);
+  if (throttle.accountLocked(before)) throw locked();
   if (turnstileEnabled()) {
     const token = input.turnstile_token ?? '';
     if (token === '' && throttle.captchaNeeded(before)) {
+      await throttle.releaseAttempt(redis, meta.ip, email);
       throw new AppError(400, 'TURNSTILE_REQUIRED', 'Complete the bot check and try again', { requires_captcha: true });
     }
     if (token !== '' && !(await verifyTurnstile(token, meta.ip))) {
+      await throttle.releaseAttempt(redis, meta.ip, email);
       throw new AppError(400, 'TURNSTILE_FAILED', 'The bot check failed; try it again', { requires_captcha: true });
     }
   }
@@ -160,12 +161,12 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
   const user = await users.findByEmail(db, email);
   const passwordOk = await verifyPassword(user?.password_hash, input.password);
   if (!user || !passwordOk) {
-    const after = await throttle.recordFailure(redis, meta.ip, email);
-    if (throttle.accountLocked(after)) throw locked();
+    if (throttle.accountLocked(counted)) throw locked();
     throw new AppError(401, 'INVALID_CREDENTIALS', 'E-mail or password is wrong', {
-      requires_captcha: turnstileEnabled() && throttle.captchaNeeded(after),
+      requires_captcha: turnstileEnabled() && throttle.captchaNeeded(counted),
     });
   }
+  await throttle.releaseAttempt(redis, meta.ip, email);
 
   assertAccountActive(user);
   await throttle.clearEmail(redis, email);
@@ -218,9 +219,14 @@ export type SessionCheck =
 export async function authenticateSession(token: string): Promise<SessionCheck> {
   const session = await findSessionByToken(db, token);
   if (!session) return { kind: 'unknown' };
-  if (session.revoked_at || session.expires_at <= clock.now()) return { kind: 'expired' };
   const user = await users.findById(db, session.user_id);
   if (!user) return { kind: 'unknown' };
+  if (session.revoked_at || session.expires_at <= clock.now()) {
+    // Staff suspension ends the account's sessions; their holder still hears why
+    // (403 SUSPENDED / ACCOUNT_INACTIVE, spec section 5 rule 2), not 401 SESSION_EXPIRED.
+    assertAccountActive(user);
+    return { kind: 'expired' };
+  }
   return { kind: 'ok', user, session };
 }
 
@@ -331,7 +337,7 @@ export async function resetPassword(token: string, password: string): Promise<vo
       .whereNull('used_at')
       .where('expires_at', '>', now)
       .update({ used_at: now })
-      .returning('user_id')) as { user_id: string }[];
+      .returning<{ user_id: string }[]>('user_id'));
     if (!reset) throw new AppError(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');
     const user = await users.findByIdForUpdate(trx, reset.user_id);
     if (!user) throw new AppError(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');

@@ -36,7 +36,7 @@ export async function createSession(trx: Db, userId: string, meta: { ip: string;
       created_at: now,
       expires_at: expiresAt,
     })
-    .returning('id')) as { id: string }[];
+    .returning<{ id: string }[]>('id'));
   return { id: row!.id, token, csrfToken, expiresAt };
 }
 

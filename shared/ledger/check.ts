@@ -10,7 +10,7 @@ export interface LedgerViolation {
 }
 
 async function rows<T>(trx: Db, sql: string): Promise<T[]> {
-  const result = (await trx.raw(sql)) as { rows: T[] };
+  const result = await trx.raw<{ rows: T[] }>(sql);
   return result.rows;
 }
 

@@ -97,7 +97,7 @@ export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<P
           memo: posting.memo ?? null,
           created_at: now,
         })
-        .returning('id')) as { id: number }[];
+        .returning<{ id: number }[]>('id'));
       entryId = entry!.id;
     } catch (err) {
       if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'journal_entries_posting_key_unique') {

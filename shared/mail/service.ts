@@ -26,7 +26,7 @@ export async function queueMail(trx: Db, message: MailMessage): Promise<string> 
       body_sealed: encryptSecret(message.text),
       created_at: clock.now(),
     })
-    .returning('id')) as { id: string }[];
+    .returning<{ id: string }[]>('id'));
   if (!row) throw new Error('outbound_emails insert returned no row');
   await enqueue(trx, 'mail.send', { emailId: row.id });
   return row.id;

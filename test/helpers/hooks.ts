@@ -19,9 +19,9 @@ export const mochaHooks = {
     if (config.nodeEnv !== 'test' || !dbName.includes('_test')) {
       throw new Error(`tests refuse to run against ${dbName} (NODE_ENV=${config.nodeEnv}); use npm test`);
     }
-    const rows = (await db.raw(
+    const rows = await db.raw<{ rows: { tablename: string }[] }>(
       `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'knex_migrations%'`,
-    )) as { rows: { tablename: string }[] };
+    );
     tables = rows.rows.map((r) => r.tablename);
   },
   async beforeEach() {

@@ -20,7 +20,7 @@ export async function createUser(trx: Db = db): Promise<PlatformUser> {
   seq += 1;
   const tag = `${seq}_${randomUUID().slice(0, 8)}`;
   const now = clock.now();
-  const [row] = (await trx('users')
+  const rows: PlatformUser[] = await trx('users')
     .insert({
       email: `platform_${tag}@example.test`,
       username: `platform_${tag}`,
@@ -28,8 +28,8 @@ export async function createUser(trx: Db = db): Promise<PlatformUser> {
       created_at: now,
       updated_at: now,
     })
-    .returning(['id', 'username', 'email'])) as PlatformUser[];
-  return row!;
+    .returning(['id', 'username', 'email']);
+  return rows[0]!;
 }
 
 /** Opening balance from the staff adjustments account (a balanced ledger posting). */
@@ -50,8 +50,8 @@ export async function userBalance(userId: string, trx: Db = db): Promise<number>
 }
 
 export async function countRows(table: string, trx: Db = db): Promise<number> {
-  const row = (await trx(table).count<{ n: number | string }[]>('* as n').first()) as { n: number | string } | undefined;
-  return Number(row?.n ?? 0);
+  const result = await trx.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM ??', [table]);
+  return result.rows[0]?.n ?? 0;
 }
 
 /** The error a promise rejects with; fails the test if it resolves. */

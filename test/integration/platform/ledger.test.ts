@@ -18,9 +18,10 @@ import { countRows, createUser, fundUser, rejection, userBalance } from '../../h
 /** Writes an entry and its lines with plain SQL in one transaction (bypassing post()). */
 async function rawEntry(lines: { accountId: number; amount: number }[]): Promise<void> {
   await db.transaction(async (trx) => {
-    const [entry] = (await trx('journal_entries')
+    const entries: { id: number }[] = await trx('journal_entries')
       .insert({ kind: 'test.raw', created_at: clock.now() })
-      .returning('id')) as { id: number }[];
+      .returning('id');
+    const entry = entries[0];
     if (lines.length > 0) {
       await trx('journal_lines').insert(lines.map((l) => ({ entry_id: entry!.id, account_id: l.accountId, amount: l.amount })));
     }
