@@ -8,10 +8,8 @@ import type { Redis } from 'ioredis';
 import { config } from '../shared/config.js';
 import { redis as sharedRedis } from '../shared/redis.js';
 import type { AppContext, AppKoa, AppRouter, AppState, Middleware } from './context.js';
-import { errorHandler } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
-import { securityHeaders } from './middleware/security-headers.js';
-import { queueDashboard } from './routes/admin-queues.js';
+import { QUEUE_DASHBOARD_PATH, queueDashboard } from './routes/admin-queues.js';
 import { docsRouter } from './routes/docs.js';
 import { systemRouter } from './routes/system.js';
 import { authRouter } from './routes/auth.js';
@@ -35,13 +33,10 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   // Behind one router: the client address is the last X-Forwarded-For hop it added.
   app.maxIpsCount = 1;
   app.context.redis = deps.redis ?? sharedRedis;
-  app.silent = true; // errors are logged by errorHandler with the request id
+  app.silent = true; // errors are logged by the request frame with the request id
 
   const use = (mw: Middleware) => app.use(mw as Koa.Middleware<AppState, AppContext>);
   use(requestContext());
-  use(errorHandler());
-  use(securityHeaders());
-  use(queueDashboard(adminSessionOnly()));
   const parseBody = koaBody({
     json: true,
     // JSON only: a form post from another site cannot reach a handler (no login CSRF).
@@ -54,11 +49,14 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   });
   const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
   use(async (ctx, next) => {
-    if (BODYLESS.has(ctx.method)) await next();
+    // The dashboard parses its own bodies.
+    if (BODYLESS.has(ctx.method) || ctx.path.startsWith(QUEUE_DASHBOARD_PATH)) await next();
     else await parseBody(ctx, next);
   });
   for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
     app.use(router.routes());
   }
+  // Last: only requests no route took get here.
+  use(queueDashboard(adminSessionOnly()));
   return app;
 }

@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { config } from '../shared/config.js';
 import { db } from '../shared/db.js';
-import { logger } from '../shared/logger.js';
+import { flushLogs, logger } from '../shared/logger.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
 import { createApp } from './app.js';
@@ -29,6 +29,7 @@ async function shutdown(signal: string): Promise<void> {
   });
   await Promise.allSettled([db.destroy(), closeQueues(), redis.quit()]);
   logger.info('api stopped');
+  await flushLogs();
   process.exit(0);
 }
 

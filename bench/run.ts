@@ -266,7 +266,7 @@ async function main(): Promise<void> {
     ...base,
     PORT: String(fullPort),
     PUBLIC_BASE_URL: `http://${HOST}:${fullPort}`,
-    LOG_LEVEL: 'info',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
   });
   const bare = startChild('bare Koa (bench/bare-koa.ts)', ['--import', 'tsx', 'bench/bare-koa.ts'], {
     ...base,

@@ -23,11 +23,44 @@ export const logger = pino({
 export type Logger = typeof logger;
 
 /**
- * The access log: one line per request with fixed, non-secret fields only, so it needs
- * no redaction (redaction on every request was the largest cost in bench/).
+ * The access log: one JSON line per request with fixed, non-secret fields, written
+ * through pino's buffered destination (SonicBoom, 8 KiB batches instead of one write per
+ * request). The line is formatted here rather than through pino's serialiser: this is
+ * the one log call on every request, and bench/ showed pino's generic path (redaction,
+ * bindings, serialisers) costing about 15% of the cheapest route's throughput.
  */
-export const accessLogger = pino({
-  level: config.logLevel,
-  base: { service: 'escrow', log: 'access' },
-  timestamp: pino.stdTimeFunctions.isoTime,
-});
+export const accessStream = pino.destination({ dest: 1, sync: false, minLength: 8192 });
+
+export interface AccessLine {
+  requestId: string;
+  method: string;
+  path: string;
+  route: string;
+  status: number;
+  ms: number;
+  ip: string;
+  userId: string | undefined;
+}
+
+/**
+ * Writes one access line. Only `path` can hold arbitrary characters and is escaped; the
+ * other strings are safe by construction (an HTTP method token, a route template of
+ * ours, a request id matching [A-Za-z0-9._:-], an IP address, a UUID).
+ */
+export function accessLog(a: AccessLine): void {
+  if (!logger.isLevelEnabled('info')) return;
+  accessStream.write(
+    `{"level":30,"time":${Date.now()},"service":"escrow","log":"access","request_id":"${a.requestId}",` +
+      `"method":"${a.method}","path":${JSON.stringify(a.path)},"route":"${a.route}",` +
+      `"status":${a.status},"ms":${a.ms},"ip":"${a.ip}"${a.userId ? `,"user_id":"${a.userId}"` : ''},"msg":"request"}\n`,
+  );
+}
+
+export function flushLogs(): Promise<void> {
+  return new Promise((resolve) => {
+    accessStream.flush((err) => {
+      void err;
+      resolve();
+    });
+  });
+}

@@ -19,6 +19,28 @@ export const httpDuration = new client.Histogram({
   registers: [registry],
 });
 
+// Label children are cached: prom-client hashes the label object on every call otherwise.
+const counters = new Map<string, client.Counter.Internal>();
+const timers = new Map<string, client.Histogram.Internal<'method' | 'route'>>();
+
+/** Counts one HTTP request and its latency (route is the matched template, never the raw path). */
+export function recordRequest(method: string, route: string, status: number, seconds: number): void {
+  const timerKey = `${method} ${route}`;
+  const counterKey = `${timerKey} ${status}`;
+  let counter = counters.get(counterKey);
+  if (!counter) {
+    counter = httpRequests.labels({ method, route, status: String(status) });
+    counters.set(counterKey, counter);
+  }
+  let timer = timers.get(timerKey);
+  if (!timer) {
+    timer = httpDuration.labels({ method, route });
+    timers.set(timerKey, timer);
+  }
+  counter.inc();
+  timer.observe(seconds);
+}
+
 new client.Gauge({
   name: 'queue_jobs',
   help: 'Jobs per queue and state',

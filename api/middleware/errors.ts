@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.js';
-import type { Ctx, Middleware } from '../context.js';
+import type { Ctx } from '../context.js';
 
 interface HttpishError {
   status?: number;
@@ -50,25 +50,24 @@ export function renderError(ctx: Ctx, err: AppError): void {
 }
 
 /**
- * The one error renderer. Known errors become the spec's envelope; anything else is
- * logged with the request id and answered 500 INTERNAL_ERROR with nothing internal.
+ * The one error renderer (called by the request frame in request-context.ts). Known
+ * errors become the spec's envelope; anything else is logged with the request id and
+ * answered 500 INTERNAL_ERROR with nothing internal.
  */
-export function errorHandler(): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        renderError(ctx, new AppError(404, 'NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`));
-      }
-    } catch (err) {
-      const known = normalise(ctx, err);
-      if (known) {
-        if (known.status >= 500) ctx.state.log.error({ err }, 'request failed');
-        renderError(ctx, known);
-        return;
-      }
-      ctx.state.log.error({ err }, 'unhandled error');
-      renderError(ctx, new AppError(500, 'INTERNAL_ERROR', 'Something went wrong on our side; try again later', { request_id: ctx.state.requestId }));
-    }
-  };
+export function handleError(ctx: Ctx, err: unknown): void {
+  const known = normalise(ctx, err);
+  if (known) {
+    if (known.status >= 500) ctx.state.log.error({ err }, 'request failed');
+    renderError(ctx, known);
+    return;
+  }
+  ctx.state.log.error({ err }, 'unhandled error');
+  renderError(ctx, new AppError(500, 'INTERNAL_ERROR', 'Something went wrong on our side; try again later', { request_id: ctx.state.requestId }));
+}
+
+/** Unknown routes: 404 NOT_FOUND as JSON. */
+export function renderNotFoundIfUnanswered(ctx: Ctx): void {
+  if (ctx.status === 404 && ctx.body === undefined) {
+    renderError(ctx, new AppError(404, 'NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`));
+  }
 }

@@ -3,6 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import { allQueues } from '../../shared/queues.js';
 import type { Middleware } from '../context.js';
+import { setHtmlSecurityHeaders } from '../middleware/security-headers.js';
 
 export const QUEUE_DASHBOARD_PATH = '/admin/queues';
 
@@ -20,6 +21,7 @@ export function queueDashboard(guard: Middleware): Middleware {
       await next();
       return;
     }
+    setHtmlSecurityHeaders(ctx);
     await guard(ctx, async () => {
       await board(ctx, next);
     });

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Router } from '@koa/router';
 import { AppError } from '../../shared/errors.js';
 import type { AppContext, AppState } from '../context.js';
+import { setHtmlSecurityHeaders } from '../middleware/security-headers.js';
 
 /** The API reference: docs/openapi.yaml rendered by swagger-ui-dist (served locally, no CDN). */
 export const docsRouter = new Router<AppState, AppContext>();
@@ -34,6 +35,7 @@ async function readSpec(): Promise<string> {
 }
 
 docsRouter.get('/docs', (ctx) => {
+  setHtmlSecurityHeaders(ctx);
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = page;
 });

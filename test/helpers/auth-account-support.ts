@@ -77,6 +77,13 @@ export async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T;
       log.level = savedLevel;
     });
   }
+  // The access log writes its own lines straight to its buffered stream.
+  const access = loggerModule.accessStream as unknown as { write: (s: string) => unknown };
+  const savedAccessWrite = access.write;
+  access.write = grab;
+  restore.push(() => {
+    access.write = savedAccessWrite;
+  });
   const savedStdout = process.stdout.write.bind(process.stdout);
   const savedStderr = process.stderr.write.bind(process.stderr);
   process.stdout.write = grab;
