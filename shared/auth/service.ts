@@ -13,7 +13,7 @@ import { queueMail } from '../mail/service.js';
 import * as users from '../users/repo.js';
 import type { UserRow } from '../users/repo.js';
 import * as keys from './api-keys.js';
-import { consumeCode, findLiveCode, findTicket, issueCode } from './codes.js';
+import { consumeCode, findLiveCode, findTicket, issueCode, type CodePurpose, type IssuedCode } from './codes.js';
 import * as throttle from './login-throttle.js';
 import { assertStrongPassword, hashPassword, normaliseUsername, verifyPassword } from './passwords.js';
 import { createSession, findSessionByToken, revokeSession, revokeUserSessions, type NewSession, type SessionRow } from './sessions.js';
@@ -49,17 +49,35 @@ export interface RegisterInput {
   full_name: string;
 }
 
-async function sendVerificationCode(trx: Db, user: UserRow): Promise<void> {
-  const issued = await issueCode(trx, user.id, 'verify_email');
+const CODE_MAILS = {
+  verify_email: {
+    template: 'verify-email',
+    subject: 'Verify your e-mail address',
+    text: (user: UserRow, code: string) =>
+      `Hello ${user.full_name},\n\nYour e-mail verification code is ${code}.\n` +
+      `It is valid for 24 hours. If you did not create an account, you can ignore this message.\n`,
+  },
+  login: {
+    template: 'login-code',
+    subject: 'Your sign-in code',
+    text: (_user: UserRow, code: string) =>
+      `Your sign-in code is ${code}. It is valid for 10 minutes.\n` +
+      `If you did not try to sign in, change your password now.\n`,
+  },
+} as const;
+
+/** Issues a 6-digit code and e-mails it, in the caller's transaction. */
+async function issueAndMailCode(trx: Db, user: UserRow, purpose: CodePurpose): Promise<IssuedCode> {
+  const issued = await issueCode(trx, user.id, purpose);
+  const mail = CODE_MAILS[purpose];
   await queueMail(trx, {
     to: user.email,
     userId: user.id,
-    template: 'verify-email',
-    subject: 'Verify your e-mail address',
-    text:
-      `Hello ${user.full_name},\n\nYour e-mail verification code is ${issued.code}.\n` +
-      `It is valid for 24 hours. If you did not create an account, you can ignore this message.\n`,
+    template: mail.template,
+    subject: mail.subject,
+    text: mail.text(user, issued.code),
   });
+  return issued;
 }
 
 export async function register(input: RegisterInput, meta: RequestMeta): Promise<{ user: UserRow; session: NewSession }> {
@@ -80,7 +98,7 @@ export async function register(input: RegisterInput, meta: RequestMeta): Promise
         created_at: now,
         updated_at: now,
       });
-      await sendVerificationCode(trx, user);
+      await issueAndMailCode(trx, user, 'verify_email');
       const session = await createSession(trx, user.id, meta);
       return { user, session };
     });
@@ -112,7 +130,7 @@ export async function resendVerification(userId: string): Promise<void> {
     const user = await users.findByIdForUpdate(trx, userId);
     if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
     if (user.email_verified_at) throw new AppError(409, 'ALREADY_VERIFIED', 'This e-mail address is already verified');
-    await sendVerificationCode(trx, user);
+    await issueAndMailCode(trx, user, 'verify_email');
   });
 }
 
@@ -172,19 +190,8 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
   await throttle.clearEmail(redis, email);
 
   if (user.two_factor_method === 'email') {
-    const ticket = await db.transaction(async (trx) => {
-      const issued = await issueCode(trx, user.id, 'login');
-      await queueMail(trx, {
-        to: user.email,
-        userId: user.id,
-        template: 'login-code',
-        subject: 'Your sign-in code',
-        text:
-          `Your sign-in code is ${issued.code}. It is valid for 10 minutes.\n` +
-          `If you did not try to sign in, change your password now.\n`,
-      });
-      return issued.ticket!;
-    });
+    const issued = await db.transaction((trx) => issueAndMailCode(trx, user, 'login'));
+    const ticket = issued.ticket!;
     return { kind: 'two_factor', ticket };
   }
   if (user.two_factor_method !== 'none') {
