@@ -274,4 +274,14 @@ describe('platform: idempotency (spec section 8)', () => {
     const scopes = (await keyRows()).map((r) => r.scope).sort();
     expect(scopes).to.deep.equal([`user:${alice}`, `user:${bob}`].sort());
   });
+  it('answers 500 IDEMPOTENCY_INSERT_FAILED when the key cannot be recorded, and runs nothing', async () => {
+    await db.raw('ALTER TABLE idempotency_keys RENAME TO idempotency_keys_away');
+    try {
+      const res = await probeApi().post('/test/echo').set('Idempotency-Key', randomUUID()).send(body).expect(500);
+      expect(res.body.error.code).to.equal('IDEMPOTENCY_INSERT_FAILED');
+      expect(probe.calls.echo).to.equal(0);
+    } finally {
+      await db.raw('ALTER TABLE idempotency_keys_away RENAME TO idempotency_keys');
+    }
+  });
 });
