@@ -1,5 +1,10 @@
 import type { Knex } from 'knex';
 
+/**
+ * Users. `two_factor_method` also admits 'totp' for accounts carried over from the old
+ * system: sign-in answers them 501 TWO_FACTOR_METHOD_UNSUPPORTED until they choose
+ * e-mail (only 'none' and 'email' can be chosen through the API).
+ */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('CREATE EXTENSION IF NOT EXISTS pgcrypto');
   await knex.schema.createTable('users', (t) => {
@@ -27,7 +32,7 @@ export async function up(knex: Knex): Promise<void> {
       ADD CONSTRAINT users_balance_non_negative CHECK (balance >= 0),
       ADD CONSTRAINT users_role_valid CHECK (role IN ('user', 'admin')),
       ADD CONSTRAINT users_status_valid CHECK (status IN ('active', 'suspended', 'closed', 'deleting')),
-      ADD CONSTRAINT users_two_factor_method_valid CHECK (two_factor_method IN ('none', 'email')),
+      ADD CONSTRAINT users_two_factor_method_valid CHECK (two_factor_method IN ('none', 'email', 'totp')),
       ADD CONSTRAINT users_username_format CHECK (username ~ '^[a-z0-9_.]{3,30}$'),
       ADD CONSTRAINT users_email_lower CHECK (email = lower(email))
   `);

@@ -2,7 +2,8 @@ import type { Db } from '../db.js';
 
 export type UserRole = 'user' | 'admin';
 export type UserStatus = 'active' | 'suspended' | 'closed' | 'deleting';
-export type TwoFactorMethod = 'none' | 'email';
+/** 'totp' exists only on carried-over accounts; the API offers 'none' and 'email'. */
+export type TwoFactorMethod = 'none' | 'email' | 'totp';
 
 export interface UserRow {
   id: string;

@@ -250,4 +250,18 @@ describe('sign-in: POST /v1/auth/login', () => {
       });
     }
   });
+  describe('501 TWO_FACTOR_METHOD_UNSUPPORTED', () => {
+    it('answers a carried-over account with a method the service does not offer (totp), with the right password only', async () => {
+      const { user, password } = await createUser({ twoFactor: 'totp' });
+      const wrong = await postLogin(app, { email: user.email, password: 'Wrong1Horse' });
+      expect(wrong.status).to.equal(401);
+      expect(wrong.body.error.code).to.equal('INVALID_CREDENTIALS');
+      const res = await postLogin(app, { email: user.email, password });
+      expect(res.status).to.equal(501);
+      expect(res.body.error.code).to.equal('TWO_FACTOR_METHOD_UNSUPPORTED');
+      expect(sessionSetCookie(res)).to.equal(undefined);
+      expect(await countRows('sessions')).to.equal(0);
+      expect(await countRows('auth_codes')).to.equal(0);
+    });
+  });
 });

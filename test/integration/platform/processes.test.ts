@@ -1,0 +1,107 @@
+/**
+ * The two real entry points as separate processes: the worker relays the outbox and
+ * delivers mail through SMTP, and both processes stop cleanly on SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { config } from '../../../shared/config.js';
+import { db } from '../../../shared/db.js';
+import { queueMail } from '../../../shared/mail/service.js';
+import { MailSink } from '../../helpers/smtp.js';
+
+const TSX = 'node_modules/.bin/tsx';
+
+function start(entry: string, env: Record<string, string>): ChildProcess {
+  return spawn(TSX, [entry], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function exitOf(child: ChildProcess, ms: number): Promise<number | null | 'timeout'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), ms);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+  });
+}
+
+async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('platform: the api and worker processes', function () {
+  this.timeout(60_000);
+  const mail = new MailSink();
+  before(() => mail.start());
+  after(() => mail.stop());
+
+  it('worker: relays a committed outbox row, delivers the e-mail once, and exits 0 on SIGTERM', async () => {
+    const emailId = await db.transaction((trx) =>
+      queueMail(trx, { to: 'buyer@example.com', template: 'test', subject: 'Hello from the worker', text: 'kode 424242' }),
+    );
+    const worker = start('workers/index.ts', { OUTBOX_POLL_MS: '50', SMTP_URL: config.smtpUrl });
+    let output = '';
+    worker.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    worker.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      const received = await until('the e-mail', 30_000, () => mail.to('buyer@example.com')[0]).catch((e: Error) => {
+        throw new Error(`${e.message}; worker said: ${output}`);
+      });
+      expect(received.subject).to.equal('Hello from the worker');
+      expect(received.text).to.contain('kode 424242');
+      const row = await until('sent_at', 10_000, async () => {
+        const r = (await db('outbound_emails').where({ id: emailId }).first()) as { sent_at: Date | null; body_sealed: string | null };
+        return r.sent_at ? r : undefined;
+      });
+      expect(row.body_sealed).to.equal(null);
+      expect(output).to.contain('workers running');
+    } finally {
+      worker.kill('SIGTERM');
+    }
+    expect(await exitOf(worker, 20_000)).to.equal(0);
+    expect(output).to.contain('workers stopped');
+    expect(mail.to('buyer@example.com')).to.have.length(1);
+  });
+
+  it('api: answers on its port and exits 0 on SIGTERM, closing the port', async () => {
+    const port = await freePort();
+    const server = start('api/server.ts', { PORT: String(port), HOST: '127.0.0.1' });
+    let output = '';
+    server.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    server.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    try {
+      const res = await until('the API', 30_000, async () => {
+        try {
+          return await fetch(`http://127.0.0.1:${port}/readyz`);
+        } catch {
+          return undefined;
+        }
+      });
+      expect(res.status).to.equal(200);
+    } finally {
+      server.kill('SIGTERM');
+    }
+    expect(await exitOf(server, 20_000)).to.equal(0);
+    expect(output).to.contain('api stopped');
+    let refused = false;
+    await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => {
+      refused = true;
+    });
+    expect(refused).to.equal(true);
+  });
+});
