@@ -3,13 +3,12 @@
  * as many apps as they need (e.g. two copies sharing Redis).
  */
 import Koa from 'koa';
-import { koaBody } from 'koa-body';
 import type { Redis } from 'ioredis';
 import { config } from '../shared/config.js';
 import { redis as sharedRedis } from '../shared/redis.js';
 import type { AppContext, AppKoa, AppRouter, AppState, Middleware } from './context.js';
 import { requestContext } from './middleware/request-context.js';
-import { QUEUE_DASHBOARD_PATH, queueDashboard } from './routes/admin-queues.js';
+import { queueDashboard } from './routes/admin-queues.js';
 import { docsRouter } from './routes/docs.js';
 import { systemRouter } from './routes/system.js';
 import { authRouter } from './routes/auth.js';
@@ -26,8 +25,6 @@ export interface AppDeps {
 /** Every router of the API, in mounting order (the OpenAPI test walks this list). */
 export const routers: AppRouter[] = [systemRouter, docsRouter, publicRouter, authRouter, adminRouter];
 
-export const BODY_LIMIT = '1mb';
-
 export function createApp(deps: AppDeps = {}): AppKoa {
   const app: AppKoa = new Koa<AppState, AppContext>({ proxy: config.trustProxy });
   // Behind one router: the client address is the last X-Forwarded-For hop it added.
@@ -37,22 +34,6 @@ export function createApp(deps: AppDeps = {}): AppKoa {
 
   const use = (mw: Middleware) => app.use(mw as Koa.Middleware<AppState, AppContext>);
   use(requestContext());
-  const parseBody = koaBody({
-    json: true,
-    // JSON only: a form post from another site cannot reach a handler (no login CSRF).
-    urlencoded: false,
-    text: false,
-    multipart: false,
-    jsonStrict: true,
-    jsonLimit: BODY_LIMIT,
-    textLimit: BODY_LIMIT,
-  });
-  const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
-  use(async (ctx, next) => {
-    // The dashboard parses its own bodies.
-    if (BODYLESS.has(ctx.method) || ctx.path.startsWith(QUEUE_DASHBOARD_PATH)) await next();
-    else await parseBody(ctx, next);
-  });
   for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
     app.use(router.routes());
   }

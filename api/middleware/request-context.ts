@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { accessLog, logger, type Logger } from '../../shared/logger.js';
 import { recordRequest } from '../../shared/metrics.js';
 import type { AppState, Middleware, Principal } from '../context.js';
+import { readJsonBody } from './body.js';
 import { handleError, renderNotFoundIfUnanswered } from './errors.js';
 import { setDefaultCacheControl, setSecurityHeaders } from './security-headers.js';
 
@@ -24,8 +25,9 @@ class RequestState implements AppState {
 /**
  * The request frame, first on every request, in one layer because it runs on every
  * request (bench/): the request id (X-Request-Id, generated when absent or unsafe),
- * security headers, the one error renderer (errors.ts) and JSON 404s, then one
- * access-log line (path only: query strings may carry signatures) and the HTTP metrics.
+ * security headers, the JSON body (body.ts), the one error renderer (errors.ts) and JSON
+ * 404s, then one access-log line (path only: query strings may carry signatures) and
+ * the HTTP metrics.
  */
 export function requestContext(): Middleware {
   return async (ctx, next) => {
@@ -36,6 +38,7 @@ export function requestContext(): Middleware {
     ctx.res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(ctx);
     try {
+      await readJsonBody(ctx);
       await next();
       renderNotFoundIfUnanswered(ctx);
     } catch (err) {
