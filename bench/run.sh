@@ -10,16 +10,7 @@ trap stop_stack EXIT
 
 # The bench database sits beside the configured one, named <name>_bench; Redis uses db 14
 # and its own queue prefix so nothing is shared with a development or test instance.
-if [[ "$DATABASE_URL" =~ ^(postgres(ql)?://[^/]+)/([^?]+)(\?.*)?$ ]]; then
-  export DATABASE_URL="${BASH_REMATCH[1]}/${BASH_REMATCH[3]}_bench${BASH_REMATCH[4]}"
-else
-  echo "DATABASE_URL must name a database" >&2; exit 1
-fi
-if [[ "$REDIS_URL" =~ ^(rediss?://[^/]+)(/[0-9]*)?$ ]]; then
-  export REDIS_URL="${BASH_REMATCH[1]}/14"
-else
-  echo "REDIS_URL is not a redis:// URL" >&2; exit 1
-fi
+use_side_stores "{name}_bench" 14
 export QUEUE_PREFIX=escrow-bench
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"

@@ -106,3 +106,20 @@ resolve_stack() {
     export REDIS_URL="redis://127.0.0.1:$LOCAL_REDIS_PORT/0"
   fi
 }
+
+# use_side_stores NAME REDIS_DB: points DATABASE_URL at database NAME on the same server
+# (NAME may use {name}, the configured database's name) and REDIS_URL at database
+# REDIS_DB, for the test and bench runs that must not touch the development data.
+use_side_stores() {
+  local name="$1" redis_db="$2"
+  if [[ "$DATABASE_URL" =~ ^(postgres(ql)?://[^/]+)/([^?]+)(\?.*)?$ ]]; then
+    export DATABASE_URL="${BASH_REMATCH[1]}/${name//\{name\}/${BASH_REMATCH[3]}}${BASH_REMATCH[4]}"
+  else
+    log "DATABASE_URL must name a database"; exit 1
+  fi
+  if [[ "$REDIS_URL" =~ ^(rediss?://[^/]+)(/[0-9]*)?$ ]]; then
+    export REDIS_URL="${BASH_REMATCH[1]}/${redis_db}"
+  else
+    log "REDIS_URL is not a redis:// URL"; exit 1
+  fi
+}
