@@ -75,7 +75,11 @@ export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<P
       if (id === undefined) throw new Error(`ledger account ${specs[i]!.code} missing`);
       deltas.set(id, sumRupiah([deltas.get(id) ?? 0, line.amount]));
     });
-    // Lock in id order so two postings over the same accounts never deadlock.
+    // Lock order, everywhere: the users rows first (services often lock a user row before
+    // posting), then the ledger accounts, each in id order, so two transactions over the
+    // same accounts never wait on each other in a circle.
+    const userIds = [...new Set(specs.map((sp) => sp.userId).filter((u): u is string => u !== null))].sort();
+    if (userIds.length > 0) await trx('users').select('id').whereIn('id', userIds).orderBy('id').forUpdate();
     const locked = (await trx('ledger_accounts')
       .select('id', 'code', 'user_id', 'balance', 'allow_negative')
       .whereIn('id', [...deltas.keys()])
