@@ -61,10 +61,27 @@ interface Child {
 
 const children: Child[] = [];
 
+/**
+ * With two or more cores and `taskset`, the load generator (this process) runs on core 0
+ * and the server under test on core 1, so neither steals the other's core and rounds vary
+ * less. BENCH_PIN=0 turns it off.
+ */
+function pinningAvailable(): boolean {
+  if (process.env.BENCH_PIN === '0' || os.cpus().length < 2) return false;
+  try {
+    execFileSync('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const PINNED = pinningAvailable();
+
 function startChild(name: string, args: string[], env: NodeJS.ProcessEnv): Child {
   // stdout is ignored (/dev/null): the API's access log is still formatted and written,
   // so its cost is part of the measurement, but nothing is kept.
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const [command, argv] = PINNED ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, args];
+  const proc = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let tail = '';
   proc.stderr?.setEncoding('utf8');
   proc.stderr?.on('data', (chunk: string) => {
@@ -237,7 +254,7 @@ function report(results: Record<TargetName, AutocannonResult[]>, labels: Record<
       `${ROUNDS} round${ROUNDS === 1 ? '' : 's'} × ${DURATION} s per app (alternating, after a ${WARMUP} s warm-up each); ` +
       `each row is that app's median round by requests/s.`,
     `- Node ${process.version}, ${cpuModel}, ${cpus.length} logical core${cpus.length === 1 ? '' : 's'} ` +
-      `(load generator and server share them), ${os.platform()} ${os.release()}.`,
+      `(${PINNED ? 'load generator pinned to core 0, server under test to core 1' : 'load generator and server share them'}), ${os.platform()} ${os.release()}.`,
     `- Responses in the median rounds: bare ${fmtInt(bare.requests.total)}, full ${fmtInt(full.requests.total)}; ` +
       `bytes/response: bare ${fmtInt(bare.throughput.total / Math.max(1, bare.requests.total))}, ` +
       `full ${fmtInt(full.throughput.total / Math.max(1, full.requests.total))}.`,
