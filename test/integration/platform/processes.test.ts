@@ -9,6 +9,7 @@ import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import { queueMail } from '../../../shared/mail/service.js';
 import { MailSink } from '../../helpers/smtp.js';
+import { createUser, fundUser } from '../../helpers/platform-factories.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -103,5 +104,23 @@ describe('platform: the api and worker processes', function () {
       refused = true;
     });
     expect(refused).to.equal(true);
+  });
+  it('npm run ledger:check: exits 0 on sound books and 1, naming the rule, on a tampered balance', async () => {
+    const user = await createUser();
+    await fundUser(user.id, 25_000);
+    const run = async () => {
+      const child = start('scripts/ledger-check.ts', {});
+      let output = '';
+      child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+      return { code: await exitOf(child, 30_000), output: () => output };
+    };
+    const sound = await run();
+    expect(sound.code).to.equal(0);
+    expect(sound.output()).to.contain('all invariants hold');
+    await db('users').where({ id: user.id }).increment('balance', 1);
+    const tampered = await run();
+    expect(tampered.code).to.equal(1);
+    expect(tampered.output()).to.contain('user-projection');
   });
 });
