@@ -35,7 +35,6 @@ export interface Config {
   turnstileSecretKey: string;
   turnstileSiteKey: string;
   turnstileVerifyUrl: string;
-  googleClientId: string;
   argon2MemoryKib: number;
   argon2Passes: number;
   authRateLimitPerMinute: number;
@@ -76,7 +75,6 @@ const schema = Joi.object({
   TURNSTILE_VERIFY_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .default('https://challenges.cloudflare.com/turnstile/v0/siteverify'),
-  GOOGLE_CLIENT_ID: Joi.string().allow('').default(''),
   ARGON2_MEMORY_KIB: Joi.number().integer().min(19456).default(19456),
   ARGON2_PASSES: Joi.number().integer().min(2).default(2),
   AUTH_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(300),
@@ -113,7 +111,6 @@ interface RawEnv {
   TURNSTILE_SECRET_KEY: string;
   TURNSTILE_SITE_KEY: string;
   TURNSTILE_VERIFY_URL: string;
-  GOOGLE_CLIENT_ID: string;
   ARGON2_MEMORY_KIB: number;
   ARGON2_PASSES: number;
   AUTH_RATE_LIMIT_PER_MINUTE: number;
@@ -176,7 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     turnstileSecretKey: v.TURNSTILE_SECRET_KEY,
     turnstileSiteKey: v.TURNSTILE_SITE_KEY,
     turnstileVerifyUrl: v.TURNSTILE_VERIFY_URL,
-    googleClientId: v.GOOGLE_CLIENT_ID,
     argon2MemoryKib: v.ARGON2_MEMORY_KIB,
     argon2Passes: v.ARGON2_PASSES,
     authRateLimitPerMinute: v.AUTH_RATE_LIMIT_PER_MINUTE,

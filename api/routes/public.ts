@@ -17,6 +17,7 @@ const publicLimit = rateLimit({ name: 'public', points: config.publicRateLimitPe
 publicRouter.get('/v1/public/auth-config', publicAnswer(), publicLimit, (ctx) => {
   ok(ctx, {
     turnstile: { enabled: turnstileEnabled(), site_key: config.turnstileSiteKey },
-    google: { enabled: config.googleClientId !== '' },
+    // Federated sign-in is not built yet, so it is never reported available.
+    google: { enabled: false },
   });
 });

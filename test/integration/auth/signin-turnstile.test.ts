@@ -16,7 +16,6 @@ function expectInvalidCredentials(res: Response, requiresCaptcha: boolean, label
 
 describe('sign-in: bot check (Turnstile)', () => {
   const turnstile = new FakeTurnstile();
-  const savedGoogle = config.googleClientId;
   let app: Client;
 
   beforeEach(async () => {
@@ -25,13 +24,11 @@ describe('sign-in: bot check (Turnstile)', () => {
     app = proxiedApi();
   });
   afterEach(async () => {
-    config.googleClientId = savedGoogle;
     await turnstile.stop();
   });
 
   describe('GET /v1/public/auth-config', () => {
     it('reports the bot check on with its site key, and google off', async () => {
-      config.googleClientId = '';
       const res = await api().get('/v1/public/auth-config').expect(200);
       expect(res.body).to.deep.equal({
         success: true,
@@ -39,12 +36,11 @@ describe('sign-in: bot check (Turnstile)', () => {
       });
     });
 
-    it('reports the bot check off once the secret is gone, and google on when a client id is configured', async () => {
+    it('reports the bot check off once the secret is gone; google stays off (federated sign-in is not built)', async () => {
       await turnstile.stop();
-      config.googleClientId = 'test-client.apps.googleusercontent.com';
       const res = await api().get('/v1/public/auth-config').expect(200);
-      expect(res.body.data.turnstile.enabled).to.equal(false);
-      expect(res.body.data.google).to.deep.equal({ enabled: true });
+      expect(res.body.data.turnstile).to.deep.equal({ enabled: false, site_key: '' });
+      expect(res.body.data.google).to.deep.equal({ enabled: false });
     });
   });
 
