@@ -38,21 +38,41 @@ as_pg_user() {
   if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
+# Where the local cluster lives: .data/pg, unless the service account cannot reach the
+# checkout (e.g. a clone under root's 0700 home), then a folder of its own under
+# /var/lib/postgresql named after the checkout, linked from .data/pg.
+PG_DIR="$DATA/pg"
+PG_RUN="$DATA/pg-run"
+
+choose_pg_dirs() {
+  mkdir -p "$DATA"
+  if [ "$(id -u)" = "0" ] && ! runuser -u postgres -- test -x "$DATA" 2>/dev/null; then
+    local home="/var/lib/postgresql/escrow-local-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1)"
+    mkdir -p "$home/pg" "$home/run"
+    chown -R postgres:postgres "$home"
+    [ -e "$DATA/pg" ] || ln -s "$home/pg" "$DATA/pg"
+    PG_DIR="$home/pg"
+    PG_RUN="$home/run"
+    log "the postgres account cannot reach $DATA; the local cluster lives in $home"
+  fi
+}
+
 start_local_pg() {
   local bin; bin="$(pg_bin)"
   if [ -z "$bin" ]; then apt_install postgresql; bin="$(pg_bin)"; fi
-  mkdir -p "$DATA/pg-run"
-  if [ ! -f "$DATA/pg/PG_VERSION" ]; then
-    log "creating a project-local Postgres cluster in .data/pg"
-    mkdir -p "$DATA/pg"
-    if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$DATA/pg" "$DATA/pg-run"; fi
-    as_pg_user "$bin/initdb" -D "$DATA/pg" -U postgres --auth=trust -E UTF8 >/dev/null
+  choose_pg_dirs
+  mkdir -p "$PG_RUN"
+  if [ ! -f "$PG_DIR/PG_VERSION" ]; then
+    log "creating a project-local Postgres cluster in $PG_DIR"
+    mkdir -p "$PG_DIR"
+    if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$PG_DIR" "$PG_RUN"; fi
+    as_pg_user "$bin/initdb" -D "$PG_DIR" -U postgres --auth=trust -E UTF8 >/dev/null
   fi
-  if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$DATA/pg" "$DATA/pg-run"; fi
-  if ! as_pg_user "$bin/pg_ctl" -D "$DATA/pg" status >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then chown -R postgres:postgres "$PG_DIR" "$PG_RUN"; fi
+  if ! as_pg_user "$bin/pg_ctl" -D "$PG_DIR" status >/dev/null 2>&1; then
     log "starting project-local Postgres on 127.0.0.1:$LOCAL_PG_PORT"
-    as_pg_user "$bin/pg_ctl" -D "$DATA/pg" -l "$DATA/pg-run/postgres.log" -w \
-      -o "-p $LOCAL_PG_PORT -c listen_addresses=127.0.0.1 -k $DATA/pg-run" start >/dev/null
+    as_pg_user "$bin/pg_ctl" -D "$PG_DIR" -l "$PG_RUN/postgres.log" -w \
+      -o "-p $LOCAL_PG_PORT -c listen_addresses=127.0.0.1 -k $PG_RUN" start >/dev/null
     STARTED_PG="$bin"
   fi
 }
@@ -71,7 +91,7 @@ start_local_redis() {
 stop_stack() {
   if [ -n "$STARTED_PG" ]; then
     log "stopping project-local Postgres"
-    as_pg_user "$STARTED_PG/pg_ctl" -D "$DATA/pg" -m fast -w stop >/dev/null 2>&1 || true
+    as_pg_user "$STARTED_PG/pg_ctl" -D "$PG_DIR" -m fast -w stop >/dev/null 2>&1 || true
     STARTED_PG=""
   fi
   if [ -n "$STARTED_REDIS" ] && [ -f "$DATA/redis/redis.pid" ]; then
