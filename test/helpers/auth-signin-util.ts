@@ -116,3 +116,18 @@ export async function countRows(table: string, where: Record<string, unknown> = 
   const row = (await db(table).where(where).count<{ count: string }[]>('* as count'))[0];
   return Number(row?.count ?? 0);
 }
+
+/**
+ * Turns the bot check off for every test of the calling describe block (and restores the
+ * configured secret after each), so the sign-in ladder runs without Turnstile.
+ */
+export function botCheckOff(): void {
+  let saved = config.turnstileSecretKey;
+  beforeEach(() => {
+    saved = config.turnstileSecretKey;
+    config.turnstileSecretKey = '';
+  });
+  afterEach(() => {
+    config.turnstileSecretKey = saved;
+  });
+}

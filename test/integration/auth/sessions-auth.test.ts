@@ -8,6 +8,7 @@ import { db } from '../../../shared/db.js';
 import { createLegacyKey, createUser } from '../../factories/users.js';
 import { api } from '../../helpers/app.js';
 import {
+  botCheckOff,
   issueKey,
   parseSetCookie,
   sessionSetCookie,
@@ -36,13 +37,9 @@ function expectClearedCookie(res: Response): void {
 
 describe('sessions: credentials, logout and expiry', () => {
   let app: Client;
-  const savedTurnstile = config.turnstileSecretKey;
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = '';
     app = api();
-  });
-  afterEach(() => {
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   describe('logout', () => {

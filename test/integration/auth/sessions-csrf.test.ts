@@ -1,11 +1,10 @@
 import { expect } from 'chai';
 import type { Response, Test } from 'supertest';
-import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { createUser } from '../../factories/users.js';
 import { api } from '../../helpers/app.js';
-import { countRows, issueKey, signInRaw, type Client, type SignedIn } from '../../helpers/auth-signin-util.js';
+import { botCheckOff, countRows, issueKey, signInRaw, type Client, type SignedIn } from '../../helpers/auth-signin-util.js';
 
 const NEW_PASSWORD = 'Brand2NewHorse';
 
@@ -98,13 +97,9 @@ const WRITES: WriteCase[] = [
 
 describe('sessions: CSRF and GET /v1/auth/me', () => {
   let app: Client;
-  const savedTurnstile = config.turnstileSecretKey;
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = '';
     app = api();
-  });
-  afterEach(() => {
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   describe('GET /v1/auth/me', () => {

@@ -4,7 +4,7 @@ import { AUTHENTICATED_LIMIT } from '../../../api/middleware/auth.js';
 import { config, loadConfig } from '../../../shared/config.js';
 import { createUser } from '../../factories/users.js';
 import { api } from '../../helpers/app.js';
-import { issueKey, signInRaw, type Client } from '../../helpers/auth-signin-util.js';
+import { botCheckOff, issueKey, signInRaw, type Client } from '../../helpers/auth-signin-util.js';
 
 function expectRateLimited(res: Response, label: string): void {
   expect(res.status, `${label}: ${JSON.stringify(res.body)}`).to.equal(429);
@@ -18,14 +18,12 @@ function expectRateLimited(res: Response, label: string): void {
 describe('sessions: shared per-user limit and public answers', () => {
   let app: Client;
   const savedPoints = AUTHENTICATED_LIMIT.points;
-  const savedTurnstile = config.turnstileSecretKey;
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = '';
     app = api();
   });
   afterEach(() => {
     AUTHENTICATED_LIMIT.points = savedPoints;
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   it('is configured at 300 requests per minute by default (AUTH_RATE_LIMIT_PER_MINUTE)', () => {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Response } from 'supertest';
-import { config } from '../../../shared/config.js';
 import { LOGIN_WINDOW_SECONDS } from '../../../shared/auth/login-throttle.js';
 import { createUser } from '../../factories/users.js';
-import { countRows, freshIp, postLogin, proxiedApi, sessionSetCookie, type Client } from '../../helpers/auth-signin-util.js';
+import { botCheckOff, countRows, freshIp, postLogin, proxiedApi, sessionSetCookie, type Client } from '../../helpers/auth-signin-util.js';
 
 const WRONG = 'Wrong1Horse';
 const unknownEmail = () => `nobody-${randomUUID()}@example.com`;
@@ -35,14 +34,9 @@ function expectLoginLocked(res: Response, label: string): void {
 
 describe('sign-in: lockout ladder (bot check off)', () => {
   let app: Client;
-  const savedTurnstile = config.turnstileSecretKey;
-
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = '';
     app = proxiedApi();
-  });
-  afterEach(() => {
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   it('one address, one e-mail: 401 x5, 423 on the 6th failure, 423 for attempts 7-10 (right password too), 429 LOGIN_LOCKED on the 11th', async () => {

@@ -1,17 +1,12 @@
 import { expect } from 'chai';
-import { config } from '../../../shared/config.js';
 import { createUser } from '../../factories/users.js';
-import { freshIp, postLogin, proxiedApi, type Client } from '../../helpers/auth-signin-util.js';
+import { botCheckOff, freshIp, postLogin, proxiedApi, type Client } from '../../helpers/auth-signin-util.js';
 
 describe('sign-in: per-address request limits (429 RATE_LIMITED)', () => {
   let app: Client;
-  const savedTurnstile = config.turnstileSecretKey;
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = '';
     app = proxiedApi();
-  });
-  afterEach(() => {
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   it('POST /v1/auth/login: 30 per minute per address, even when every one succeeds', async () => {

@@ -6,6 +6,7 @@ import { db } from '../../../shared/db.js';
 import { createUser } from '../../factories/users.js';
 import { api } from '../../helpers/app.js';
 import {
+  botCheckOff,
   cookieFrom,
   countRows,
   parseSetCookie,
@@ -40,15 +41,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 describe('sign-in: POST /v1/auth/login', () => {
   let app: Client;
   const savedSecure = config.sessionCookieSecure;
-  const savedTurnstile = config.turnstileSecretKey;
-
+  botCheckOff();
   beforeEach(() => {
-    config.turnstileSecretKey = ''; // bot check off
     app = api();
   });
   afterEach(() => {
     config.sessionCookieSecure = savedSecure;
-    config.turnstileSecretKey = savedTurnstile;
   });
 
   describe('success', () => {

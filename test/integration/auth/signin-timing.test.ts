@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { config } from '../../../shared/config.js';
 import { createUser } from '../../factories/users.js';
-import { freshIp, median, postLogin, proxiedApi, type Client } from '../../helpers/auth-signin-util.js';
+import { botCheckOff, freshIp, median, postLogin, proxiedApi, type Client } from '../../helpers/auth-signin-util.js';
 
 const WRONG = 'Wrong1Horse';
 const ROUNDS = 8;
@@ -19,13 +18,7 @@ async function timedFailure(app: Client, email: string): Promise<number> {
 
 describe('sign-in: timing of unknown e-mail vs wrong password', function () {
   this.timeout(120_000);
-  const savedTurnstile = config.turnstileSecretKey;
-  beforeEach(() => {
-    config.turnstileSecretKey = '';
-  });
-  afterEach(() => {
-    config.turnstileSecretKey = savedTurnstile;
-  });
+  botCheckOff();
 
   it('takes about the same time for both, and hashes for the unknown e-mail too', async () => {
     // Each e-mail is tried at most twice and each attempt comes from a new address, so the
