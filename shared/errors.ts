@@ -33,10 +33,6 @@ export const errors = {
   invalidQuery: (details: FlatDetails, message = 'Query parameters are invalid') =>
     new AppError(400, 'INVALID_QUERY', message, { details }),
   notFound: (message = 'Not found') => new AppError(404, 'NOT_FOUND', message),
-  forbidden: (message = 'You are not allowed to do this') => new AppError(403, 'FORBIDDEN', message),
-  unauthorized: (message = 'Authentication required') => new AppError(401, 'UNAUTHORIZED', message),
   rateLimited: (retryAfterSeconds: number, code = 'RATE_LIMITED', message = 'Too many requests, try again later') =>
     new AppError(429, code, message, { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) }),
-  internal: (code = 'INTERNAL_ERROR', message = 'Something went wrong on our side; try again later') =>
-    new AppError(500, code, message),
 };
