@@ -16,4 +16,11 @@ export QUEUE_PREFIX=escrow-test
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL" --recreate
 node_modules/.bin/tsx scripts/migrate.ts
-node_modules/.bin/mocha "$@"
+if [[ $# -gt 0 ]]; then
+  # Named files only (`npm test -- test/integration/x.test.ts`): .mocharc.json's spec
+  # list would be merged with them, so its other settings are given here instead.
+  node_modules/.bin/mocha --no-config --node-option import=tsx --require test/helpers/hooks.ts \
+    --reporter test/helpers/reporter.cjs --timeout 20000 --exit "$@"
+else
+  node_modules/.bin/mocha
+fi
