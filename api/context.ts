@@ -1,7 +1,8 @@
 import type Koa from 'koa';
-import type { Router, RouterContext, RouterMiddleware } from '@koa/router';
+import { Router, type RouterContext, type RouterMiddleware } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../shared/logger.js';
+import type { UserRow } from '../shared/users/repo.js';
 
 /** Who is calling (set by the auth middleware; absent on anonymous requests). */
 export interface Principal {
@@ -12,6 +13,8 @@ export interface Principal {
   apiKeyId?: string;
   /** The session's CSRF token (session callers only). */
   csrfToken?: string;
+  /** The caller's users row as loaded by `auth()` this request (absent for probes). */
+  user?: UserRow;
 }
 
 export interface AppState {
@@ -36,4 +39,14 @@ export type AppRouter = Router<AppState, AppContext>;
 export function ok(ctx: Ctx, data: unknown, status = 200): void {
   ctx.status = status;
   ctx.body = { success: true, data };
+}
+
+/**
+ * Every router of the API is made here: routing is case-sensitive and strict (no
+ * trailing-slash variants), so a path matches exactly one spelling. Any other spelling
+ * (`/v1/ADMIN/...`, `//v1/...`, `/v1/admin/`, percent-encoded letters) reaches no route
+ * and answers 404. Guards are attached to each route, never mounted on a prefix.
+ */
+export function createRouter(prefix?: string): AppRouter {
+  return new Router<AppState, AppContext>({ prefix, sensitive: true, strict: true });
 }

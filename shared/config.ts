@@ -30,6 +30,8 @@ export interface Config {
   sessionCookieName: string;
   sessionCookieSecure: boolean;
   sessionTtlHours: number;
+  /** A session unused for this long has ended (on top of its absolute lifetime). */
+  sessionIdleMinutes: number;
   smtpUrl: string;
   mailFrom: string;
   turnstileSecretKey: string;
@@ -39,6 +41,8 @@ export interface Config {
   argon2Passes: number;
   authRateLimitPerMinute: number;
   publicRateLimitPerMinute: number;
+  /** Failed credentials (unknown keys or session cookies) one address may send per 15 minutes. */
+  authFailureLimit: number;
 }
 
 const bool = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off', '');
@@ -68,6 +72,7 @@ const schema = Joi.object({
   SESSION_COOKIE_NAME: Joi.string().pattern(/^[A-Za-z0-9_-]+$/).default('escrow_session'),
   SESSION_COOKIE_SECURE: bool,
   SESSION_TTL_HOURS: Joi.number().integer().min(1).max(24 * 90).default(24 * 14),
+  SESSION_IDLE_MINUTES: Joi.number().integer().min(5).max(60 * 24 * 90).default(120),
   SMTP_URL: Joi.string().uri({ scheme: ['smtp', 'smtps'] }).default('smtp://127.0.0.1:1025'),
   MAIL_FROM: Joi.string().default('Escrow <no-reply@escrow.local>'),
   TURNSTILE_SECRET_KEY: Joi.string().allow('').default(''),
@@ -79,6 +84,7 @@ const schema = Joi.object({
   ARGON2_PASSES: Joi.number().integer().min(2).default(2),
   AUTH_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(300),
   PUBLIC_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(100),
+  AUTH_FAILURE_LIMIT: Joi.number().integer().min(1).default(20),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -106,6 +112,7 @@ interface RawEnv {
   SESSION_COOKIE_NAME: string;
   SESSION_COOKIE_SECURE?: boolean;
   SESSION_TTL_HOURS: number;
+  SESSION_IDLE_MINUTES: number;
   SMTP_URL: string;
   MAIL_FROM: string;
   TURNSTILE_SECRET_KEY: string;
@@ -115,6 +122,7 @@ interface RawEnv {
   ARGON2_PASSES: number;
   AUTH_RATE_LIMIT_PER_MINUTE: number;
   PUBLIC_RATE_LIMIT_PER_MINUTE: number;
+  AUTH_FAILURE_LIMIT: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -128,6 +136,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const sandboxMode = v.SANDBOX_MODE ?? !production;
   if (production && sandboxMode) {
     throw new ConfigError('Invalid configuration: SANDBOX_MODE: must be off when NODE_ENV=production');
+  }
+  if (production) {
+    // A production process refuses to start rather than run with a guard switched off.
+    if (!v.TURNSTILE_SECRET_KEY) {
+      throw new ConfigError('Invalid configuration: TURNSTILE_SECRET_KEY: required when NODE_ENV=production (the sign-in bot check)');
+    }
+    if (!v.METRICS_TOKEN) {
+      throw new ConfigError('Invalid configuration: METRICS_TOKEN: required when NODE_ENV=production (/metrics must not be open)');
+    }
   }
   if (v.ADMIN_PASSWORD && !v.ADMIN_EMAIL) {
     throw new ConfigError('Invalid configuration: ADMIN_EMAIL: required when ADMIN_PASSWORD is set');
@@ -168,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sessionCookieName: v.SESSION_COOKIE_NAME,
     sessionCookieSecure: v.SESSION_COOKIE_SECURE ?? (production || publicBaseUrl.startsWith('https:')),
     sessionTtlHours: v.SESSION_TTL_HOURS,
+    sessionIdleMinutes: v.SESSION_IDLE_MINUTES,
     smtpUrl: v.SMTP_URL,
     mailFrom: v.MAIL_FROM,
     turnstileSecretKey: v.TURNSTILE_SECRET_KEY,
@@ -177,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     argon2Passes: v.ARGON2_PASSES,
     authRateLimitPerMinute: v.AUTH_RATE_LIMIT_PER_MINUTE,
     publicRateLimitPerMinute: v.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    authFailureLimit: v.AUTH_FAILURE_LIMIT,
   };
 }
 

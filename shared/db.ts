@@ -51,3 +51,27 @@ export async function inTransaction<T>(trx: Db | undefined, fn: (trx: Knex.Trans
   if (trx && trx.isTransaction) return fn(trx as Knex.Transaction);
   return (trx ?? db).transaction(fn);
 }
+
+interface PgConnection {
+  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+}
+
+interface PoolClient {
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(connection: PgConnection): Promise<void>;
+}
+
+/**
+ * A named (server-side prepared) statement on a pooled connection, for the few queries
+ * that run on every request (bench/: knex's query building and an unnamed parse per call
+ * cost more than the query itself). Each connection prepares the statement once.
+ */
+export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
+  const client = knex.client as unknown as PoolClient;
+  const connection = await client.acquireConnection();
+  try {
+    return (await connection.query<R>({ name, text, values })).rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}

@@ -43,17 +43,23 @@ export interface AccessLine {
 }
 
 /**
- * Writes one access line. Only `path` can hold arbitrary characters and is escaped; the
- * other strings are safe by construction (an HTTP method token, a route template of
- * ours, a request id matching [A-Za-z0-9._:-], an IP address, a UUID).
+ * One access line as JSON text. Caller-supplied values (the path, and the address, which
+ * comes from X-Forwarded-For behind a proxy) are escaped with JSON.stringify, so no
+ * request can break the line or forge fields; the rest are safe by construction (an HTTP
+ * method token, a route template of ours, a request id matching [A-Za-z0-9._:-], a UUID).
  */
+export function formatAccessLine(a: AccessLine, time = Date.now()): string {
+  return (
+    `{"level":30,"time":${time},"service":"escrow","log":"access","request_id":"${a.requestId}",` +
+    `"method":${JSON.stringify(a.method)},"path":${JSON.stringify(a.path)},"route":${JSON.stringify(a.route)},` +
+    `"status":${a.status},"ms":${a.ms},"ip":${JSON.stringify(a.ip)}${a.userId ? `,"user_id":"${a.userId}"` : ''},"msg":"request"}\n`
+  );
+}
+
+/** Writes one access line (buffered). */
 export function accessLog(a: AccessLine): void {
   if (!logger.isLevelEnabled('info')) return;
-  accessStream.write(
-    `{"level":30,"time":${Date.now()},"service":"escrow","log":"access","request_id":"${a.requestId}",` +
-      `"method":"${a.method}","path":${JSON.stringify(a.path)},"route":"${a.route}",` +
-      `"status":${a.status},"ms":${a.ms},"ip":"${a.ip}"${a.userId ? `,"user_id":"${a.userId}"` : ''},"msg":"request"}\n`,
-  );
+  accessStream.write(formatAccessLine(a));
 }
 
 export function flushLogs(): Promise<void> {

@@ -1,19 +1,18 @@
 /** Accounts and access: consumer spec 4.1 and decision D1. */
-import { Router } from '@koa/router';
 import * as S from '../../shared/auth/schemas.js';
 import * as authService from '../../shared/auth/service.js';
 import type { SignInResult } from '../../shared/auth/service.js';
 import * as users from '../../shared/users/repo.js';
 import { serializeUser } from '../../shared/users/serialize.js';
 import { updateProfile, type ProfilePatch } from '../../shared/users/service.js';
-import { ok, type AppContext, type AppState, type Ctx } from '../context.js';
+import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, clearSessionCookie, requestMeta, setSessionCookie } from '../middleware/auth.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { bodyOf, validate } from '../middleware/validate.js';
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
 
-export const authRouter = new Router<AppState, AppContext>({ prefix: '/v1/auth' });
+export const authRouter = createRouter('/v1/auth');
 
 const perIp = (name: string, points: number, durationSeconds: number) => rateLimit({ name, points, durationSeconds, by: 'ip' });
 const perUser = (name: string, points: number, durationSeconds: number) => rateLimit({ name, points, durationSeconds, by: 'user' });
@@ -27,7 +26,10 @@ function answerSignIn(ctx: Ctx, result: SignInResult, status = 200): void {
   ok(ctx, { user: serializeUser(result.user), csrf_token: result.session.csrfToken }, status);
 }
 
+/** The caller's row as `auth()` loaded it this request (no second read). */
 async function currentUser(ctx: Ctx) {
+  const loaded = ctx.state.principal!.user;
+  if (loaded) return loaded;
   const user = await users.findById(db, ctx.state.principal!.userId);
   if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
   return user;

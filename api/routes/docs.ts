@@ -2,13 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Router } from '@koa/router';
 import { AppError } from '../../shared/errors.js';
-import type { AppContext, AppState } from '../context.js';
+import { createRouter } from '../context.js';
 import { setHtmlSecurityHeaders } from '../middleware/security-headers.js';
 
 /** The API reference: docs/openapi.yaml rendered by swagger-ui-dist (served locally, no CDN). */
-export const docsRouter = new Router<AppState, AppContext>();
+export const docsRouter = createRouter();
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const specPath = path.resolve(here, '..', '..', '..', 'docs', 'openapi.yaml');

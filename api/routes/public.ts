@@ -1,11 +1,10 @@
 /** Public endpoints (consumer spec 4.7): no credentials, any origin, cached up to 60 s. */
-import { Router } from '@koa/router';
 import { config } from '../../shared/config.js';
 import { turnstileEnabled } from '../../shared/auth/turnstile.js';
-import { ok, type AppContext, type AppState, type Middleware } from '../context.js';
+import { ok, createRouter, type Middleware } from '../context.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 
-export const publicRouter = new Router<AppState, AppContext>();
+export const publicRouter = createRouter();
 
 const publicAnswer = (): Middleware => async (ctx, next) => {
   ctx.set('Access-Control-Allow-Origin', '*');

@@ -1,13 +1,12 @@
-import { Router } from '@koa/router';
 import { config } from '../../shared/config.js';
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
 import { safeEqual } from '../../shared/crypto.js';
 import { registry } from '../../shared/metrics.js';
-import { ok, type AppContext, type AppState } from '../context.js';
+import { ok, createRouter } from '../context.js';
 
 /** Process health, readiness and Prometheus metrics. */
-export const systemRouter = new Router<AppState, AppContext>();
+export const systemRouter = createRouter();
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

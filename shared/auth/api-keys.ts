@@ -32,21 +32,8 @@ export function looksLikePersonalKey(token: string): boolean {
   return token.startsWith(PERSONAL_KEY_PREFIX) || LEGACY_KEY_PATTERN.test(token);
 }
 
-export async function findLiveKeyByToken(trx: Db, token: string): Promise<ApiKeyRow | undefined> {
-  return (await trx('api_keys').where({ key_hash: sha256Hex(token) }).whereNull('revoked_at').first()) as
-    | ApiKeyRow
-    | undefined;
-}
-
 export async function findLiveKeyOfUser(trx: Db, userId: string): Promise<ApiKeyRow | undefined> {
   return (await trx('api_keys').where({ user_id: userId }).whereNull('revoked_at').first()) as ApiKeyRow | undefined;
-}
-
-/** Records use at most once a minute per key (no write on every request). */
-export async function touchKey(trx: Db, key: ApiKeyRow): Promise<void> {
-  const now = clock.now();
-  if (key.last_used_at && now.getTime() - key.last_used_at.getTime() < 60_000) return;
-  await trx('api_keys').where({ id: key.id }).update({ last_used_at: now });
 }
 
 export async function revokeUserKeys(trx: Db, userId: string, reason: string): Promise<number> {

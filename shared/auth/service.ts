@@ -16,7 +16,7 @@ import * as keys from './api-keys.js';
 import { consumeCode, findLiveCode, findTicket, issueCode, type CodePurpose, type IssuedCode } from './codes.js';
 import * as throttle from './login-throttle.js';
 import { assertStrongPassword, hashPassword, normaliseUsername, verifyPassword } from './passwords.js';
-import { createSession, findSessionByToken, revokeSession, revokeUserSessions, type NewSession, type SessionRow } from './sessions.js';
+import { createSession, revokeSession, revokeUserSessions, type NewSession } from './sessions.js';
 import { turnstileEnabled, verifyTurnstile } from './turnstile.js';
 
 export interface RequestMeta {
@@ -213,37 +213,6 @@ export async function loginTwoFactor(redis: Redis, ticket: string, code: string,
 
 export async function logout(sessionId: string): Promise<void> {
   await revokeSession(db, sessionId);
-}
-
-// ---------------------------------------------------------------------------------------
-// Who is calling
-
-export type SessionCheck =
-  | { kind: 'ok'; user: UserRow; session: SessionRow }
-  | { kind: 'expired' }
-  | { kind: 'unknown' };
-
-export async function authenticateSession(token: string): Promise<SessionCheck> {
-  const session = await findSessionByToken(db, token);
-  if (!session) return { kind: 'unknown' };
-  const user = await users.findById(db, session.user_id);
-  if (!user) return { kind: 'unknown' };
-  if (session.revoked_at || session.expires_at <= clock.now()) {
-    // Staff suspension ends the account's sessions; their holder still hears why
-    // (403 SUSPENDED / ACCOUNT_INACTIVE, spec section 5 rule 2), not 401 SESSION_EXPIRED.
-    assertAccountActive(user);
-    return { kind: 'expired' };
-  }
-  return { kind: 'ok', user, session };
-}
-
-/** A personal key (rpk_ or legacy); 401 INVALID_TOKEN when wrong or revoked. */
-export async function authenticateApiKey(token: string): Promise<{ user: UserRow; key: keys.ApiKeyRow }> {
-  const key = keys.looksLikePersonalKey(token) ? await keys.findLiveKeyByToken(db, token) : undefined;
-  const user = key ? await users.findById(db, key.user_id) : undefined;
-  if (!key || !user) throw new AppError(401, 'INVALID_TOKEN', 'The API key is wrong or has been revoked');
-  await keys.touchKey(db, key);
-  return { user, key };
 }
 
 // ---------------------------------------------------------------------------------------

@@ -34,14 +34,11 @@ export async function createSession(trx: Db, userId: string, meta: { ip: string;
       ip: meta.ip,
       user_agent: meta.userAgent.slice(0, 512),
       created_at: now,
+      last_seen_at: now,
       expires_at: expiresAt,
     })
     .returning<{ id: string }[]>('id'));
   return { id: row!.id, token, csrfToken, expiresAt };
-}
-
-export async function findSessionByToken(trx: Db, token: string): Promise<SessionRow | undefined> {
-  return (await trx('sessions').where({ token_hash: sha256Hex(token) }).first()) as SessionRow | undefined;
 }
 
 export async function revokeSession(trx: Db, sessionId: string): Promise<void> {

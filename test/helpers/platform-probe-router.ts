@@ -3,9 +3,8 @@
  * They exercise the shared middleware (validate, idempotent, rateLimit, the error renderer)
  * the way feature routes will, and count how often each handler body really ran.
  */
-import { Router } from '@koa/router';
 import Joi from 'joi';
-import { ok, type AppContext, type AppState, type Middleware } from '../../api/context.js';
+import { createRouter, ok, type Middleware } from '../../api/context.js';
 import { idempotent } from '../../api/middleware/idempotency.js';
 import { rateLimit } from '../../api/middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../../api/middleware/validate.js';
@@ -94,7 +93,7 @@ export const PROBE_RATE_RULE = { name: 'probe-shared', points: 3, durationSecond
 export const PROBE_INSTANT = new Date(Date.UTC(2026, 10, 22, 7, 5, 9, 45));
 export const PROBE_WHOLE_SECOND = new Date(Date.UTC(2027, 0, 1, 0, 0, 0, 0));
 
-export const probeRouter = new Router<AppState, AppContext>();
+export const probeRouter = createRouter();
 
 probeRouter.get('/test/envelope', (ctx) => {
   ok(ctx, { hello: 'world' });

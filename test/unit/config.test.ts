@@ -21,11 +21,14 @@ describe('config', () => {
     expect(() => loadConfig({ ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') })).to.throw(ConfigError, /ENCRYPTION_KEY/);
   });
 
-  it('refuses production without an encryption key or with the sandbox on', () => {
+  it('refuses production without an encryption key, the bot check or a metrics token, or with the sandbox on', () => {
     const key = Buffer.alloc(32, 7).toString('base64');
-    expect(() => loadConfig({ NODE_ENV: 'production' })).to.throw(ConfigError, /ENCRYPTION_KEY/);
-    expect(() => loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: key, SANDBOX_MODE: 'true' })).to.throw(ConfigError, /SANDBOX_MODE/);
-    const prod = loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: key });
+    const guards = { TURNSTILE_SECRET_KEY: 'turnstile-secret', METRICS_TOKEN: 'metrics-token' };
+    expect(() => loadConfig({ NODE_ENV: 'production', ...guards })).to.throw(ConfigError, /ENCRYPTION_KEY/);
+    expect(() => loadConfig({ NODE_ENV: 'production', ...guards, ENCRYPTION_KEY: key, SANDBOX_MODE: 'true' })).to.throw(ConfigError, /SANDBOX_MODE/);
+    expect(() => loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: key, METRICS_TOKEN: 'm' })).to.throw(ConfigError, /TURNSTILE_SECRET_KEY/);
+    expect(() => loadConfig({ NODE_ENV: 'production', ENCRYPTION_KEY: key, TURNSTILE_SECRET_KEY: 't' })).to.throw(ConfigError, /METRICS_TOKEN/);
+    const prod = loadConfig({ NODE_ENV: 'production', ...guards, ENCRYPTION_KEY: key });
     expect(prod.sandboxMode).to.equal(false);
     expect(prod.sessionCookieSecure).to.equal(true);
   });

@@ -83,14 +83,36 @@ describe('sessions: credentials, logout and expiry', () => {
     const { user, password } = await createUser();
     const session = await signInRaw(app, user.email, password);
     const ttlMs = config.sessionTtlHours * 3600_000;
-    clock.advance(ttlMs - 60_000);
-    await app.get(PROTECTED).set('Cookie', session.cookie).expect(200);
-    clock.advance(61_000);
+    const savedIdle = config.sessionIdleMinutes;
+    config.sessionIdleMinutes = config.sessionTtlHours * 60; // the absolute lifetime alone
+    try {
+      clock.advance(ttlMs - 60_000);
+      await app.get(PROTECTED).set('Cookie', session.cookie).expect(200);
+      clock.advance(61_000);
+      const res = await app.get(PROTECTED).set('Cookie', session.cookie);
+      expectError(res, 401, 'SESSION_EXPIRED', 'past the TTL');
+      expectClearedCookie(res);
+      const write = await app.patch('/v1/auth/me').set('Cookie', session.cookie).set('X-CSRF-Token', session.csrf).send({ full_name: 'Late' });
+      expectError(write, 401, 'SESSION_EXPIRED', 'write past the TTL');
+    } finally {
+      config.sessionIdleMinutes = savedIdle;
+    }
+  });
+
+  it('a session unused for SESSION_IDLE_MINUTES answers 401 SESSION_EXPIRED; use keeps it alive', async () => {
+    expect(config.sessionIdleMinutes).to.equal(120);
+    const { user, password } = await createUser();
+    const session = await signInRaw(app, user.email, password);
+    const idleMs = config.sessionIdleMinutes * 60_000;
+    // Used every idle period minus a minute, for three periods: still alive.
+    for (let i = 0; i < 3; i++) {
+      clock.advance(idleMs - 60_000);
+      await app.get(PROTECTED).set('Cookie', session.cookie).expect(200);
+    }
+    clock.advance(idleMs);
     const res = await app.get(PROTECTED).set('Cookie', session.cookie);
-    expectError(res, 401, 'SESSION_EXPIRED', 'past the TTL');
+    expectError(res, 401, 'SESSION_EXPIRED', 'idle too long');
     expectClearedCookie(res);
-    const write = await app.patch('/v1/auth/me').set('Cookie', session.cookie).set('X-CSRF-Token', session.csrf).send({ full_name: 'Late' });
-    expectError(write, 401, 'SESSION_EXPIRED', 'write past the TTL');
   });
 
   it('an unknown session cookie answers 401 INVALID_TOKEN on a required-auth route (signed out on /me)', async () => {
