@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { Knex } from 'knex';
 import { Router, type RouterContext, type RouterMiddleware } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../shared/logger.js';
@@ -21,6 +22,8 @@ export interface AppState {
   requestId: string;
   log: Logger;
   principal?: Principal;
+  /** The request's transaction when `idempotent()` opened one (read it with `txOf`). */
+  trx?: Knex.Transaction;
   /** Validated input, set by `validate()`. */
   input: { body?: unknown; query?: unknown; params?: unknown };
 }

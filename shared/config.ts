@@ -24,7 +24,6 @@ export interface Config {
   metricsToken: string;
   /** 32-byte key for AES-256-GCM encryption of secrets that must be read back. */
   encryptionKey: Buffer;
-  idempotencyLockSeconds: number;
   adminEmail: string;
   adminPassword: string;
   sessionCookieName: string;
@@ -66,7 +65,6 @@ const schema = Joi.object({
   OUTBOX_POLL_MS: Joi.number().integer().min(10).max(60000).default(500),
   METRICS_TOKEN: Joi.string().allow('').default(''),
   ENCRYPTION_KEY: Joi.string().base64().allow('').default(''),
-  IDEMPOTENCY_LOCK_SECONDS: Joi.number().integer().min(5).max(3600).default(120),
   ADMIN_EMAIL: Joi.string().email({ tlds: false }).allow('').default(''),
   ADMIN_PASSWORD: Joi.string().allow('').max(128).default(''),
   SESSION_COOKIE_NAME: Joi.string().pattern(/^[A-Za-z0-9_-]+$/).default('escrow_session'),
@@ -106,7 +104,6 @@ interface RawEnv {
   OUTBOX_POLL_MS: number;
   METRICS_TOKEN: string;
   ENCRYPTION_KEY: string;
-  IDEMPOTENCY_LOCK_SECONDS: number;
   ADMIN_EMAIL: string;
   ADMIN_PASSWORD: string;
   SESSION_COOKIE_NAME: string;
@@ -179,7 +176,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboxPollMs: v.OUTBOX_POLL_MS,
     metricsToken: v.METRICS_TOKEN,
     encryptionKey,
-    idempotencyLockSeconds: v.IDEMPOTENCY_LOCK_SECONDS,
     adminEmail: v.ADMIN_EMAIL.toLowerCase(),
     adminPassword: v.ADMIN_PASSWORD,
     sessionCookieName: v.SESSION_COOKIE_NAME,

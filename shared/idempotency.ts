@@ -3,8 +3,8 @@
  * and endpoint. The HTTP side lives in api/middleware/idempotency.ts.
  */
 import { clock } from './clock.js';
-import { config } from './config.js';
 import { sha256Hex } from './crypto.js';
+import type { Knex } from 'knex';
 import type { Db } from './db.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -29,7 +29,7 @@ async function step<T>(name: 'insert' | 'lookup', work: Promise<T>): Promise<T> 
   }
 }
 
-export type ClaimResult =
+export type OpenResult =
   | { kind: 'claimed' }
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'conflict' }
@@ -46,7 +46,6 @@ interface Row {
   state: 'in_flight' | 'completed';
   response_status: number | null;
   response_body: string | null;
-  locked_at: Date;
   expires_at: Date;
 }
 
@@ -71,51 +70,50 @@ function where(ref: KeyRef) {
 }
 
 /**
- * Claims the key for this request, or says why not. An expired row is replaced; an
- * in-flight row whose lock is older than IDEMPOTENCY_LOCK_SECONDS (its process died) is
- * taken over.
+ * Opens the key inside the request's transaction `trx`, which the handler then uses for
+ * its own work. The key is held by a transaction-level advisory lock: it lasts exactly as
+ * long as the request's transaction, so a second request with the same key while the
+ * first runs is told `in_flight`, and a request whose process or connection died has
+ * provably let go (Postgres rolled its transaction back, work and all). Nothing is
+ * written here: the answer is recorded by `recordAnswer` in the same transaction as the
+ * handler's changes, so either both commit or neither does.
  */
-export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimResult> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const now = clock.now();
-    const inserted = await step(
-      'insert',
-      db('idempotency_keys')
-      .insert({
-        ...where(ref),
-        request_hash: hash,
-        state: 'in_flight',
-        locked_at: now,
-        created_at: now,
-        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-      })
-        .onConflict(['scope', 'endpoint', 'key'])
-        .ignore()
-        .returning<unknown[]>('key'),
-    );
-    if (inserted.length === 1) return { kind: 'claimed' };
-
-    const row = await step('lookup', db('idempotency_keys').where(where(ref)).first<Row | undefined>());
-    if (!row) continue; // released between our insert and read: try again
-    if (row.expires_at.getTime() <= now.getTime()) {
-      await db('idempotency_keys').where(where(ref)).where('expires_at', '<=', now).delete();
-      continue;
-    }
-    if (row.request_hash !== hash) return { kind: 'conflict' };
-    if (row.state === 'completed') {
-      return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
-    }
-    const staleBefore = new Date(now.getTime() - config.idempotencyLockSeconds * 1000);
-    if (row.locked_at.getTime() < staleBefore.getTime()) {
-      const taken = await db('idempotency_keys')
-        .where(where(ref))
-        .where({ state: 'in_flight', locked_at: row.locked_at })
-        .update({ locked_at: now });
-      if (taken === 1) return { kind: 'claimed' };
-    }
-    return { kind: 'in_flight' };
+export async function openKey(trx: Knex.Transaction, ref: KeyRef, hash: string): Promise<OpenResult> {
+  const lock = await step(
+    'lookup',
+    trx.raw<{ rows: { locked: boolean }[] }>('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
+      `${ref.scope}|${ref.endpoint}|${ref.key}`,
+    ]),
+  );
+  if (!lock.rows[0]?.locked) return { kind: 'in_flight' };
+  const row = await step('lookup', trx('idempotency_keys').where(where(ref)).first<Row | undefined>());
+  if (!row) return { kind: 'claimed' };
+  // Expired answers and rows left `in_flight` by the earlier design (whose requests are
+  // gone: we hold the lock) are forgotten; the request runs again.
+  if (row.expires_at.getTime() <= clock.nowMs() || row.state !== 'completed') {
+    await step('lookup', trx('idempotency_keys').where(where(ref)).delete());
+    return { kind: 'claimed' };
   }
-  return { kind: 'in_flight' };
+  if (row.request_hash !== hash) return { kind: 'conflict' };
+  return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
+}
+
+/** Records the first 2xx answer for 24 hours, in the handler's transaction. */
+export async function recordAnswer(trx: Knex.Transaction, ref: KeyRef, hash: string, response: StoredResponse): Promise<void> {
+  const now = clock.now();
+  await step(
+    'insert',
+    trx('idempotency_keys').insert({
+      ...where(ref),
+      request_hash: hash,
+      state: 'completed',
+      response_status: response.status,
+      response_body: JSON.stringify(response.body ?? null),
+      locked_at: now,
+      created_at: now,
+      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
+    }),
+  );
 }
 
 /**
@@ -124,24 +122,6 @@ export async function claim(db: Db, ref: KeyRef, hash: string): Promise<ClaimRes
  */
 function storedBody(value: string | null): unknown {
   return value === null ? null : (JSON.parse(value) as unknown);
-}
-
-/** Stores the first 2xx answer for 24 hours. */
-export async function complete(db: Db, ref: KeyRef, response: StoredResponse): Promise<void> {
-  const now = clock.now();
-  await db('idempotency_keys')
-    .where(where(ref))
-    .update({
-      state: 'completed',
-      response_status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-    });
-}
-
-/** Releases the key after a 4xx/5xx or a thrown error, so a retry runs again. */
-export async function release(db: Db, ref: KeyRef): Promise<void> {
-  await db('idempotency_keys').where(where(ref)).where({ state: 'in_flight' }).delete();
 }
 
 /** Deletes expired keys (run by the timers queue). */

@@ -1,15 +1,31 @@
+import type { Knex } from 'knex';
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
-import { claim, complete, IdempotencyStoreError, release, requestHash, type ClaimResult, type KeyRef } from '../../shared/idempotency.js';
-import type { Middleware } from '../context.js';
+import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
+import type { Ctx, Middleware } from '../context.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
+function storeFailure(err: unknown): AppError {
+  if (err instanceof IdempotencyStoreError && err.step === 'insert') {
+    return new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
+  }
+  return new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
+}
+
+async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
+  if (trx.isCompleted()) return;
+  await trx.rollback().catch((err: unknown) => ctx.state.log.warn({ err }, 'idempotency rollback failed'));
+}
+
 /**
  * Opt-in idempotency for a mutation: `router.post(path, auth, validate(S), idempotent(), handler)`.
- * The first 2xx (status and body) is replayed for 24 hours with `Idempotent-Replay: true`;
- * 4xx and 5xx release the key; the same key with another body is 422; a key whose first
- * call still runs is 409.
+ * With an Idempotency-Key the request runs in ONE transaction, `ctx.state.trx` (read it
+ * with `txOf(ctx)` and pass it to the service): the key is locked for that transaction's
+ * life and the first 2xx (status and body) is recorded in it, so the handler's changes
+ * and the stored answer commit together or not at all. A 4xx/5xx rolls everything back
+ * (a retry runs again); the same key with another body is 422; a key whose first call
+ * still runs is 409; a replay answers the stored body with `Idempotent-Replay: true`.
  */
 export function idempotent(): Middleware {
   return async (ctx, next) => {
@@ -27,44 +43,62 @@ export function idempotent(): Middleware {
       endpoint: `${ctx.method} ${ctx.path}`,
       key: key.toLowerCase(),
     };
-    let result: ClaimResult;
+    const hash = requestHash(ctx.request.body);
+    let trx: Knex.Transaction;
+    let opened: OpenResult;
     try {
-      result = await claim(db, ref, requestHash(ctx.request.body));
+      trx = await db.transaction();
     } catch (err) {
-      ctx.state.log.error({ err }, 'idempotency claim failed');
-      if (err instanceof IdempotencyStoreError && err.step === 'insert') {
-        throw new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; retry with the same key');
+      ctx.state.log.error({ err }, 'idempotency transaction failed to open');
+      throw storeFailure(err);
+    }
+    try {
+      try {
+        opened = await openKey(trx, ref, hash);
+      } catch (err) {
+        ctx.state.log.error({ err }, 'idempotency lookup failed');
+        throw storeFailure(err);
       }
-      throw new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
-    }
-    switch (result.kind) {
-      case 'conflict':
-        throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-      case 'in_flight':
-        throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
-      case 'replay':
-        ctx.status = result.response.status;
-        ctx.body = result.response.body;
-        ctx.set('Idempotent-Replay', 'true');
-        return;
-      case 'claimed':
-        break;
-    }
-    try {
+      switch (opened.kind) {
+        case 'conflict':
+          throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+        case 'in_flight':
+          throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+        case 'replay':
+          await trx.commit();
+          ctx.status = opened.response.status;
+          ctx.body = opened.response.body;
+          ctx.set('Idempotent-Replay', 'true');
+          return;
+        case 'claimed':
+          break;
+      }
+      ctx.state.trx = trx;
       await next();
+      ctx.state.trx = undefined;
+      if (ctx.status < 200 || ctx.status >= 300) {
+        await rollback(ctx, trx);
+        return;
+      }
+      try {
+        await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
+      } catch (err) {
+        ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
+        throw storeFailure(err);
+      }
+      await trx.commit();
     } catch (err) {
-      await release(db, ref).catch((e: unknown) => ctx.state.log.error({ err: e }, 'idempotency release failed'));
+      ctx.state.trx = undefined;
+      await rollback(ctx, trx);
       throw err;
     }
-    if (ctx.status >= 200 && ctx.status < 300) {
-      try {
-        await complete(db, ref, { status: ctx.status, body: ctx.body });
-      } catch (err) {
-        // The change itself is committed; keep the answer and let the key's lock expire.
-        ctx.state.log.error({ err }, 'idempotency store failed');
-      }
-    } else {
-      await release(db, ref);
-    }
   };
+}
+
+/**
+ * The transaction a handler's service must join: the request's idempotency transaction
+ * when there is one, otherwise the pool (the service opens its own transaction).
+ */
+export function txOf(ctx: Ctx): Knex | Knex.Transaction {
+  return ctx.state.trx ?? db;
 }

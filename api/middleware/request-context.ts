@@ -12,6 +12,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Per-request state; the request's logger is made on first use (most requests never log). */
 class RequestState implements AppState {
   principal?: Principal;
+  trx?: AppState['trx'];
   input: AppState['input'] = {};
   private child: Logger | undefined;
 

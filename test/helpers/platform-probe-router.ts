@@ -5,7 +5,8 @@
  */
 import Joi from 'joi';
 import { createRouter, ok, type Middleware } from '../../api/context.js';
-import { idempotent } from '../../api/middleware/idempotency.js';
+import { idempotent, txOf } from '../../api/middleware/idempotency.js';
+import { post } from '../../shared/ledger/index.js';
 import { rateLimit } from '../../api/middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../../api/middleware/validate.js';
 import { clock } from '../../shared/clock.js';
@@ -136,6 +137,20 @@ probeRouter.post('/test/slow', idempotent(), async (ctx) => {
   probe.slowEntered.resolve();
   await probe.slowGate.promise;
   ok(ctx, { n }, 201);
+});
+
+/** A money move in the request's transaction: the opening balance of `user_id`. */
+const moveSchema = { body: Joi.object({ user_id: Joi.string().guid().required(), amount: Joi.number().integer().min(1).required() }) };
+probeRouter.post('/test/move', validate(moveSchema), idempotent(), async (ctx) => {
+  const { user_id, amount } = bodyOf<{ user_id: string; amount: number }>(ctx);
+  const entry = await post(txOf(ctx), {
+    kind: 'test.opening_balance',
+    lines: [
+      { account: { system: 'adjustments' }, amount: -amount },
+      { account: { userId: user_id }, amount },
+    ],
+  });
+  ok(ctx, { entry_id: entry.entryId }, 201);
 });
 
 probeRouter.post('/test/flaky', idempotent(), (ctx) => {

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { clock } from '../../../shared/clock.js';
-import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import { IDEMPOTENCY_TTL_MS } from '../../../shared/idempotency.js';
+import { countRows, createUser, userBalance } from '../../helpers/platform-factories.js';
 import { PROBE_USER_HEADER, probe, probeApi, resetProbe } from '../../helpers/platform-probe-router.js';
 
 const HOUR = 3600_000;
@@ -129,28 +129,82 @@ describe('platform: idempotency (spec section 8)', () => {
     expect(probe.calls.slow).to.equal(1);
   });
 
-  it('lets a retry take over a key whose first call died (lock older than IDEMPOTENCY_LOCK_SECONDS)', async () => {
+  it('never takes over a key whose first call is still running, however long it runs', async () => {
     const key = randomUUID();
     const send = () => probeApi().post('/test/slow').set('Idempotency-Key', key).send({}).then((r) => r);
     const stuck = send();
     await probe.slowEntered.promise;
-
-    clock.advance((config.idempotencyLockSeconds - 1) * 1000);
-    const early = await send();
-    expect(early.status).to.equal(409);
-    expect(early.body.error.code).to.equal('IDEMPOTENCY_KEY_IN_FLIGHT');
+    for (const minutes of [1, 3, 10, 60]) {
+      clock.advance(minutes * 60_000);
+      const early = await send();
+      expect(early.status, `after ${minutes} more minutes`).to.equal(409);
+      expect(early.body.error.code).to.equal('IDEMPOTENCY_KEY_IN_FLIGHT');
+    }
     expect(probe.calls.slow).to.equal(1);
-
-    clock.advance(2000);
-    const takeover = send();
-    for (let i = 0; i < 250 && probe.calls.slow < 2; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(probe.calls.slow).to.equal(2); // the retry's handler runs while the first is still stuck
     probe.slowGate.resolve();
-    const [first, second] = await Promise.all([stuck, takeover]);
-    expect(first.status).to.equal(201);
-    expect(second.status).to.equal(201);
-    expect(second.headers['idempotent-replay']).to.equal(undefined);
-    expect(second.body.data).to.deep.equal({ n: 2 });
+    expect((await stuck).status).to.equal(201);
+  });
+
+  it("lets a retry run once the first call's transaction is provably gone (its connection died), and the first call changes nothing", async () => {
+    const key = randomUUID();
+    const send = () => probeApi().post('/test/slow').set('Idempotency-Key', key).send({}).then((r) => r);
+    const stuck = send();
+    await probe.slowEntered.promise;
+    // The process holding the key dies: Postgres ends its connection and rolls it back.
+    const holders = await db.raw<{ rows: { pid: number }[] }>(
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`,
+    );
+    expect(holders.rows).to.have.length(1);
+    await db.raw('SELECT pg_terminate_backend(?)', [holders.rows[0]!.pid]);
+
+    const retrying = send();
+    for (let i = 0; i < 250 && probe.calls.slow < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(probe.calls.slow).to.equal(2); // the retry's handler runs: the key was let go
+    probe.slowGate.resolve();
+    const [first, retry] = await Promise.all([stuck, retrying]);
+    expect(retry.status).to.equal(201);
+    expect(retry.headers['idempotent-replay']).to.equal(undefined);
+    expect(retry.body.data).to.deep.equal({ n: 2 });
+    expect(first.status).to.equal(500);
+    const replay = await send();
+    expect(replay.headers['idempotent-replay']).to.equal('true');
+    expect(replay.body).to.deep.equal(retry.body);
+  });
+
+  it("commits the handler's money move and the stored answer together: when the answer cannot be recorded, the move is rolled back", async () => {
+    const user = await createUser();
+    const key = randomUUID();
+    const move = () => probeApi().post('/test/move').set('Idempotency-Key', key).send({ user_id: user.id, amount: 5_000 });
+    await db.raw(`
+      CREATE FUNCTION probe_refuse_key() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'probe: storage refused'; END $$;
+      CREATE TRIGGER probe_refuse_key BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION probe_refuse_key();
+    `);
+    try {
+      const res = await move().expect(500);
+      expect(res.body.error.code).to.equal('IDEMPOTENCY_INSERT_FAILED');
+    } finally {
+      await db.raw('DROP TRIGGER probe_refuse_key ON idempotency_keys; DROP FUNCTION probe_refuse_key()');
+    }
+    expect(await userBalance(user.id)).to.equal(0);
+    expect(await countRows('journal_entries')).to.equal(0);
+
+    const ok = await move().expect(201);
+    const again = await move().expect(201);
+    expect(again.headers['idempotent-replay']).to.equal('true');
+    expect(again.body).to.deep.equal(ok.body);
+    expect(await userBalance(user.id)).to.equal(5_000);
+    expect(await countRows('journal_entries')).to.equal(1);
+  });
+
+  it("rolls the handler's money move back when it fails: nothing is kept, the key is free", async () => {
+    const key = randomUUID();
+    // No such user: the posting fails on the foreign key, the request answers 5xx.
+    const missing = randomUUID();
+    const res = await probeApi().post('/test/move').set('Idempotency-Key', key).send({ user_id: missing, amount: 5_000 });
+    expect(res.status).to.be.at.least(400);
+    expect(await countRows('journal_entries')).to.equal(0);
+    expect(await keyRows()).to.deep.equal([]);
   });
 
   for (const [outcome, status] of [
@@ -274,11 +328,11 @@ describe('platform: idempotency (spec section 8)', () => {
     const scopes = (await keyRows()).map((r) => r.scope).sort();
     expect(scopes).to.deep.equal([`user:${alice}`, `user:${bob}`].sort());
   });
-  it('answers 500 IDEMPOTENCY_INSERT_FAILED when the key cannot be recorded, and runs nothing', async () => {
+  it('answers 500 IDEMPOTENCY_LOOKUP_FAILED when the key store cannot be read, and runs nothing', async () => {
     await db.raw('ALTER TABLE idempotency_keys RENAME TO idempotency_keys_away');
     try {
       const res = await probeApi().post('/test/echo').set('Idempotency-Key', randomUUID()).send(body).expect(500);
-      expect(res.body.error.code).to.equal('IDEMPOTENCY_INSERT_FAILED');
+      expect(res.body.error.code).to.equal('IDEMPOTENCY_LOOKUP_FAILED');
       expect(probe.calls.echo).to.equal(0);
     } finally {
       await db.raw('ALTER TABLE idempotency_keys_away RENAME TO idempotency_keys');
