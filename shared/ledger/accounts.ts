@@ -32,13 +32,21 @@ export function accountSpec(ref: AccountRef): AccountSpec {
   return { code: s.code, kind: s.kind, userId: null, allowNegative: s.allowNegative };
 }
 
-/** Creates the accounts if missing and returns their ids keyed by code. */
+/**
+ * Returns the accounts' ids keyed by code, creating missing escrow and system accounts.
+ * User accounts are never created here: the database opens one when the users row is
+ * inserted (trigger users_open_ledger_account). Creating one here would take a key-share
+ * lock on the users row, which waits behind any transaction holding that row: a deadlock
+ * path for a posting. A user spec without an account is simply absent from the map.
+ */
 export async function ensureAccounts(trx: Db, specs: AccountSpec[]): Promise<Map<string, number>> {
   const unique = [...new Map(specs.map((s) => [s.code, s])).values()];
-  if (unique.length > 0) {
+  // In code order, so two transactions creating the same accounts never wait in a circle.
+  const creatable = unique.filter((s) => s.kind !== 'user').sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  if (creatable.length > 0) {
     await trx('ledger_accounts')
       .insert(
-        unique.map((s) => ({
+        creatable.map((s) => ({
           code: s.code,
           kind: s.kind,
           user_id: s.userId,

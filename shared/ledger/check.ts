@@ -54,6 +54,14 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
     });
   }
 
+  // Every user has an account from sign-up on (trigger users_open_ledger_account).
+  for (const r of await rows<{ id: string }>(
+    trx,
+    `SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM ledger_accounts a WHERE a.user_id = u.id)`,
+  )) {
+    out.push({ rule: 'user-account', detail: `user ${r.id} has no ledger account` });
+  }
+
   const [total] = await rows<{ total: string }>(trx, `SELECT COALESCE(SUM(balance), 0)::text AS total FROM ledger_accounts`);
   if (total && total.total !== '0') {
     out.push({ rule: 'books-balance', detail: `all account balances sum to ${total.total}, not 0` });

@@ -1,8 +1,10 @@
 /**
  * Double-entry postings (ARCHITECTURE rule 2). A posting is one journal entry whose lines
- * sum to zero; the accounts it touches are locked in id order, their balances and the
- * users.balance projection are updated in the same transaction, and the database refuses
- * an unbalanced entry or a negative balance even if this code were wrong.
+ * sum to zero; the users rows and then the accounts it touches are locked in id order.
+ * Inserting the lines moves the balances: a database trigger applies them to
+ * ledger_accounts.balance and the users.balance projection in the same statement, and
+ * refuses any other change of a balance (decision 0005). The database also refuses an
+ * unbalanced entry or a negative balance even if this code were wrong.
  */
 import { AppError } from '../errors.js';
 import { clock } from '../clock.js';
@@ -53,10 +55,12 @@ function validate(posting: Posting): void {
 interface LockedAccount {
   id: number;
   code: string;
-  user_id: string | null;
   balance: number;
   allow_negative: boolean;
 }
+
+/** The CHECK constraints that keep balances at or above zero (the last line of defence). */
+const NON_NEGATIVE = new Set(['ledger_accounts_balance_non_negative', 'users_balance_non_negative']);
 
 export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<PostedEntry> {
   validate(posting);
@@ -68,20 +72,27 @@ export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<P
       if (existing) return { entryId: existing.id, duplicate: true };
     }
     const specs = posting.lines.map((l) => accountSpec(l.account));
+    // Lock order, everywhere: the users rows first (services often lock a user row before
+    // posting), then the ledger accounts, each in id order, so two transactions over the
+    // same accounts never wait on each other in a circle. The users rows are locked before
+    // any escrow or system account is created, so a transaction that holds a user row never
+    // waits on one that created an account and now waits for that row.
+    const userIds = [...new Set(specs.map((sp) => sp.userId).filter((u): u is string => u !== null))].sort();
+    if (userIds.length > 0) await trx('users').select('id').whereIn('id', userIds).orderBy('id').forUpdate();
     const ids = await ensureAccounts(trx, specs);
     const deltas = new Map<number, number>();
     posting.lines.forEach((line, i) => {
-      const id = ids.get(specs[i]!.code);
-      if (id === undefined) throw new Error(`ledger account ${specs[i]!.code} missing`);
+      const spec = specs[i]!;
+      const id = ids.get(spec.code);
+      if (id === undefined) {
+        throw new Error(
+          spec.userId ? `user ${spec.userId} has no ledger account (no such user?)` : `ledger account ${spec.code} missing`,
+        );
+      }
       deltas.set(id, sumRupiah([deltas.get(id) ?? 0, line.amount]));
     });
-    // Lock order, everywhere: the users rows first (services often lock a user row before
-    // posting), then the ledger accounts, each in id order, so two transactions over the
-    // same accounts never wait on each other in a circle.
-    const userIds = [...new Set(specs.map((sp) => sp.userId).filter((u): u is string => u !== null))].sort();
-    if (userIds.length > 0) await trx('users').select('id').whereIn('id', userIds).orderBy('id').forUpdate();
     const locked = (await trx('ledger_accounts')
-      .select('id', 'code', 'user_id', 'balance', 'allow_negative')
+      .select('id', 'code', 'balance', 'allow_negative')
       .whereIn('id', [...deltas.keys()])
       .orderBy('id')
       .forUpdate()) as LockedAccount[];
@@ -109,21 +120,16 @@ export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<P
       }
       throw err;
     }
-    await trx('journal_lines').insert(
-      posting.lines.map((line, i) => ({ entry_id: entryId, account_id: ids.get(specs[i]!.code)!, amount: line.amount })),
-    );
     try {
-      for (const acc of locked) {
-        const delta = deltas.get(acc.id) ?? 0;
-        if (delta === 0) continue;
-        await trx('ledger_accounts').where({ id: acc.id }).increment('balance', delta);
-        if (acc.user_id) {
-          await trx('users').where({ id: acc.user_id }).update({ balance: trx.raw('balance + ?', [delta]) });
-        }
-      }
+      // One statement: the database applies the lines to the balances as one net change per account.
+      await trx('journal_lines').insert(
+        posting.lines.map((line, i) => ({ entry_id: entryId, account_id: ids.get(specs[i]!.code)!, amount: line.amount })),
+      );
     } catch (err) {
       // The schema's non-negative constraints are the last line of defence.
-      if (pgErrorCode(err) === PG.checkViolation) throw new InsufficientFundsError();
+      if (pgErrorCode(err) === PG.checkViolation && NON_NEGATIVE.has(pgConstraint(err) ?? '')) {
+        throw new InsufficientFundsError();
+      }
       throw err;
     }
     return { entryId, duplicate: false };

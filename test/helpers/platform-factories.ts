@@ -3,6 +3,7 @@
  * factories live elsewhere; these only give the ledger something to post against.
  */
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { clock } from '../../shared/clock.js';
 import { db, type Db } from '../../shared/db.js';
 import { post } from '../../shared/ledger/index.js';
@@ -52,6 +53,19 @@ export async function userBalance(userId: string, trx: Db = db): Promise<number>
 export async function countRows(table: string, trx: Db = db): Promise<number> {
   const result = await trx.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM ??', [table]);
   return result.rows[0]?.n ?? 0;
+}
+
+/**
+ * Runs `work` in a transaction with every trigger off (`SET LOCAL session_replication_role =
+ * replica`; the tests connect as a superuser), to forge states the ledger guard refuses,
+ * e.g. a tampered balance for `ledger:check` to find. CHECK constraints still apply;
+ * foreign keys and the ledger's balance and append-only triggers do not.
+ */
+export async function withoutTriggers<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return db.transaction(async (trx) => {
+    await trx.raw('SET LOCAL session_replication_role = replica');
+    return work(trx);
+  });
 }
 
 /** The error a promise rejects with; fails the test if it resolves. */

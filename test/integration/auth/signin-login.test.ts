@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { config } from '../../../shared/config.js';
-import { db } from '../../../shared/db.js';
 import { createUser } from '../../factories/users.js';
 import { api } from '../../helpers/app.js';
+import { fundUser } from '../../helpers/platform-factories.js';
 import {
   botCheckOff,
   cookieFrom,
@@ -52,7 +52,7 @@ describe('sign-in: POST /v1/auth/login', () => {
   describe('success', () => {
     it('answers data { user (every User field), csrf_token } and sets an HttpOnly, SameSite=Lax, path=/ cookie', async () => {
       const { user, password } = await createUser({ fullName: 'Siti Rahma' });
-      await db('users').where({ id: user.id }).update({ balance: 1_250_000 });
+      await fundUser(user.id, 1_250_000);
       config.sessionCookieSecure = false;
 
       const before = Date.now();

@@ -11,9 +11,7 @@ import {
   type Posting,
 } from '../../../shared/ledger/index.js';
 import { clock } from '../../../shared/clock.js';
-import { countRows, createUser, fundUser, rejection, userBalance } from '../../helpers/platform-factories.js';
-
-
+import { countRows, createUser, fundUser, rejection, userBalance, withoutTriggers } from '../../helpers/platform-factories.js';
 
 /** Writes an entry and its lines with plain SQL in one transaction (bypassing post()). */
 async function rawEntry(lines: { accountId: number; amount: number }[]): Promise<void> {
@@ -28,14 +26,29 @@ async function rawEntry(lines: { accountId: number; amount: number }[]): Promise
   });
 }
 
+/** Waits until `n` sessions of this database wait on a lock (the racers are parked). */
+async function lockWaiters(n: number, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const result = await db.raw<{ rows: { n: number }[] }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    if ((result.rows[0]?.n ?? 0) >= n) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} lock waiter(s)`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('platform: ledger', () => {
   describe('balanced postings', () => {
     let accountIds: Map<string, number>;
+    let userId: string;
     let userCode: string;
     const adjustmentsCode = accountSpec({ system: 'adjustments' }).code;
 
     beforeEach(async () => {
       const user = await createUser();
+      userId = user.id;
       userCode = accountSpec({ userId: user.id }).code;
       accountIds = await ensureAccounts(db, [accountSpec({ userId: user.id }), accountSpec({ system: 'adjustments' })]);
     });
@@ -51,6 +64,9 @@ describe('platform: ledger', () => {
       expect(pgConstraint(err)).to.equal('journal_entries_balanced');
       expect(await countRows('journal_entries')).to.equal(0);
       expect(await countRows('journal_lines')).to.equal(0);
+      // The lines had moved the balances inside the transaction; the rollback undid it.
+      expect(await userBalance(userId)).to.equal(0);
+      expect(await balanceOf(db, { system: 'adjustments' })).to.equal(0);
     });
 
     it('the database refuses an entry with a single line or none', async () => {
@@ -61,13 +77,41 @@ describe('platform: ledger', () => {
       expect(await countRows('journal_entries')).to.equal(0);
     });
 
-    it('the database accepts a balanced raw entry (the trigger is not refusing everything)', async () => {
+    it('the database accepts a balanced raw entry and its lines move the balances (several lines on one account)', async () => {
       await rawEntry([
         { accountId: accountIds.get(adjustmentsCode)!, amount: -100 },
         { accountId: accountIds.get(userCode)!, amount: 60 },
         { accountId: accountIds.get(userCode)!, amount: 40 },
       ]);
       expect(await countRows('journal_lines')).to.equal(3);
+      expect(await balanceOf(db, { userId })).to.equal(100);
+      expect(await userBalance(userId)).to.equal(100);
+      expect(await balanceOf(db, { system: 'adjustments' })).to.equal(-100);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('applies the lines of one statement as a net change per account, whatever their order', async () => {
+      // -50 then +50 on an empty account: line by line it would dip below zero.
+      await rawEntry([
+        { accountId: accountIds.get(userCode)!, amount: -50 },
+        { accountId: accountIds.get(userCode)!, amount: 50 },
+      ]);
+      expect(await userBalance(userId)).to.equal(0);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('the database refuses raw lines that would overdraw a user account, and nothing moves', async () => {
+      const err = await rejection(
+        rawEntry([
+          { accountId: accountIds.get(adjustmentsCode)!, amount: 100 },
+          { accountId: accountIds.get(userCode)!, amount: -100 },
+        ]),
+      );
+      expect(pgErrorCode(err)).to.equal('23514');
+      expect(pgConstraint(err)).to.equal('ledger_accounts_balance_non_negative');
+      expect(await countRows('journal_entries')).to.equal(0);
+      expect(await userBalance(userId)).to.equal(0);
+      expect(await balanceOf(db, { system: 'adjustments' })).to.equal(0);
     });
 
     it('the database refuses a zero line', async () => {
@@ -147,10 +191,205 @@ describe('platform: ledger', () => {
     expect((err as InsufficientFundsError).code).to.equal('INSUFFICIENT_BALANCE');
     expect(await userBalance(user.id)).to.equal(100);
 
-    const dbErr = await rejection(db('users').where({ id: user.id }).update({ balance: -1 }));
+    // Behind the balance guard (switched off here) the CHECK constraints still hold.
+    const dbErr = await rejection(withoutTriggers((trx) => trx('users').where({ id: user.id }).update({ balance: -1 })));
     expect(pgConstraint(dbErr)).to.equal('users_balance_non_negative');
-    const accErr = await rejection(db('ledger_accounts').where({ user_id: user.id }).update({ balance: -1 }));
+    const accErr = await rejection(
+      withoutTriggers((trx) => trx('ledger_accounts').where({ user_id: user.id }).update({ balance: -1 })),
+    );
     expect(pgConstraint(accErr)).to.equal('ledger_accounts_balance_non_negative');
+    expect(await userBalance(user.id)).to.equal(100);
+  });
+
+  it("answers InsufficientFundsError (400 INSUFFICIENT_BALANCE) when the database's non-negative CHECK refuses the lines", async () => {
+    const user = await createUser();
+    await fundUser(user.id, 100);
+    // A projection lagging behind its account: the code's check (on the account) passes,
+    // the users.balance CHECK refuses the lines inserted by post().
+    await withoutTriggers((trx) => trx('users').where({ id: user.id }).update({ balance: 10 }));
+    const err = await rejection(
+      post(db, { kind: 'test.debit', lines: [{ account: { userId: user.id }, amount: -50 }, { account: { system: 'platformFees' }, amount: 50 }] }),
+    );
+    expect(err).to.be.instanceOf(InsufficientFundsError);
+    expect(err).to.include({ status: 400, code: 'INSUFFICIENT_BALANCE' });
+    expect(await balanceOf(db, { userId: user.id })).to.equal(100);
+    expect(await countRows('journal_entries')).to.equal(1);
+  });
+
+  it('applies a posting with several lines on one account as their sum', async () => {
+    const user = await createUser();
+    await fundUser(user.id, 100);
+    await post(db, {
+      kind: 'test.split',
+      lines: [
+        { account: { userId: user.id }, amount: -100 },
+        { account: { userId: user.id }, amount: 30 },
+        { account: { system: 'platformFees' }, amount: 70 },
+      ],
+    });
+    expect(await userBalance(user.id)).to.equal(30);
+    expect(await balanceOf(db, { userId: user.id })).to.equal(30);
+    expect(await balanceOf(db, { system: 'platformFees' })).to.equal(70);
+    const over = await rejection(
+      post(db, {
+        kind: 'test.split',
+        lines: [
+          { account: { userId: user.id }, amount: -40 },
+          { account: { userId: user.id }, amount: 5 },
+          { account: { system: 'platformFees' }, amount: 35 },
+        ],
+      }),
+    );
+    expect(over).to.be.instanceOf(InsufficientFundsError);
+    expect(await userBalance(user.id)).to.equal(30);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  describe('balance guard: balances move only through journal lines', () => {
+    let userId: string;
+    beforeEach(async () => {
+      userId = (await createUser()).id;
+      await fundUser(userId, 1_000);
+    });
+
+    async function expectGuarded(attempt: PromiseLike<unknown>, what: string): Promise<void> {
+      const err = await rejection(attempt);
+      expect(pgErrorCode(err), (err as Error).message).to.equal('42501');
+      expect((err as Error).message).to.include(what);
+    }
+
+    it('refuses UPDATE users SET balance = balance + 1', async () => {
+      await expectGuarded(db.raw('UPDATE users SET balance = balance + 1 WHERE id = ?', [userId]), 'users.balance');
+      await expectGuarded(db('users').where({ id: userId }).update({ balance: 0 }), 'users.balance');
+      expect(await userBalance(userId)).to.equal(1_000);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('refuses UPDATE ledger_accounts SET balance = ... on user and system accounts', async () => {
+      await expectGuarded(
+        db.raw('UPDATE ledger_accounts SET balance = balance + 1 WHERE user_id = ?', [userId]),
+        'ledger_accounts.balance',
+      );
+      await expectGuarded(
+        db('ledger_accounts').where({ code: accountSpec({ system: 'adjustments' }).code }).update({ balance: 0 }),
+        'ledger_accounts.balance',
+      );
+      expect(await balanceOf(db, { userId })).to.equal(1_000);
+      expect(await balanceOf(db, { system: 'adjustments' })).to.equal(-1_000);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('is not opened by setting the flag its own trigger sets', async () => {
+      await expectGuarded(
+        db.transaction(async (trx) => {
+          await trx.raw(`SELECT set_config('ledger.applying_lines', 'on', true)`);
+          await trx.raw('UPDATE users SET balance = balance + 1 WHERE id = ?', [userId]);
+        }),
+        'users.balance',
+      );
+      expect(await userBalance(userId)).to.equal(1_000);
+    });
+
+    it('refuses a new account or user that starts with a balance', async () => {
+      await expectGuarded(
+        db('ledger_accounts').insert({ code: 'escrow:forged', kind: 'escrow', balance: 500, created_at: clock.now() }),
+        'ledger_accounts.balance',
+      );
+      const now = clock.now();
+      await expectGuarded(
+        db('users').insert({
+          email: 'rich@example.test',
+          username: 'rich_user',
+          full_name: 'Rich',
+          balance: 5,
+          created_at: now,
+          updated_at: now,
+        }),
+        'users.balance',
+      );
+      expect(await countRows('users')).to.equal(1);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('refuses moving an account to another user or kind', async () => {
+      const other = await createUser();
+      // The guard answers before the unique index on user_id would.
+      await expectGuarded(
+        db.raw(`UPDATE ledger_accounts SET user_id = ? WHERE user_id = ?`, [other.id, userId]),
+        'ledger_accounts.user_id',
+      );
+      await expectGuarded(
+        db('ledger_accounts').where({ code: accountSpec({ system: 'adjustments' }).code }).update({ kind: 'platform_fee' }),
+        'ledger_accounts.kind',
+      );
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('lets the other columns change (profile edits, account settings)', async () => {
+      await db('users').where({ id: userId }).update({ full_name: 'Renamed', updated_at: clock.now() });
+      await db('ledger_accounts').where({ code: accountSpec({ system: 'platformFees' }).code }).update({ allow_negative: false });
+      await db.raw('UPDATE users SET balance = balance WHERE id = ?', [userId]);
+      expect(await userBalance(userId)).to.equal(1_000);
+    });
+  });
+
+  describe('user accounts are opened at sign-up', () => {
+    it('a users row inserted directly (as the factories do) already has its ledger account', async () => {
+      const user = await createUser();
+      const account = (await db('ledger_accounts').where({ user_id: user.id }).first()) as
+        | { code: string; kind: string; balance: number; allow_negative: boolean }
+        | undefined;
+      expect(account).to.include({ code: `user:${user.id}`, kind: 'user', balance: 0, allow_negative: false });
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('post() never opens a user account: a posting to an unknown user fails and writes nothing', async () => {
+      const err = await rejection(
+        post(db, {
+          kind: 'test.ghost',
+          lines: [
+            { account: { system: 'adjustments' }, amount: -5 },
+            { account: { userId: '00000000-0000-4000-8000-000000000000' }, amount: 5 },
+          ],
+        }),
+      );
+      expect((err as Error).message).to.include('no ledger account');
+      expect(await countRows('journal_entries')).to.equal(0);
+    });
+
+    it('two postings to a brand-new user, while a third transaction holds the user row and then posts, finish without deadlock', async () => {
+      const user = await createUser();
+      let holding!: () => void;
+      const held = new Promise<void>((resolve) => (holding = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const credit = (amount: number, refId: string): Posting => ({
+        kind: 'test.race',
+        refId,
+        lines: [
+          // Neither the user's account nor the adjustments account has been used yet.
+          { account: { system: 'adjustments' }, amount: -amount },
+          { account: { userId: user.id }, amount },
+        ],
+      });
+      // A service that locks the user row first and then posts (the documented order).
+      const holder = db.transaction(async (trx) => {
+        await trx('users').select('id').where({ id: user.id }).forUpdate();
+        holding();
+        await released;
+        await post(trx, credit(300, 'holder'));
+      });
+      await held;
+      const racers = [post(undefined, credit(100, 'a')), post(undefined, credit(100, 'b'))];
+      await lockWaiters(2);
+      release();
+      const results = await Promise.allSettled([holder, ...racers]);
+      const outcome = results.map((r) => (r.status === 'fulfilled' ? 'ok' : `${pgErrorCode(r.reason) ?? ''} ${String(r.reason)}`));
+      expect(outcome).to.deep.equal(['ok', 'ok', 'ok']);
+      expect(await userBalance(user.id)).to.equal(500);
+      expect(await balanceOf(db, { userId: user.id })).to.equal(500);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
   });
 
   it('never overdraws under 20 concurrent debits of 30 from a balance of 100', async () => {
@@ -212,24 +451,30 @@ describe('platform: ledger', () => {
     });
 
     it('detects a tampered users.balance', async () => {
-      await db('users').where({ id: userId }).update({ balance: db.raw('balance + 1') });
+      await withoutTriggers((trx) => trx('users').where({ id: userId }).update({ balance: trx.raw('balance + 1') }));
       const rules = (await checkLedger(db)).map((v) => v.rule);
       expect(rules).to.deep.equal(['user-projection']);
     });
 
     it('detects a tampered ledger account balance', async () => {
-      await db('ledger_accounts').where({ user_id: userId }).update({ balance: db.raw('balance + 1') });
+      await withoutTriggers((trx) =>
+        trx('ledger_accounts').where({ user_id: userId }).update({ balance: trx.raw('balance + 1') }),
+      );
       const violations = await checkLedger(db);
       const rules = violations.map((v) => v.rule);
       expect(rules).to.include.members(['account-projection', 'user-projection', 'books-balance']);
       expect(violations.find((v) => v.rule === 'account-projection')!.detail).to.include(`user:${userId}`);
     });
 
-    it('detects a user with a balance but no ledger account', async () => {
-      const other = await createUser();
-      await db('users').where({ id: other.id }).update({ balance: 5 });
-      const violations = await checkLedger(db);
-      expect(violations.map((v) => v.rule)).to.deep.equal(['user-projection']);
+    it('detects a user without a ledger account, and one with a balance but no account', async () => {
+      // Inserted with triggers off, so the database does not open the account.
+      const other = await withoutTriggers((trx) => createUser(trx));
+      let violations = await checkLedger(db);
+      expect(violations.map((v) => v.rule)).to.deep.equal(['user-account']);
+      expect(violations[0]!.detail).to.include(other.id);
+      await withoutTriggers((trx) => trx('users').where({ id: other.id }).update({ balance: 5 }));
+      violations = await checkLedger(db);
+      expect(violations.map((v) => v.rule)).to.deep.equal(['user-projection', 'user-account']);
       expect(violations[0]!.detail).to.include(other.id);
     });
   });
