@@ -1,4 +1,8 @@
+import type { Knex } from 'knex';
 import client from 'prom-client';
+import { clock } from './clock.js';
+import { db } from './db.js';
+import { logger } from './logger.js';
 import { allQueues } from './queues.js';
 
 export const registry = new client.Registry();
@@ -51,6 +55,53 @@ new client.Gauge({
     for (const q of allQueues()) {
       const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
       for (const [state, n] of Object.entries(counts)) this.set({ queue: q.name, state }, n);
+    }
+  },
+});
+
+/**
+ * Outbox health (decision 0006). The counters move in the process that relays or sweeps
+ * (the worker); `outbox_rows` reads Postgres at scrape time, so any process serving
+ * /metrics reports rows that need an operator (`dead`), rows waiting past their due time
+ * (`pending_due`) and rows relayed whose job has not completed yet (`unfinished`).
+ */
+export const outboxDeadLetters = new client.Counter({
+  name: 'outbox_dead_letters_total',
+  help: 'Outbox rows dead-lettered (unknown queue or job, job failed for good), by reason',
+  labelNames: ['reason'] as const,
+  registers: [registry],
+});
+
+export const outboxReenqueued = new client.Counter({
+  name: 'outbox_reenqueued_total',
+  help: 'Relayed outbox rows whose BullMQ job was missing and was enqueued again by the sweeper, by queue',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});
+
+new client.Gauge({
+  name: 'outbox_rows',
+  help: 'Outbox rows by state: pending_due (due, not relayed), unfinished (relayed, job not completed), dead',
+  labelNames: ['state'] as const,
+  registers: [registry],
+  async collect() {
+    // Each count is served by its own partial index (migration 20261123000300).
+    const count = async (q: Knex.QueryBuilder): Promise<number> => {
+      const rows = await q.count<{ n: string }[]>({ n: '*' });
+      return Number(rows[0]?.n ?? 0);
+    };
+    try {
+      const [pendingDue, unfinished, dead] = await Promise.all([
+        count(db('outbox').whereNull('relayed_at').whereNull('dead_at').where('available_at', '<=', clock.now())),
+        count(db('outbox').whereNotNull('relayed_at').whereNull('completed_at').whereNull('dead_at')),
+        count(db('outbox').whereNotNull('dead_at')),
+      ]);
+      this.reset();
+      this.set({ state: 'pending_due' }, pendingDue);
+      this.set({ state: 'unfinished' }, unfinished);
+      this.set({ state: 'dead' }, dead);
+    } catch (err) {
+      logger.warn({ err }, 'outbox_rows metric: Postgres did not answer');
     }
   },
 });

@@ -1,13 +1,20 @@
 /**
- * Transactional outbox (ARCHITECTURE rule 4). Services call `enqueue` inside the
- * transaction that makes the change; the relay moves committed rows to BullMQ with the
- * stable jobId `outbox-<id>`, so a crash between commit and enqueue delays a job but
- * never loses or doubles it.
+ * Transactional outbox (ARCHITECTURE rule 4, decision 0006). Services call `enqueue`
+ * inside the transaction that makes the change; the relay moves committed, due rows to
+ * BullMQ with the stable jobId `outbox-<id>`, so a crash between commit and enqueue delays
+ * a job but never loses or doubles it.
+ *
+ * A row lives until its job completes: the worker records `completed_at` when the job
+ * succeeds (`markCompleted`), and `sweepOutbox` re-sends rows whose job Redis lost, records
+ * completions the worker missed, and dead-letters jobs that failed for good. A row the
+ * relay cannot deliver (unknown queue or job) is dead-lettered instead of stalling the rest.
  */
 import type { Knex } from 'knex';
 import { clock } from './clock.js';
 import { db, type Db } from './db.js';
-import { getQueue, isQueueName, JOBS, type JobData, type JobName } from './queues.js';
+import { logger } from './logger.js';
+import { outboxDeadLetters, outboxReenqueued } from './metrics.js';
+import { getQueue, isJobName, isQueueName, JOBS, type JobData, type JobName, type QueueName } from './queues.js';
 
 export interface EnqueueOptions {
   /** Do not run before this time (durable timers). */
@@ -33,6 +40,14 @@ export function outboxJobId(id: number): string {
   return `outbox-${id}`;
 }
 
+/** The outbox row id behind a BullMQ jobId, or null for jobs that did not come from the outbox. */
+export function outboxIdOf(jobId: string | undefined): number | null {
+  const match = /^outbox-([1-9][0-9]{0,15})$/.exec(jobId ?? '');
+  if (!match) return null;
+  const id = Number(match[1]);
+  return Number.isSafeInteger(id) ? id : null;
+}
+
 interface OutboxRow {
   id: number;
   queue: string;
@@ -40,42 +55,94 @@ interface OutboxRow {
   payload: JobData;
 }
 
+interface DeadLetter {
+  id: number;
+  queue: string;
+  job: string;
+  /** Metric label: a small fixed set. */
+  kind: 'unknown_queue' | 'unknown_job' | 'wrong_queue' | 'job_failed';
+  reason: string;
+}
+
+/** Why a row cannot be delivered, or null when its queue and job are known and agree. */
+function undeliverable(row: OutboxRow): DeadLetter | null {
+  const base = { id: row.id, queue: row.queue, job: row.job };
+  if (!isQueueName(row.queue)) return { ...base, kind: 'unknown_queue', reason: `unknown queue ${row.queue}` };
+  if (!isJobName(row.job)) return { ...base, kind: 'unknown_job', reason: `unknown job ${row.job}` };
+  if (JOBS[row.job] !== row.queue) {
+    return { ...base, kind: 'wrong_queue', reason: `job ${row.job} belongs to queue ${JOBS[row.job]}, not ${row.queue}` };
+  }
+  return null;
+}
+
+async function markDead(trx: Knex.Transaction, dead: DeadLetter[]): Promise<void> {
+  const now = clock.now();
+  for (const d of dead) {
+    await trx('outbox').where({ id: d.id }).whereNull('dead_at').update({ dead_at: now, dead_reason: d.reason.slice(0, 1000) });
+  }
+}
+
+/** Called after the transaction that marked the rows committed, so a rollback is not counted. */
+function reportDead(dead: DeadLetter[]): void {
+  for (const d of dead) {
+    outboxDeadLetters.inc({ reason: d.kind });
+    logger.error({ outbox_id: d.id, queue: d.queue, job: d.job, reason: d.reason }, 'outbox row dead-lettered; an operator must look at it');
+  }
+}
+
+/** Adds rows to BullMQ, one addBulk per queue, with the row's stable jobId. */
+async function addJobs(rows: OutboxRow[]): Promise<void> {
+  const byQueue = new Map<QueueName, OutboxRow[]>();
+  for (const row of rows) {
+    const queue = row.queue as QueueName; // checked by undeliverable()
+    const list = byQueue.get(queue) ?? [];
+    list.push(row);
+    byQueue.set(queue, list);
+  }
+  for (const [queueName, list] of byQueue) {
+    await getQueue(queueName).addBulk(list.map((r) => ({ name: r.job, data: r.payload, opts: { jobId: outboxJobId(r.id) } })));
+  }
+}
+
 /**
  * Relays up to `limit` due rows. Rows are locked (SKIP LOCKED) so several relays can run;
- * they are marked relayed only after BullMQ accepted them, in the same transaction.
- * Returns the number of rows relayed.
+ * they are marked relayed only after BullMQ accepted them, in the same transaction. A row
+ * naming an unknown queue or job is dead-lettered (never picked again) and the rest of the
+ * batch goes on. Returns the number of rows taken off the pending list (relayed or dead).
  */
 export async function relayOnce(limit = 200, knex: Knex = db): Promise<number> {
-  return knex.transaction(async (trx) => {
+  const dead: DeadLetter[] = [];
+  const taken = await knex.transaction(async (trx) => {
     const rows = (await trx('outbox')
       .select('id', 'queue', 'job', 'payload')
       .whereNull('relayed_at')
+      .whereNull('dead_at')
       .where('available_at', '<=', clock.now())
       .orderBy('id')
       .limit(limit)
       .forUpdate()
       .skipLocked()) as OutboxRow[];
     if (rows.length === 0) return 0;
-    const byQueue = new Map<string, OutboxRow[]>();
+    const good: OutboxRow[] = [];
     for (const row of rows) {
-      const list = byQueue.get(row.queue) ?? [];
-      list.push(row);
-      byQueue.set(row.queue, list);
+      const why = undeliverable(row);
+      if (why) dead.push(why);
+      else good.push(row);
     }
-    for (const [queueName, list] of byQueue) {
-      if (!isQueueName(queueName)) throw new Error(`outbox row names unknown queue ${queueName}`);
-      await getQueue(queueName).addBulk(
-        list.map((r) => ({ name: r.job, data: r.payload, opts: { jobId: outboxJobId(r.id) } })),
-      );
+    await markDead(trx, dead);
+    await addJobs(good);
+    if (good.length > 0) {
+      await trx('outbox')
+        .whereIn(
+          'id',
+          good.map((r) => r.id),
+        )
+        .update({ relayed_at: clock.now() });
     }
-    await trx('outbox')
-      .whereIn(
-        'id',
-        rows.map((r) => r.id),
-      )
-      .update({ relayed_at: clock.now() });
     return rows.length;
   });
+  reportDead(dead);
+  return taken;
 }
 
 /** Relays until nothing due is left. */
@@ -85,5 +152,153 @@ export async function relayAll(knex: Knex = db): Promise<number> {
     const n = await relayOnce(200, knex);
     total += n;
     if (n === 0) return total;
+  }
+}
+
+/**
+ * Records that the job of an outbox row completed. The worker calls it when a processor
+ * returns, before BullMQ marks the job completed, so a row is never left uncompleted
+ * behind a job BullMQ has already removed. `relayed_at` is filled in case the relay that
+ * sent the job rolled back after BullMQ took it.
+ */
+export async function markCompleted(id: number, knex: Db = db): Promise<boolean> {
+  const now = clock.now();
+  const n = await knex('outbox')
+    .where({ id })
+    .whereNull('completed_at')
+    .update({ completed_at: now, relayed_at: knex.raw('COALESCE(relayed_at, ?)', [now]) });
+  return n > 0;
+}
+
+export const OUTBOX_SWEEP = {
+  /** A relayed row is checked once its job had this long to show up and finish. */
+  graceMs: 60_000,
+  /** Completed rows are deleted this long after completion. */
+  retentionMs: 7 * 24 * 3600_000,
+  /** Rows looked at per transaction. */
+  pageSize: 500,
+  /** Completed rows deleted per statement. */
+  purgeBatch: 5_000,
+} as const;
+
+export interface SweepOptions {
+  graceMs?: number;
+  retentionMs?: number;
+  pageSize?: number;
+}
+
+export interface SweepResult {
+  /** Relayed rows past the grace period whose job had not completed. */
+  checked: number;
+  /** Job missing from Redis: enqueued again with the same jobId. */
+  reenqueued: number;
+  /** Job completed in BullMQ without the row knowing: row marked completed. */
+  completed: number;
+  /** Job failed for good, or the row is no longer deliverable: dead-lettered. */
+  dead: number;
+  /** Completed rows past retention, deleted. */
+  purged: number;
+}
+
+/**
+ * The outbox sweeper (decision D6's "periodic sweeper", decision 0006). For every row
+ * relayed more than `graceMs` ago whose job has not completed, asks BullMQ for the job:
+ * - missing (Redis flushed, failover): enqueue it again with the same jobId, so the
+ *   job runs (once: a completed row is never looked at, a present job dedupes the add);
+ * - completed: mark the row completed;
+ * - failed for good: dead-letter the row for an operator (retry it from the dashboard);
+ * - waiting, active, delayed, prioritized: leave it.
+ * Then deletes completed rows older than `retentionMs`. Rows are locked SKIP LOCKED page
+ * by page, so sweepers in several workers share the work.
+ */
+export async function sweepOutbox(options: SweepOptions = {}, knex: Knex = db): Promise<SweepResult> {
+  const graceMs = options.graceMs ?? OUTBOX_SWEEP.graceMs;
+  const retentionMs = options.retentionMs ?? OUTBOX_SWEEP.retentionMs;
+  const pageSize = options.pageSize ?? OUTBOX_SWEEP.pageSize;
+  const result: SweepResult = { checked: 0, reenqueued: 0, completed: 0, dead: 0, purged: 0 };
+  const cutoff = new Date(clock.nowMs() - graceMs);
+  let afterId = 0;
+  for (;;) {
+    const dead: DeadLetter[] = [];
+    const reenqueued: OutboxRow[] = [];
+    const page = await knex.transaction(async (trx) => {
+      const rows = (await trx('outbox')
+        .select('id', 'queue', 'job', 'payload')
+        .whereNotNull('relayed_at')
+        .whereNull('completed_at')
+        .whereNull('dead_at')
+        .where('relayed_at', '<=', cutoff)
+        .where('id', '>', afterId)
+        .orderBy('id')
+        .limit(pageSize)
+        .forUpdate()
+        .skipLocked()) as OutboxRow[];
+      const completed: number[] = [];
+      await Promise.all(
+        rows.map(async (row) => {
+          const why = undeliverable(row);
+          if (why) {
+            dead.push(why);
+            return;
+          }
+          const queue = getQueue(row.queue as QueueName);
+          const jobId = outboxJobId(row.id);
+          const state = await queue.getJobState(jobId);
+          if (state === 'completed') completed.push(row.id);
+          else if (state === 'failed') {
+            const job = await queue.getJob(jobId);
+            dead.push({ id: row.id, queue: row.queue, job: row.job, kind: 'job_failed', reason: `job failed: ${job?.failedReason ?? 'unknown reason'}` });
+          } else if (state === 'unknown') {
+            // A job hash in no list would swallow a re-add (same jobId): leave it to an operator.
+            if (await queue.getJob(jobId)) logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job exists in no BullMQ state');
+            else reenqueued.push(row);
+          }
+        }),
+      );
+      const now = clock.now();
+      if (completed.length > 0) await trx('outbox').whereIn('id', completed).whereNull('completed_at').update({ completed_at: now });
+      await markDead(trx, dead);
+      if (reenqueued.length > 0) {
+        await addJobs(reenqueued);
+        // The grace period starts again: the job had just been sent.
+        await trx('outbox')
+          .whereIn(
+            'id',
+            reenqueued.map((r) => r.id),
+          )
+          .update({ relayed_at: now });
+      }
+      result.checked += rows.length;
+      result.completed += completed.length;
+      return rows;
+    });
+    reportDead(dead);
+    result.dead += dead.length;
+    for (const row of reenqueued) {
+      outboxReenqueued.inc({ queue: row.queue });
+      logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job missing from Redis; enqueued again');
+    }
+    result.reenqueued += reenqueued.length;
+    const last = page.at(-1);
+    if (!last || page.length < pageSize) break;
+    afterId = last.id;
+  }
+  result.purged = await purgeCompleted(retentionMs, knex);
+  return result;
+}
+
+/** Deletes completed rows older than the retention period, in batches. Dead rows stay. */
+async function purgeCompleted(retentionMs: number, knex: Knex): Promise<number> {
+  const before = new Date(clock.nowMs() - retentionMs);
+  let total = 0;
+  for (;;) {
+    const n = await knex('outbox')
+      .whereIn(
+        'id',
+        knex('outbox').select('id').whereNotNull('completed_at').where('completed_at', '<', before).limit(OUTBOX_SWEEP.purgeBatch),
+      )
+      .delete();
+    total += n;
+    if (n < OUTBOX_SWEEP.purgeBatch) return total;
   }
 }

@@ -22,6 +22,7 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export const JOBS = {
   'mail.send': 'mail',
   'maintenance.purge-idempotency-keys': 'timers',
+  'maintenance.sweep-outbox': 'timers',
 } as const satisfies Record<string, QueueName>;
 export type JobName = keyof typeof JOBS;
 
@@ -30,7 +31,9 @@ export type JobData = Record<string, string | number | boolean | null>;
 export const defaultJobOptions: JobsOptions = {
   attempts: 8,
   backoff: { type: 'exponential', delay: 2_000 },
-  // Completed jobs are kept for a week so a re-sent jobId is recognised and ignored.
+  // Completed jobs are kept for a week so a re-sent jobId is recognised and ignored. The
+  // lasting record is outbox.completed_at in Postgres (decision 0006): the sweeper never
+  // re-sends a completed row, so nothing depends on BullMQ keeping a job longer.
   removeOnComplete: { age: 7 * 24 * 3600, count: 50_000 },
   removeOnFail: { age: 30 * 24 * 3600 },
 };

@@ -7,12 +7,13 @@ import { config } from '../shared/config.js';
 import { db } from '../shared/db.js';
 import { logger } from '../shared/logger.js';
 import { relayOnce } from '../shared/outbox.js';
-import { closeQueues, getQueue, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
+import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
 import { createQueueConnection, redis } from '../shared/redis.js';
 import { closeMailTransport } from '../shared/mail/transport.js';
-import { buildRegistry, queueProcessor } from './registry.js';
+import { buildRegistry, queueProcessor, upsertMaintenanceSchedules } from './registry.js';
 
 const registry = buildRegistry();
+const SCHEDULE_REFRESH_MS = 5 * 60_000;
 
 const selected: QueueName[] = config.workerQueues.length > 0 ? [] : [...QUEUE_NAMES];
 for (const name of config.workerQueues) {
@@ -37,13 +38,16 @@ const workers = selected.map((name) => {
   return worker;
 });
 
-// Periodic maintenance (idempotent upsert: every worker copy may call it).
+// Periodic maintenance (idempotent upsert: every worker copy may call it). Upserted again
+// every few minutes so the schedules, and the outbox sweeper with them, survive a Redis
+// that lost its keys.
+let schedules: NodeJS.Timeout | undefined;
 if (selected.includes('timers')) {
-  await getQueue('timers').upsertJobScheduler(
-    'purge-idempotency-keys',
-    { every: 3600_000 },
-    { name: 'maintenance.purge-idempotency-keys', data: {} },
-  );
+  await upsertMaintenanceSchedules();
+  schedules = setInterval(() => {
+    upsertMaintenanceSchedules().catch((err: unknown) => logger.error({ err }, 'maintenance schedules: upsert failed; retrying'));
+  }, SCHEDULE_REFRESH_MS);
+  schedules.unref();
 }
 
 let stopping = false;
@@ -64,6 +68,7 @@ logger.info({ queues: selected }, 'workers running');
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  clearInterval(schedules);
   logger.info({ signal }, 'workers stopping: finishing active jobs');
   const force = setTimeout(() => {
     logger.error('worker shutdown timed out; exiting');

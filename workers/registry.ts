@@ -1,9 +1,11 @@
 /**
  * The job registry: every job in shared/queues.ts JOBS must have exactly one processor,
- * in the file of its own queue. Start-up fails otherwise.
+ * in the file of its own queue. Start-up fails otherwise. Also the periodic maintenance
+ * schedules the worker keeps in place.
  */
 import { UnrecoverableError } from 'bullmq';
-import { JOBS, isJobName, type QueueName } from '../shared/queues.js';
+import { markCompleted, outboxIdOf } from '../shared/outbox.js';
+import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shared/queues.js';
 import { mail } from './mail.js';
 import { timers } from './timers.js';
 import type { Processor, QueueProcessors } from './types.js';
@@ -28,13 +30,40 @@ export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<s
   return registry;
 }
 
-/** One BullMQ processor per queue, dispatching by job name. */
+/**
+ * One BullMQ processor per queue, dispatching by job name. When a job sent from the
+ * outbox (jobId `outbox-<id>`) succeeds, its row is marked completed before BullMQ marks
+ * the job: the sweeper never re-sends a completed row (decision 0006). If that write
+ * fails the job fails and is retried; processors are idempotent.
+ */
 export function queueProcessor(registry: Map<string, Processor>, queue: QueueName): Processor {
   return async (job) => {
     const processor = registry.get(job.name);
     if (!processor || (isJobName(job.name) && JOBS[job.name] !== queue)) {
       throw new UnrecoverableError(`queue ${queue} has no processor for job ${job.name}`);
     }
-    return processor(job);
+    const result = await processor(job);
+    const outboxId = outboxIdOf(job.id);
+    if (outboxId !== null) await markCompleted(outboxId);
+    return result;
   };
+}
+
+/** Periodic maintenance on the timers queue: scheduler id, job, interval. */
+export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
+  { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
+  { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
+];
+
+/**
+ * Puts the maintenance schedules in place. Idempotent (an unchanged schedule keeps its
+ * next run), so every worker copy calls it at start and again periodically: a Redis that
+ * lost its keys (flush, failover) gets the schedules, and with them the outbox sweeper, back.
+ */
+export async function upsertMaintenanceSchedules(): Promise<void> {
+  const timers = getQueue('timers');
+  for (const s of MAINTENANCE_SCHEDULES) {
+    // The last runs stay visible in the dashboard; a minutely job kept a week would pile up.
+    await timers.upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.job, data: {}, opts: { removeOnComplete: { count: 100 } } });
+  }
 }

@@ -51,3 +51,44 @@ export async function runJobs(queues: readonly QueueName[] = QUEUE_NAMES): Promi
   }
   return ran;
 }
+
+export interface StartedJob {
+  job: Job<JobData>;
+  /** Runs the job's processor and completes (or fails) it, as a worker would. */
+  finish(): Promise<RanJob>;
+}
+
+/**
+ * Takes the next waiting job of a queue and leaves it active (locked, as a worker holding
+ * it would), without running it yet; `finish()` runs it. Undefined when none is waiting.
+ */
+export async function startJob(queue: QueueName): Promise<StartedJob | undefined> {
+  const connection = createQueueConnection();
+  const worker = new Worker<JobData>(queue, null, { connection, prefix: config.queuePrefix, autorun: false });
+  const token = randomUUID();
+  const close = async () => {
+    await worker.close();
+    await connection.quit();
+  };
+  const job = (await worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+  if (!job) {
+    await close();
+    return undefined;
+  }
+  return {
+    job,
+    async finish() {
+      const record: RanJob = { queue, name: job.name, id: job.id, data: job.data };
+      try {
+        record.result = await queueProcessor(registry, queue)(job);
+        await job.moveToCompleted(record.result, token, false);
+      } catch (err) {
+        record.error = err instanceof Error ? err.message : String(err);
+        await job.moveToFailed(err instanceof Error ? err : new Error(String(err)), token, false);
+      } finally {
+        await close();
+      }
+      return record;
+    },
+  };
+}
