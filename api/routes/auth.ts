@@ -7,7 +7,7 @@ import { serializeUser } from '../../shared/users/serialize.js';
 import { updateProfile, type ProfilePatch } from '../../shared/users/service.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, clearSessionCookie, requestMeta, setSessionCookie } from '../middleware/auth.js';
-import { rateLimit } from '../middleware/rate-limit.js';
+import { consume, rateLimit } from '../middleware/rate-limit.js';
 import { bodyOf, validate } from '../middleware/validate.js';
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
@@ -77,8 +77,13 @@ authRouter.get('/me', auth('optional'), async (ctx) => {
   ok(ctx, { user: serializeUser(await currentUser(ctx)), csrf_token: ctx.state.principal.csrfToken ?? null });
 });
 
+/** Turning two-step sign-in off checks the password: guesses are limited like a password change. */
+const PASSWORD_CONFIRM_LIMIT = { name: 'password-confirm', points: 10, durationSeconds: 900, by: 'user' } as const;
+
 authRouter.patch('/me', auth(), validate({ body: S.updateMe }), async (ctx) => {
-  const user = await updateProfile(ctx.state.principal!.userId, bodyOf<ProfilePatch>(ctx));
+  const patch = bodyOf<ProfilePatch>(ctx);
+  if (patch.two_factor_method === 'none') await consume(ctx, PASSWORD_CONFIRM_LIMIT);
+  const user = await updateProfile(ctx.state.principal!.userId, patch);
   ok(ctx, { user: serializeUser(user) });
 });
 

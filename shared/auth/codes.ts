@@ -1,7 +1,8 @@
 /**
  * E-mailed 6-digit codes (e-mail verification, two-step sign-in). Codes and tickets are
  * stored as HMAC-SHA256 under a key derived from ENCRYPTION_KEY (a bare hash of six
- * digits could be reversed by trying all of them). Attempts are counted atomically.
+ * digits could be reversed by trying all of them). Attempts are counted atomically before
+ * a code is compared.
  */
 import { createHmac } from 'node:crypto';
 import { clock } from '../clock.js';
@@ -91,26 +92,40 @@ export async function findLiveCode(trx: Db, userId: string, purpose: CodePurpose
 }
 
 /**
- * Checks `code` against the row: INVALID_CODE with reason expired, exhausted or wrong
- * (each wrong try counts). On success the row is consumed (compare-and-set, so two
- * concurrent correct tries succeed once). `httpStatus` lets e-mail verification answer 400.
+ * Checks `code` against the row: INVALID_CODE with reason expired, exhausted or wrong.
+ * Every try, right or wrong, first spends one attempt atomically
+ * (`UPDATE ... SET attempts = attempts + 1 WHERE attempts < max_attempts RETURNING`), and
+ * only a try that got an attempt is compared; so a parallel burst is checked at most
+ * `max_attempts` times, whatever count each request read before. Success is a guarded
+ * compare-and-set (unconsumed, within its attempts, not expired), so two concurrent
+ * correct tries succeed once. `httpStatus` lets e-mail verification answer 400.
  */
 export async function consumeCode(trx: Db, row: CodeRow, code: string, httpStatus = 401): Promise<void> {
   const fail = (reason: 'wrong' | 'expired' | 'exhausted') => {
     const e = invalidCode(reason);
     return new AppError(httpStatus, e.code, e.message, e.extras);
   };
-  if (row.code_expires_at <= clock.now()) throw fail('expired');
-  if (row.attempts >= row.max_attempts) throw fail('exhausted');
-  if (!safeEqual(keyedHash('code', code), row.code_hash)) {
-    const bumped = (await trx('auth_codes')
-      .where({ id: row.id })
-      .whereRaw('attempts < max_attempts')
-      .increment('attempts', 1)
-      .returning<{ attempts: number; max_attempts: number }[]>(['attempts', 'max_attempts']));
-    const after = bumped[0];
-    throw fail(after && after.attempts < after.max_attempts ? 'wrong' : 'exhausted');
+  const now = clock.now();
+  if (row.code_expires_at <= now) throw fail('expired');
+  const [spent] = (await trx('auth_codes')
+    .where({ id: row.id })
+    .whereNull('consumed_at')
+    .whereRaw('attempts < max_attempts')
+    .increment('attempts', 1)
+    .returning<{ attempts: number; max_attempts: number }[]>(['attempts', 'max_attempts']));
+  if (!spent) {
+    // No attempt left, or the code was used or replaced meanwhile.
+    const current = await trx<{ id: string; consumed_at: Date | null }>('auth_codes').where({ id: row.id }).first('consumed_at');
+    throw fail(current && current.consumed_at === null ? 'exhausted' : 'expired');
   }
-  const consumed = await trx('auth_codes').where({ id: row.id }).whereNull('consumed_at').update({ consumed_at: clock.now() });
+  if (!safeEqual(keyedHash('code', code), row.code_hash)) {
+    throw fail(spent.attempts < spent.max_attempts ? 'wrong' : 'exhausted');
+  }
+  const consumed = await trx('auth_codes')
+    .where({ id: row.id })
+    .whereNull('consumed_at')
+    .whereRaw('attempts <= max_attempts')
+    .where('code_expires_at', '>', now)
+    .update({ consumed_at: now });
   if (consumed !== 1) throw fail('expired');
 }

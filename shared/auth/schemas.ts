@@ -39,6 +39,12 @@ export const updateMe = Joi.object({
   social_tiktokshop: optionalText(200),
   two_factor_method: Joi.string().valid('none', 'email'),
   dashboard_tour_completed: Joi.boolean(),
+  // Required to turn two-step sign-in off; accepted and ignored otherwise.
+  current_password: Joi.string()
+    .min(1)
+    .max(128)
+    .when('two_factor_method', { is: 'none', then: Joi.required() })
+    .messages({ 'any.required': 'current_password is required to turn two-step sign-in off' }),
 })
   .min(1)
   .messages({ 'object.min': 'send at least one field to change' });

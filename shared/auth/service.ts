@@ -9,7 +9,7 @@ import { config } from '../config.js';
 import { randomToken, sha256Hex } from '../crypto.js';
 import { db, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
 import { AppError, errors } from '../errors.js';
-import { queueMail } from '../mail/service.js';
+import { queueMail, queueSuppressedMail } from '../mail/service.js';
 import * as users from '../users/repo.js';
 import type { UserRow } from '../users/repo.js';
 import * as keys from './api-keys.js';
@@ -184,20 +184,35 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
       requires_captcha: turnstileEnabled() && throttle.captchaNeeded(counted),
     });
   }
-  await throttle.releaseAttempt(redis, meta.ip, email);
+  if (user.status !== 'active') {
+    // Not a guessing failure: the answer says why (403), the attempt is given back.
+    await throttle.releaseAttempt(redis, meta.ip, email);
+    assertAccountActive(user);
+  }
 
-  assertAccountActive(user);
-  await throttle.clearEmail(redis, email);
-
-  if (user.two_factor_method === 'email') {
+  const method = twoFactorMethodAtSignIn(user);
+  if (method === 'email') {
+    // The password alone proves nothing yet: the attempt stays counted (address and
+    // e-mail) until the second step succeeds, so a known password cannot reset the ladder.
     const issued = await db.transaction((trx) => issueAndMailCode(trx, user, 'login'));
     const ticket = issued.ticket!;
     return { kind: 'two_factor', ticket };
   }
-  if (user.two_factor_method !== 'none') {
+  await throttle.releaseAttempt(redis, meta.ip, email);
+  if (method !== 'none') {
     throw new AppError(501, 'TWO_FACTOR_METHOD_UNSUPPORTED', 'This two-step method is not supported');
   }
+  await throttle.clearEmail(redis, email);
   return startSession(user, meta);
+}
+
+/**
+ * The second step a sign-in must pass: the account's own setting, except that in
+ * production an admin always gets the e-mailed code (whatever the setting).
+ */
+export function twoFactorMethodAtSignIn(user: UserRow): UserRow['two_factor_method'] {
+  if (config.nodeEnv === 'production' && user.role === 'admin') return 'email';
+  return user.two_factor_method;
 }
 
 export async function loginTwoFactor(redis: Redis, ticket: string, code: string, meta: RequestMeta): Promise<SignInResult> {
@@ -205,9 +220,13 @@ export async function loginTwoFactor(redis: Redis, ticket: string, code: string,
   const user = await users.findById(db, row.user_id);
   if (!user) throw new AppError(401, 'INVALID_TICKET', 'The sign-in ticket is unknown or has expired; sign in again');
   assertAccountActive(user);
-  const counts = await throttle.readCounts(redis, meta.ip, user.email);
+  // Without the attempt of this sign-in's own password step, which stays counted until now.
+  const counts = throttle.priorTo(await throttle.readCounts(redis, meta.ip, user.email));
   if (throttle.accountLocked(counts)) throw locked();
   await consumeCode(db, row, code, 401);
+  // Both steps passed: the attempt counted at the password step was not a failure.
+  await throttle.releaseAttempt(redis, meta.ip, user.email);
+  await throttle.clearEmail(redis, user.email);
   return startSession(user, meta);
 }
 
@@ -270,31 +289,49 @@ export async function rotateApiKey(userId: string, label: string | null, ip: str
 // ---------------------------------------------------------------------------------------
 // Passwords
 
-/** Always succeeds from the caller's view; e-mails a reset link when the account exists and is active. */
+const NO_USER = '00000000-0000-0000-0000-000000000000';
+
+function resetMail(token: string) {
+  return {
+    template: 'password-reset',
+    subject: 'Reset your password',
+    text:
+      `Someone asked to reset the password of your account. To choose a new one, open\n` +
+      `${config.publicBaseUrl}/reset-password?token=${token}\n` +
+      `within one hour. If it was not you, ignore this message; your password stays the same.\n`,
+  };
+}
+
+/**
+ * Always succeeds from the caller's view; e-mails a reset link when the account exists
+ * and is active. Both paths do the same work in the request (no timing oracle): the same
+ * look-up, the same void-earlier-links update, one reset row and one recorded e-mail with
+ * its job. For an unknown or inactive address the reset row is born used and belongs to
+ * nobody, and the e-mail is suppressed (never delivered, no recipient stored).
+ */
 export async function forgotPassword(email: string): Promise<void> {
   const user = await users.findByEmail(db, email.trim().toLowerCase());
-  if (!user || user.status !== 'active') return;
+  const target = user && user.status === 'active' ? user : undefined;
   const token = randomToken(32);
+  const mail = resetMail(token);
   await db.transaction(async (trx) => {
     const now = clock.now();
-    await trx('password_resets').where({ user_id: user.id }).whereNull('used_at').update({ used_at: now });
+    await voidResetLinks(trx, target?.id ?? NO_USER, now);
     await trx('password_resets').insert({
-      user_id: user.id,
+      user_id: target?.id ?? null,
       token_hash: sha256Hex(token),
       created_at: now,
       expires_at: new Date(now.getTime() + PASSWORD_RESET_TTL_MS),
+      used_at: target ? null : now,
     });
-    await queueMail(trx, {
-      to: user.email,
-      userId: user.id,
-      template: 'password-reset',
-      subject: 'Reset your password',
-      text:
-        `Someone asked to reset the password of your account. To choose a new one, open\n` +
-        `${config.publicBaseUrl}/reset-password?token=${token}\n` +
-        `within one hour. If it was not you, ignore this message; your password stays the same.\n`,
-    });
+    if (target) await queueMail(trx, { to: target.email, userId: target.id, ...mail });
+    else await queueSuppressedMail(trx, mail);
   });
+}
+
+/** Every live reset link of the user stops working (a newer link, a reset, a change). */
+async function voidResetLinks(trx: Db, userId: string, now: Date): Promise<void> {
+  await trx('password_resets').where({ user_id: userId }).whereNull('used_at').update({ used_at: now });
 }
 
 async function setPassword(trx: Db, user: UserRow, password: string, keepSessionId?: string) {
@@ -302,6 +339,7 @@ async function setPassword(trx: Db, user: UserRow, password: string, keepSession
   await users.update(trx, user.id, { password_hash: await hashPassword(password), updated_at: now });
   await keys.revokeUserKeys(trx, user.id, 'password_changed');
   await revokeUserSessions(trx, user.id, keepSessionId);
+  await voidResetLinks(trx, user.id, now);
 }
 
 export async function resetPassword(token: string, password: string): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * Outgoing e-mail. `queueMail` records the message (body sealed) and its `mail.send` job
- * in the caller's transaction; the mail worker delivers it through SMTP.
+ * in the caller's transaction; the mail worker delivers it through SMTP. `queueSuppressedMail`
+ * does the same writes for a message that is never delivered.
  */
 import { clock } from '../clock.js';
 import { encryptSecret } from '../crypto.js';
@@ -25,6 +26,31 @@ export async function queueMail(trx: Db, message: MailMessage): Promise<string> 
       subject: message.subject,
       body_sealed: encryptSecret(message.text),
       created_at: clock.now(),
+    })
+    .returning<{ id: string }[]>('id'));
+  if (!row) throw new Error('outbound_emails insert returned no row');
+  await enqueue(trx, 'mail.send', { emailId: row.id });
+  return row.id;
+}
+
+/**
+ * Does the same writes as `queueMail` (a recorded message and its `mail.send` job) for a
+ * message that must never be delivered: no recipient, no body, already marked sent, so
+ * the worker skips it. For callers that must cost the same whether or not a mail is due
+ * (forgot-password for an unknown address). Nothing about the intended recipient is stored.
+ */
+export async function queueSuppressedMail(trx: Db, message: Pick<MailMessage, 'template' | 'subject' | 'text'>): Promise<string> {
+  encryptSecret(message.text); // the same CPU work as sealing a real body; the result is dropped
+  const now = clock.now();
+  const [row] = (await trx('outbound_emails')
+    .insert({
+      user_id: null,
+      to_address: '',
+      template: message.template,
+      subject: message.subject,
+      body_sealed: null,
+      created_at: now,
+      sent_at: now,
     })
     .returning<{ id: string }[]>('id'));
   if (!row) throw new Error('outbound_emails insert returned no row');

@@ -64,3 +64,13 @@ export async function moveStatus(trx: Db, id: string, from: UserStatus[], to: Us
     .returning('*')) as UserRow[];
   return row;
 }
+
+/**
+ * Locks the rows of every active admin (in id order, so two callers cannot deadlock) and
+ * returns their ids. A concurrent change of an admin's status waits for the caller's
+ * transaction, and re-evaluates against the committed state after it.
+ */
+export async function lockActiveAdmins(trx: Db): Promise<string[]> {
+  const rows = await trx<UserRow>('users').where({ role: 'admin', status: 'active' }).orderBy('id').forUpdate().select('id');
+  return rows.map((r) => r.id);
+}

@@ -1,8 +1,10 @@
 /** Profile changes (PATCH /v1/auth/me) and staff moves on accounts (suspend, reactivate). */
 import { clock } from '../clock.js';
-import { db, pgConstraint, pgErrorCode, PG } from '../db.js';
+import { config } from '../config.js';
+import { db, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
 import { AppError } from '../errors.js';
-import { normaliseUsername } from '../auth/passwords.js';
+import { normaliseUsername, verifyPassword } from '../auth/passwords.js';
+import { queueMail } from '../mail/service.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { recordStaffAction } from '../staff/audit.js';
 import * as repo from './repo.js';
@@ -17,6 +19,8 @@ export interface ProfilePatch {
   social_tiktokshop?: string | null;
   two_factor_method?: TwoFactorMethod;
   dashboard_tour_completed?: boolean;
+  /** Needed (and checked) only to turn two-step sign-in off; ignored otherwise. */
+  current_password?: string;
 }
 
 const usernameTaken = () => new AppError(409, 'USERNAME_TAKEN', 'This username is taken');
@@ -38,18 +42,47 @@ export async function updateProfile(userId: string, patch: ProfilePatch): Promis
       if (patch.social_instagram !== undefined) changes.social_instagram = patch.social_instagram || null;
       if (patch.social_shopee !== undefined) changes.social_shopee = patch.social_shopee || null;
       if (patch.social_tiktokshop !== undefined) changes.social_tiktokshop = patch.social_tiktokshop || null;
+      const turningOff = patch.two_factor_method === 'none' && user.two_factor_method !== 'none';
+      if (patch.two_factor_method === 'none') await assertMayTurnOffTwoFactor(user, patch.current_password);
       if (patch.two_factor_method !== undefined) changes.two_factor_method = patch.two_factor_method;
       if (patch.dashboard_tour_completed !== undefined) {
         changes.dashboard_tour_completed_at = patch.dashboard_tour_completed ? (user.dashboard_tour_completed_at ?? now) : null;
       }
       const updated = await repo.update(trx, userId, changes);
       if (!updated) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+      if (turningOff) await mailTwoFactorOff(trx, updated, now);
       return updated;
     });
   } catch (err) {
     if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'users_username_unique') throw usernameTaken();
     throw err;
   }
+}
+
+/**
+ * Turning two-step sign-in off needs the account's current password (a stolen session or
+ * key alone must not remove the second step); in production an admin cannot turn it off.
+ */
+async function assertMayTurnOffTwoFactor(user: UserRow, currentPassword: string | undefined): Promise<void> {
+  if (config.nodeEnv === 'production' && user.role === 'admin') {
+    throw new AppError(403, 'TWO_FACTOR_REQUIRED', 'Staff accounts must keep two-step sign-in on in production');
+  }
+  if (!(await verifyPassword(user.password_hash, currentPassword ?? ''))) {
+    throw new AppError(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
+  }
+}
+
+async function mailTwoFactorOff(trx: Db, user: UserRow, now: Date): Promise<void> {
+  await queueMail(trx, {
+    to: user.email,
+    userId: user.id,
+    template: 'two-factor-off',
+    subject: 'Two-step sign-in was turned off',
+    text:
+      `Two-step sign-in was turned off for your account at ${now.toISOString()}.\n` +
+      `From now on, signing in needs only your password.\n` +
+      `If this was not you, change your password now and turn two-step sign-in back on.\n`,
+  });
 }
 
 export interface StaffContext {
@@ -64,6 +97,15 @@ async function moveAccount(staff: StaffContext, userId: string, action: 'suspend
   }
   return db.transaction(async (trx) => {
     const now = clock.now();
+    if (action === 'suspend') {
+      // "Never suspend the last active admin" must hold when two admins suspend each other
+      // at once: lock the set of active admins first; the second transaction waits and
+      // then sees the first one's suspension.
+      const admins = await repo.lockActiveAdmins(trx);
+      if (admins.includes(userId) && admins.length <= 1) {
+        throw new AppError(409, 'LAST_ADMIN', 'At least one active staff account must remain; this is the last active admin');
+      }
+    }
     const moved =
       action === 'suspend'
         ? await repo.moveStatus(trx, userId, ['active'], 'suspended', now)

@@ -69,7 +69,7 @@ describe('accounts: profile (PATCH /v1/auth/me)', () => {
     const login = await newAgent().post('/v1/auth/login').send({ email: user.email, password }).expect(200);
     expect(login.body.data).to.include({ requires_2fa: true, method: 'email' });
 
-    const off = await patchByKey({ two_factor_method: 'none' }).expect(200);
+    const off = await patchByKey({ two_factor_method: 'none', current_password: password }).expect(200);
     expect(off.body.data.user.two_factor_method).to.equal('none');
     const again = await newAgent().post('/v1/auth/login').send({ email: user.email, password }).expect(200);
     expect(again.body.data.user.id).to.equal(user.id);

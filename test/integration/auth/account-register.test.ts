@@ -197,6 +197,13 @@ describe('accounts: e-mail verification (POST /v1/auth/verify-email)', () => {
     return { agent, csrf: res.body.data.csrf_token as string, email: body.email, userId: res.body.data.user.id as string };
   }
 
+  /** A new session of an account made by signUp() (whose own session may have gone idle). */
+  async function freshSession(email: string): Promise<{ agent: TestAgent; csrf: string }> {
+    const agent = newAgent();
+    const res = await agent.post('/v1/auth/login').send({ email, password: signUpBody().password }).expect(200);
+    return { agent, csrf: res.body.data.csrf_token as string };
+  }
+
   function wrongCode(good: string): string {
     return good === '000000' ? '111111' : '000000';
   }
@@ -250,18 +257,21 @@ describe('accounts: e-mail verification (POST /v1/auth/verify-email)', () => {
   });
 
   it('answers INVALID_CODE reason expired after 24 hours', async () => {
-    const { agent, csrf, email, userId } = await signUp();
+    const { email, userId } = await signUp();
     const code = mail.lastCode(email);
     clock.advance(24 * 3600_000 + 1000);
+    // The sign-up session has gone idle by now; a fresh sign-in carries the try.
+    const { agent, csrf } = await freshSession(email);
     const res = await agent.post('/v1/auth/verify-email').set('X-CSRF-Token', csrf).send({ code }).expect(400);
     expect(res.body.error).to.include({ code: 'INVALID_CODE', reason: 'expired' });
     expect((await db('users').where({ id: userId }).first()).email_verified_at).to.equal(null);
   });
 
   it('still accepts the code just before 24 hours have passed', async () => {
-    const { agent, csrf, email } = await signUp();
+    const { email } = await signUp();
     const code = mail.lastCode(email);
     clock.advance(24 * 3600_000 - 60_000);
+    const { agent, csrf } = await freshSession(email);
     const res = await agent.post('/v1/auth/verify-email').set('X-CSRF-Token', csrf).send({ code }).expect(200);
     expect(res.body.data.user.is_verified).to.equal(true);
   });

@@ -67,7 +67,9 @@ describe('accounts: forgotten password (POST /v1/auth/password/forgot and /reset
     await forgot(suspended.email);
     await forgot(closed.email);
     expect(mail.messages).to.have.length(0);
-    expect(await db('password_resets').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
+    // The same work is done for every address (no timing oracle), but no live link exists.
+    expect(await db('password_resets').whereNull('used_at').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
+    expect(await db('password_resets').whereNotNull('user_id').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
 
     await forgot(user.email.toUpperCase());
     expect(mail.messages).to.have.length(1);
@@ -159,6 +161,42 @@ describe('accounts: forgotten password (POST /v1/auth/password/forgot and /reset
     expect(later).to.not.equal(earlier);
     expect((await reset(earlier).expect(400)).body.error.code).to.equal('INVALID_RESET_TOKEN');
     await reset(later).expect(200);
+  });
+
+  it('a password change voids every reset link issued before it (400 INVALID_RESET_TOKEN)', async () => {
+    const { user, password, first, firstCsrf } = await setup();
+    await forgot(user.email);
+    const token = tokenFrom(user.email);
+    await first
+      .post('/v1/auth/password')
+      .set('X-CSRF-Token', firstCsrf)
+      .send({ current_password: password, new_password: NEW_PASSWORD })
+      .expect(200);
+    const res = await reset(token, 'Attacker9Choice').expect(400);
+    expect(res.body.error.code).to.equal('INVALID_RESET_TOKEN');
+    expect((await login(user.email, NEW_PASSWORD)).status).to.equal(200);
+    expect((await login(user.email, 'Attacker9Choice')).status).to.equal(401);
+    expect(await db('password_resets').where({ user_id: user.id }).whereNull('used_at').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
+  });
+
+  it('a reset voids every other live link: links asked for at once, one used, the others are dead', async () => {
+    const { user } = await createUser();
+    // Requests at the same moment can each leave a live link; a reset must end them all.
+    await Promise.all(Array.from({ length: 3 }, () => newAgent().post('/v1/auth/password/forgot').send({ email: user.email }).expect(200)));
+    await runJobs(['mail']);
+    const tokens = mail.to(user.email).map((m) => /reset-password\?token=([A-Za-z0-9_-]+)/.exec(m.text)?.[1] ?? '');
+    expect(tokens).to.have.length(3);
+    const liveHashes = (await db('password_resets').where({ user_id: user.id }).whereNull('used_at').pluck('token_hash')) as string[];
+    const live = tokens.filter((t) => liveHashes.includes(sha256Hex(t)));
+    expect(live.length).to.be.at.least(1);
+    await reset(live[0]!).expect(200);
+    for (const other of tokens.filter((t) => t !== live[0])) {
+      const res = await reset(other, 'Another9Password');
+      expect(res.status, `live links before the reset: ${live.length}`).to.equal(400);
+      expect(res.body.error.code).to.equal('INVALID_RESET_TOKEN');
+    }
+    expect((await login(user.email, NEW_PASSWORD)).status).to.equal(200);
+    expect(await db('password_resets').where({ user_id: user.id }).whereNull('used_at').count({ n: '*' }).first()).to.deep.equal({ n: 0 });
   });
 
   it('a weak new password answers 400 WEAK_PASSWORD and leaves the token usable', async () => {

@@ -69,7 +69,7 @@ describe('accounts: secrets never leak (responses, e-mails, logs)', () => {
       await step('login 2fa wrong', 401, () => agent.post('/v1/auth/login/2fa').send({ ticket, code: mail.lastCode(email) === '000000' ? '111111' : '000000' }));
       const second = await step('login step 2', 200, () => agent.post('/v1/auth/login/2fa').send({ ticket, code: mail.lastCode(email) }));
       csrf = second.body.data.csrf_token as string;
-      await step('2fa off', 200, () => agent.patch('/v1/auth/me').set('X-CSRF-Token', csrf).send({ two_factor_method: 'none' }));
+      await step('2fa off', 200, () => agent.patch('/v1/auth/me').set('X-CSRF-Token', csrf).send({ two_factor_method: 'none', current_password: passwords.signUp }));
 
       // Personal key.
       rotateLabel = 'rotate';
@@ -122,7 +122,7 @@ describe('accounts: secrets never leak (responses, e-mails, logs)', () => {
     expect(sessionTokens.size).to.be.at.least(3);
     expect(apiKey).to.match(/^rpk_/);
     const mails = mail.to(email);
-    expect(mails).to.have.length(4); // verification code, sign-in code, key rotated, reset link
+    expect(mails).to.have.length(5); // verification code, sign-in code, 2FA off, key rotated, reset link
 
     const secrets: { name: string; value: string }[] = [
       ...Object.entries(passwords).map(([k, v]) => ({ name: `password ${k}`, value: v })),
