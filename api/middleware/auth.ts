@@ -127,7 +127,7 @@ export function adminSessionOnly(): Middleware {
     if (check.user.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Staff only');
     if (UNSAFE.has(ctx.method)) {
       const origin = ctx.get('Origin');
-      if (!origin || new URL(origin).host !== ctx.host) throw new AppError(403, 'CSRF_FAILED', 'Cross-origin write refused');
+      if (!origin || !URL.canParse(origin) || new URL(origin).host !== ctx.host) throw new AppError(403, 'CSRF_FAILED', 'Cross-origin write refused');
     }
     ctx.state.principal = { userId: check.user.id, role: 'admin', via: 'session', sessionId: check.sessionId, user: check.user };
     await next();

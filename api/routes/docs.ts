@@ -45,9 +45,10 @@ docsRouter.get('/docs/openapi.yaml', async (ctx) => {
 });
 
 docsRouter.get('/docs/assets/:file', async (ctx) => {
-  const type = ASSETS[ctx.params.file ?? ''];
+  const file = ctx.params.file ?? '';
+  const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
   if (!type) throw new AppError(404, 'NOT_FOUND', 'No such asset');
   ctx.type = type;
   ctx.set('Cache-Control', 'public, max-age=86400');
-  ctx.body = await readFile(path.join(uiDir, ctx.params.file ?? ''));
+  ctx.body = await readFile(path.join(uiDir, file));
 });
