@@ -1,9 +1,35 @@
 /**
  * A typed wrapper over autocannon's programmatic API. autocannon ships no types and
- * @types/autocannon is not a dependency, so only the fields the benchmark reads are
- * declared here (autocannon 9, lib/aggregateResult.js).
+ * @types/autocannon is not a dependency, so only the options the benchmark sets and the
+ * fields it reads are declared here (autocannon 9: README "API", lib/requestIterator.js,
+ * lib/aggregateResult.js).
  */
 import { createRequire } from 'node:module';
+
+/**
+ * The raw request autocannon builds for each send (lib/httpRequestBuilder.js): defaults
+ * merged with the entry of `requests`. `setupRequest` may change it and must return it.
+ */
+export interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** One entry of `requests`: without `setupRequest` it is built once and re-sent as is. */
+export interface AutocannonRequestSpec {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /**
+   * Called before every send of this entry (not with `workers`), so a request can carry a
+   * different header each time; a falsy return restarts the sequence.
+   */
+  setupRequest?: (req: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest | null | undefined;
+  onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => void;
+}
 
 export interface AutocannonOptions {
   url: string;
@@ -14,6 +40,14 @@ export interface AutocannonOptions {
   /** Seconds before a request counts as a timeout. */
   timeout?: number;
   headers?: Record<string, string>;
+  /** The sequence of requests each connection sends, in order and then again. */
+  requests?: AutocannonRequestSpec[];
+  /**
+   * Requests per second across all connections (spread over them). Latencies are then
+   * corrected for coordinated omission unless `ignoreCoordinatedOmission` is set.
+   */
+  overallRate?: number;
+  ignoreCoordinatedOmission?: boolean;
 }
 
 /** One autocannon histogram summary (latency in ms, requests and bytes per second). */
@@ -36,7 +70,9 @@ export interface AutocannonResult {
   timeouts: number;
   non2xx: number;
   '2xx': number;
-  latency: HistogramSummary;
+  /** Responses per status code, e.g. `{ "200": { count: 500 } }`. */
+  statusCodeStats?: Record<string, { count: number }>;
+  latency: HistogramSummary & { totalCount?: number };
   requests: HistogramSummary & { total: number; sent: number };
   throughput: HistogramSummary & { total: number };
 }
@@ -49,4 +85,26 @@ const autocannon = require('autocannon') as Autocannon;
 /** Runs one load test; resolves when `duration` seconds have passed. */
 export async function runAutocannon(opts: AutocannonOptions): Promise<AutocannonResult> {
   return await autocannon(opts);
+}
+
+/**
+ * `requests` for autocannon that send `path` with a different header value on every
+ * request, cycling through `values` across all connections (one shared counter).
+ */
+export function cyclingHeader(path: string, header: string, values: readonly string[]): AutocannonRequestSpec[] {
+  if (values.length === 0) throw new Error('cyclingHeader: no values');
+  let next = 0;
+  return [
+    {
+      method: 'GET',
+      path,
+      setupRequest(req) {
+        const value = values[next]!;
+        next = next + 1 === values.length ? 0 : next + 1;
+        // buildRequest hands each call a fresh copy of the headers, so this mutates no default.
+        req.headers[header] = value;
+        return req;
+      },
+    },
+  ];
 }
