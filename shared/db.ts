@@ -53,7 +53,7 @@ export async function inTransaction<T>(trx: Db | undefined, fn: (trx: Knex.Trans
 }
 
 interface PgConnection {
-  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+  query<R>(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: R[] }>;
 }
 
 interface PoolClient {
@@ -71,6 +71,30 @@ export async function prepared<R>(name: string, text: string, values: unknown[],
   const connection = await client.acquireConnection();
   try {
     return (await connection.query<R>({ name, text, values })).rows;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+/**
+ * A bookkeeping write that need not survive a crash (when a key or session was last
+ * used): one round trip, committed without waiting for the disk (synchronous_commit off
+ * for this transaction only). Money and state never go through here. Values are quoted
+ * with pg's escapeLiteral; the statement is ours.
+ */
+export async function bookkeepingWrite(sql: string, values: (string | Date)[], knex: Knex = db): Promise<void> {
+  const text = sql.replace(/\$(\d+)/g, (_, i: string) => {
+    const value = values[Number(i) - 1];
+    if (value === undefined) throw new Error(`bookkeepingWrite: no value for $${i}`);
+    return pg.escapeLiteral(value instanceof Date ? value.toISOString() : value);
+  });
+  const client = knex.client as unknown as PoolClient;
+  const connection = await client.acquireConnection();
+  try {
+    await connection.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${text}; COMMIT`);
+  } catch (err) {
+    await connection.query('ROLLBACK').catch(() => undefined);
+    throw err;
   } finally {
     await client.releaseConnection(connection);
   }
