@@ -24,14 +24,29 @@ type KeyJoinRow = UserRow & Prefixed<{ id: string; last_used_at: Date | null }, 
 type SessionJoinRow = UserRow &
   Prefixed<{ id: string; csrf_token: string; expires_at: Date; revoked_at: Date | null; last_seen_at: Date }, 's_'>;
 
+/**
+ * The users columns, named (not `u.*`): a prepared statement's result shape is fixed, so a
+ * migration adding a users column would otherwise make every cached statement fail with
+ * "cached plan must not change result type" until its connection is recycled.
+ */
+const USER_COLUMNS = [
+  'id', 'email', 'username', 'full_name', 'phone', 'password_hash', 'role', 'status', 'kyc_status',
+  'email_verified_at', 'two_factor_method', 'dashboard_tour_completed_at', 'social_instagram',
+  'social_shopee', 'social_tiktokshop', 'balance', 'created_at', 'updated_at',
+] as const satisfies readonly (keyof UserRow)[];
+// Compile-time check that every UserRow field is selected.
+const everyColumn: Exclude<keyof UserRow, (typeof USER_COLUMNS)[number]> extends never ? true : never = true;
+void everyColumn;
+const U = USER_COLUMNS.map((c) => `u.${c}`).join(', ');
+
 const KEY_SQL = `
-  SELECT k.id AS k_id, k.last_used_at AS k_last_used_at, u.*
+  SELECT k.id AS k_id, k.last_used_at AS k_last_used_at, ${U}
     FROM api_keys k JOIN users u ON u.id = k.user_id
    WHERE k.key_hash = $1 AND k.revoked_at IS NULL`;
 
 const SESSION_SQL = `
   SELECT s.id AS s_id, s.csrf_token AS s_csrf_token, s.expires_at AS s_expires_at,
-         s.revoked_at AS s_revoked_at, s.last_seen_at AS s_last_seen_at, u.*
+         s.revoked_at AS s_revoked_at, s.last_seen_at AS s_last_seen_at, ${U}
     FROM sessions s JOIN users u ON u.id = s.user_id
    WHERE s.token_hash = $1`;
 

@@ -218,4 +218,20 @@ describe('sessions: credentials, logout and expiry', () => {
       expectError(await app.get(PROTECTED).set('Cookie', session.cookie), 401, 'SESSION_EXPIRED', 'session after reactivation');
     });
   });
+
+  it('keeps authenticating on the same connections after a migration adds a users column (prepared statements name their columns)', async () => {
+    const { user, password } = await createUser();
+    const session = await signInRaw(app, user.email, password);
+    const key = await issueKey(user.id);
+    // Warm every pooled connection's prepared statements first.
+    await Promise.all(Array.from({ length: 12 }, () => app.get(PROTECTED).set('Authorization', `Bearer ${key}`).expect(200)));
+    await Promise.all(Array.from({ length: 12 }, () => app.get(PROTECTED).set('Cookie', session.cookie).expect(200)));
+    await db.raw('ALTER TABLE users ADD COLUMN probe_added text');
+    try {
+      await Promise.all(Array.from({ length: 12 }, () => app.get(PROTECTED).set('Authorization', `Bearer ${key}`).expect(200)));
+      await Promise.all(Array.from({ length: 12 }, () => app.get(PROTECTED).set('Cookie', session.cookie).expect(200)));
+    } finally {
+      await db.raw('ALTER TABLE users DROP COLUMN probe_added');
+    }
+  });
 });
