@@ -1,5 +1,5 @@
 /**
- * `npm run bench:profile` (through bench/profile.sh, which provides Postgres, Redis, the
+ * `npm run bench:profile` (through `bench/run.sh bench/profile.ts`, which provides Postgres, Redis, the
  * migrated bench database and a fresh dist/ build): where the API's time goes on the
  * authenticated read.
  *
@@ -53,7 +53,7 @@ const AUTH_LIMIT = intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000);
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
-    throw new Error('DATABASE_URL and REDIS_URL must be set; run `npm run bench:profile` (bench/profile.sh) instead');
+    throw new Error('DATABASE_URL and REDIS_URL must be set; run `npm run bench:profile` instead');
   }
   const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(AUTH_LIMIT) };
   const seed = await seedCallers(env, USERS);

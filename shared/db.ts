@@ -67,10 +67,15 @@ interface PoolClient {
  * cost more than the query itself). Each connection prepares the statement once.
  */
 export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
+  return withConnection(knex, async (connection) => (await connection.query<R>({ name, text, values })).rows);
+}
+
+/** Runs `work` on one pooled connection, given back to the pool afterwards. */
+async function withConnection<T>(knex: Knex, work: (connection: PgConnection) => Promise<T>): Promise<T> {
   const client = knex.client as unknown as PoolClient;
   const connection = await client.acquireConnection();
   try {
-    return (await connection.query<R>({ name, text, values })).rows;
+    return await work(connection);
   } finally {
     await client.releaseConnection(connection);
   }
@@ -88,14 +93,12 @@ export async function bookkeepingWrite(sql: string, values: (string | Date)[], k
     if (value === undefined) throw new Error(`bookkeepingWrite: no value for $${i}`);
     return pg.escapeLiteral(value instanceof Date ? value.toISOString() : value);
   });
-  const client = knex.client as unknown as PoolClient;
-  const connection = await client.acquireConnection();
-  try {
-    await connection.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${text}; COMMIT`);
-  } catch (err) {
-    await connection.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    await client.releaseConnection(connection);
-  }
+  await withConnection(knex, async (connection) => {
+    try {
+      await connection.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${text}; COMMIT`);
+    } catch (err) {
+      await connection.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  });
 }
