@@ -14,16 +14,35 @@ import { systemRouter } from './routes/system.js';
 import { authRouter } from './routes/auth.js';
 import { publicRouter } from './routes/public.js';
 import { adminRouter } from './routes/admin.js';
+import { escrowsRouter } from './routes/escrows.js';
+import { disputesRouter } from './routes/disputes.js';
+import { partnerRouter } from './routes/partner.js';
+import { sandboxRouter } from './routes/sandbox.js';
 import { adminSessionOnly } from './middleware/auth.js';
 
 export interface AppDeps {
   redis?: Redis;
   /** Extra routers (tests mount probe routes this way). */
   extraRouters?: AppRouter[];
+  /** Mount the sandbox-only routes (default: SANDBOX_MODE). */
+  sandboxMode?: boolean;
 }
 
 /** Every router of the API, in mounting order (the OpenAPI test walks this list). */
-export const routers: AppRouter[] = [systemRouter, docsRouter, publicRouter, authRouter, adminRouter];
+export const routers: AppRouter[] = [
+  systemRouter,
+  docsRouter,
+  publicRouter,
+  authRouter,
+  partnerRouter,
+  escrowsRouter,
+  disputesRouter,
+  adminRouter,
+  sandboxRouter,
+];
+
+/** Routers mounted only in sandbox mode (decision D4): never reachable in production. */
+export const SANDBOX_ONLY: ReadonlySet<AppRouter> = new Set([sandboxRouter]);
 
 export function createApp(deps: AppDeps = {}): AppKoa {
   const app: AppKoa = new Koa<AppState, AppContext>({ proxy: config.trustProxy });
@@ -34,7 +53,9 @@ export function createApp(deps: AppDeps = {}): AppKoa {
 
   const use = (mw: Middleware) => app.use(mw as Koa.Middleware<AppState, AppContext>);
   use(requestContext());
+  const sandbox = deps.sandboxMode ?? config.sandboxMode;
   for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
+    if (SANDBOX_ONLY.has(router) && !sandbox) continue;
     app.use(router.routes());
   }
   // Last: only requests no route took get here.

@@ -10,6 +10,8 @@ export interface Config {
   host: string;
   port: number;
   publicBaseUrl: string;
+  /** Hosts a signed partner link may point at (decision D3): the service's own pay-link hosts. */
+  publicLinkHosts: string[];
   databaseUrl: string;
   databasePoolMax: number;
   redisUrl: string;
@@ -51,6 +53,7 @@ const schema = Joi.object({
   HOST: Joi.string().default('127.0.0.1'),
   PORT: Joi.number().integer().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  PUBLIC_LINK_HOSTS: Joi.string().allow('').default(''),
   DATABASE_URL: Joi.string()
     .uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://postgres@127.0.0.1:5432/escrow'),
@@ -92,6 +95,7 @@ interface RawEnv {
   HOST: string;
   PORT: number;
   PUBLIC_BASE_URL?: string;
+  PUBLIC_LINK_HOSTS: string;
   DATABASE_URL: string;
   DATABASE_POOL_MAX: number;
   REDIS_URL: string;
@@ -164,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: v.HOST,
     port: v.PORT,
     publicBaseUrl,
+    publicLinkHosts: linkHosts(v.PUBLIC_LINK_HOSTS, publicBaseUrl),
     databaseUrl: v.DATABASE_URL,
     databasePoolMax: v.DATABASE_POOL_MAX,
     redisUrl: v.REDIS_URL,
@@ -193,6 +198,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicRateLimitPerMinute: v.PUBLIC_RATE_LIMIT_PER_MINUTE,
     authFailureLimit: v.AUTH_FAILURE_LIMIT,
   };
+}
+
+/** PUBLIC_LINK_HOSTS, lower-cased; by default the host of PUBLIC_BASE_URL alone. */
+function linkHosts(raw: string, publicBaseUrl: string): string[] {
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return hosts.length > 0 ? hosts : [new URL(publicBaseUrl).host.toLowerCase()];
 }
 
 function loadOrExit(): Config {

@@ -11,6 +11,7 @@ export const QUEUE_NAMES = [
   'upload-sanitise',
   'tracking-refresh',
   'mail',
+  'notifications',
   'timers',
   'payouts',
   'exports',
@@ -21,6 +22,10 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 /** Every job the system knows, with its queue. A job without a processor stops the worker at start. */
 export const JOBS = {
   'mail.send': 'mail',
+  'notifications.create': 'notifications',
+  'escrows.expire': 'timers',
+  'escrows.auto-release': 'timers',
+  'escrows.sweep-timers': 'timers',
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
 } as const satisfies Record<string, QueueName>;

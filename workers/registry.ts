@@ -7,10 +7,11 @@ import { UnrecoverableError } from 'bullmq';
 import { markCompleted, outboxIdOf } from '../shared/outbox.js';
 import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shared/queues.js';
 import { mail } from './mail.js';
+import { notifications } from './notifications.js';
 import { timers } from './timers.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [mail, timers];
+export const PROCESSOR_FILES: QueueProcessors[] = [mail, notifications, timers];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();
@@ -53,6 +54,7 @@ export function queueProcessor(registry: Map<string, Processor>, queue: QueueNam
 export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
   { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
   { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
+  { id: 'sweep-escrow-timers', job: 'escrows.sweep-timers', everyMs: 60_000 },
 ];
 
 /**

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors.js';
 import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
 import type { Ctx, Middleware } from '../context.js';
 
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+import { UUID_V4 } from '../../shared/ids.js';
 
 function storeFailure(err: unknown): AppError {
   if (err instanceof IdempotencyStoreError && err.step === 'insert') {

@@ -1,0 +1,39 @@
+/**
+ * Disputes (consumer spec 4.3). No idempotency keys here (spec section 8): a second
+ * dispute answers 409 NOT_DISPUTABLE. Staff rulings live in routes/admin.ts.
+ */
+import * as S from '../../shared/disputes/schemas.js';
+import * as disputes from '../../shared/disputes/service.js';
+import { serializeDispute, serializeDisputeView, serializeMessage } from '../../shared/disputes/serialize.js';
+import type { Actor } from '../../shared/escrows/service.js';
+import { ok, createRouter, type Ctx } from '../context.js';
+import { auth } from '../middleware/auth.js';
+import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
+
+export const disputesRouter = createRouter();
+
+const actor = (ctx: Ctx): Actor => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
+const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
+const byId = validate({ params: S.idParams });
+
+disputesRouter.post('/v1/escrows/:id/dispute', auth(), byId, validate({ body: S.open }), async (ctx) => {
+  ok(ctx, serializeDispute(await disputes.openDispute(actor(ctx), idOf(ctx), bodyOf<disputes.OpenInput>(ctx))), 201);
+});
+
+disputesRouter.get('/v1/disputes', auth(), validate({ query: S.list }), async (ctx) => {
+  const q = queryOf<disputes.ListInput>(ctx);
+  const { rows, total } = await disputes.listDisputes(actor(ctx), q);
+  ctx.body = { success: true, data: rows.map(serializeDisputeView), pagination: { page: q.page, limit: q.limit, total: String(total) } };
+});
+
+disputesRouter.get('/v1/disputes/:id', auth(), byId, async (ctx) => {
+  ok(ctx, serializeDisputeView(await disputes.getDispute(actor(ctx), idOf(ctx))));
+});
+
+disputesRouter.get('/v1/disputes/:id/messages', auth(), byId, async (ctx) => {
+  ok(ctx, (await disputes.listMessages(actor(ctx), idOf(ctx))).map(serializeMessage));
+});
+
+disputesRouter.post('/v1/disputes/:id/messages', auth(), byId, validate({ body: S.message }), async (ctx) => {
+  ok(ctx, serializeMessage(await disputes.postMessage(actor(ctx), idOf(ctx), bodyOf<disputes.MessageInput>(ctx))), 201);
+});

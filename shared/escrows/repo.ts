@@ -1,0 +1,132 @@
+/** SQL for escrows and their event log. Callers pass the transaction. */
+import type { Knex } from 'knex';
+import type { Db } from '../db.js';
+import type { Category, EscrowEventName, EscrowStatus } from './states.js';
+
+export interface EscrowRow {
+  id: string;
+  buyer_id: string;
+  seller_id: string;
+  created_by: string;
+  source: 'link' | 'direct';
+  item_name: string;
+  description: string;
+  amount: number;
+  category: Category;
+  status: EscrowStatus;
+  partner_ref: string | null;
+  partner_sig_version: number | null;
+  courier: string | null;
+  tracking_number: string | null;
+  expires_at: Date;
+  auto_release_at: Date | null;
+  extension_count: number;
+  fee_amount: number | null;
+  cancel_reason: string | null;
+  paid_at: Date | null;
+  sent_at: Date | null;
+  received_at: Date | null;
+  released_at: Date | null;
+  disputed_at: Date | null;
+  refunded_at: Date | null;
+  cancelled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type NewEscrow = Pick<
+  EscrowRow,
+  'buyer_id' | 'seller_id' | 'created_by' | 'source' | 'item_name' | 'description' | 'amount' | 'category' | 'expires_at' | 'created_at' | 'updated_at'
+> &
+  Partial<Pick<EscrowRow, 'partner_ref' | 'partner_sig_version'>>;
+
+export async function insert(trx: Db, row: NewEscrow): Promise<EscrowRow> {
+  const [created] = (await trx('escrows').insert(row).returning('*')) as EscrowRow[];
+  if (!created) throw new Error('escrows insert returned no row');
+  return created;
+}
+
+export async function findById(trx: Db, id: string): Promise<EscrowRow | undefined> {
+  return (await trx('escrows').where({ id }).first()) as EscrowRow | undefined;
+}
+
+/**
+ * Compare-and-set (ARCHITECTURE rule 3): moves the escrow only if its status is still one
+ * of `from` and every extra condition holds. Undefined when someone else moved it first.
+ */
+export async function move(
+  trx: Db,
+  id: string,
+  from: readonly EscrowStatus[],
+  changes: Partial<EscrowRow>,
+  extra?: (q: Knex.QueryBuilder) => void,
+): Promise<EscrowRow | undefined> {
+  const q = trx('escrows').where({ id }).whereIn('status', from);
+  if (extra) extra(q);
+  const [row] = (await q.update(changes).returning('*')) as EscrowRow[];
+  return row;
+}
+
+export interface ListFilter {
+  userId: string;
+  role?: 'buyer' | 'seller';
+  status?: EscrowStatus;
+  page: number;
+  limit: number;
+}
+
+export async function listForUser(trx: Db, f: ListFilter): Promise<{ rows: EscrowRow[]; total: number }> {
+  const base = () => {
+    const q = trx('escrows');
+    if (f.role === 'buyer') void q.where({ buyer_id: f.userId });
+    else if (f.role === 'seller') void q.where({ seller_id: f.userId });
+    else void q.where((w) => void w.where({ buyer_id: f.userId }).orWhere({ seller_id: f.userId }));
+    if (f.status) void q.where({ status: f.status });
+    return q;
+  };
+  const [rows, count] = await Promise.all([
+    base().select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.limit).offset((f.page - 1) * f.limit),
+    base().count<{ count: string }[]>('* as count'),
+  ]);
+  return { rows: rows as EscrowRow[], total: Number(count[0]?.count ?? 0) };
+}
+
+export interface EscrowEvent {
+  escrowId: string;
+  event: EscrowEventName;
+  actorId: string | null;
+  actorRole: 'buyer' | 'seller' | 'admin' | 'system';
+  data?: Record<string, unknown>;
+  at: Date;
+}
+
+export async function recordEvent(trx: Db, e: EscrowEvent): Promise<void> {
+  await trx('escrow_events').insert({
+    escrow_id: e.escrowId,
+    event: e.event,
+    actor_id: e.actorId,
+    actor_role: e.actorRole,
+    data: JSON.stringify(e.data ?? {}),
+    created_at: e.at,
+  });
+}
+
+export async function events(trx: Db, escrowId: string): Promise<{ event: string; actor_role: string; data: unknown; created_at: Date }[]> {
+  return (await trx('escrow_events').select('event', 'actor_role', 'data', 'created_at').where({ escrow_id: escrowId }).orderBy('id')) as {
+    event: string;
+    actor_role: string;
+    data: unknown;
+    created_at: Date;
+  }[];
+}
+
+/** Escrows whose timer is due (the sweeper's scans, using the partial indexes). */
+export async function dueAutoReleases(trx: Db, now: Date, limit: number): Promise<string[]> {
+  const rows = (await trx('escrows').select('id').whereIn('status', ['sent', 'received']).where('auto_release_at', '<=', now).orderBy('auto_release_at').limit(limit)) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+export async function dueExpiries(trx: Db, now: Date, limit: number): Promise<string[]> {
+  const rows = (await trx('escrows').select('id').where({ status: 'pending_payment' }).where('expires_at', '<=', now).orderBy('expires_at').limit(limit)) as { id: string }[];
+  return rows.map((r) => r.id);
+}

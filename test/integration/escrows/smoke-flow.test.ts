@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { api } from '../../helpers/app.js';
+import { issueKey } from '../../helpers/auth-signin-util.js';
+import { runJobs } from '../../helpers/jobs.js';
+import { createUser } from '../../factories/users.js';
+import { signFields } from '../../factories/escrows.js';
+import { clock } from '../../../shared/clock.js';
+import { db } from '../../../shared/db.js';
+import { markPaid } from '../../../shared/escrows/service.js';
+import { checkLedger } from '../../../shared/ledger/index.js';
+
+describe('escrow smoke flow', () => {
+  it('link -> pay -> send -> receive -> release moves the money once', async () => {
+    const client = api();
+    const seller = (await createUser()).user;
+    const buyer = (await createUser()).user;
+    const sk = await issueKey(seller.id);
+    const bk = await issueKey(buyer.id);
+    const rot = await client.post('/v1/partner/link-secret/rotate').set('Authorization', `Bearer ${sk}`).send({});
+    expect(rot.status, JSON.stringify(rot.body)).to.equal(200);
+    const secret = rot.body.data.link_secret as string;
+    const fields = { seller: seller.id, item: 'Kamera bekas', category: 'goods', ref: 'ord-1', v: '1', expires: String(Math.floor(clock.nowMs() / 1000) + 3600) };
+    const sig = signFields(secret, fields);
+    const link = `http://localhost:3000/pay?${new URLSearchParams({ ...fields, sig }).toString()}`;
+    const created = await client.post('/api/escrows/from-link').set('Authorization', `Bearer ${bk}`).send({ link, amount: 200000 });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const id = created.body.data.id as string;
+    await markPaid(undefined, id, { reference: 'smoke' });
+    const sent = await client.post(`/api/escrows/${id}/send`).set('Authorization', `Bearer ${sk}`).send({ courier: 'jne', tracking_number: 'JNE12345' });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body.data.tracking.courier_name).to.equal('JNE');
+    const rec = await client.post(`/api/escrows/${id}/confirm-received`).set('Authorization', `Bearer ${bk}`).send({});
+    expect(rec.status, JSON.stringify(rec.body)).to.equal(200);
+    const rel = await client.post(`/api/escrows/${id}/release`).set('Authorization', `Bearer ${bk}`).send({});
+    expect(rel.status, JSON.stringify(rel.body)).to.equal(200);
+    expect(rel.body.data.platform_fee).to.equal(2000);
+    const s = (await db('users').where({ id: seller.id }).first()) as { balance: number };
+    expect(Number(s.balance)).to.equal(198000);
+    const ran = await runJobs();
+    expect(ran.filter((j) => j.error)).to.deep.equal([]);
+    const notes = await db('notifications').select('type', 'user_id');
+    expect(notes.map((n: { type: string }) => n.type)).to.include.members(['escrow_joined', 'payment_success', 'escrow_completed_buyer']);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+});
