@@ -1,8 +1,11 @@
 /** Public endpoints (consumer spec 4.7): no credentials, any origin, cached up to 60 s. */
 import { config } from '../../shared/config.js';
 import { turnstileEnabled } from '../../shared/auth/turnstile.js';
-import { ok, createRouter, type Middleware } from '../context.js';
+import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
 import { rateLimit } from '../middleware/rate-limit.js';
+import { paramsOf, queryOf, validate } from '../middleware/validate.js';
+import { publicRatings, publicRatingsQuery, serializePublicRating } from '../../shared/ratings/service.js';
+import Joi from 'joi';
 
 export const publicRouter = createRouter();
 
@@ -20,3 +23,17 @@ publicRouter.get('/v1/public/auth-config', publicAnswer(), publicLimit, (ctx) =>
     google: { enabled: false },
   });
 });
+
+// Published ratings of a user (also under /api/public). A malformed username is 404 USER_NOT_FOUND.
+const ratingsRoute = [
+  publicAnswer(),
+  publicLimit,
+  validate({ params: Joi.object({ username: Joi.string().max(64).required() }), query: publicRatingsQuery }),
+  async (ctx: Ctx) => {
+    const { page, limit } = queryOf<{ page: number; limit: number }>(ctx);
+    const { total, items } = await publicRatings(paramsOf<{ username: string }>(ctx).username, page, limit);
+    ok(ctx, { page, limit, total, items: items.map(serializePublicRating) });
+  },
+] as const;
+publicRouter.get('/v1/public/users/:username/ratings', ...ratingsRoute);
+publicRouter.get('/api/public/users/:username/ratings', ...ratingsRoute);

@@ -92,3 +92,58 @@ export function serializeRating(r: RatingRow, now = clock.now()) {
     created_at: r.created_at.toISOString(),
   };
 }
+
+// ---- Public ratings (consumer spec 4.7) ----------------------------------------------------
+
+export const USERNAME_PATTERN = /^[a-z0-9_.]{1,32}$/i;
+
+export const publicRatingsQuery = Joi.object({
+  page: Joi.number().integer().min(1).max(10_000).default(1),
+  limit: Joi.number().integer().min(1).max(50).default(20),
+});
+
+export interface PublicRating {
+  stars: number;
+  review: string | null;
+  created_at: Date;
+  rater_username: string;
+  rater_email_verified_at: Date | null;
+  ratee_role: 'buyer' | 'seller';
+}
+
+const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
+
+/**
+ * GET /v1/public/users/:username/ratings: published ratings of a listed user, newest first.
+ * A malformed username, an admin, or a suspended or inactive account is 404 USER_NOT_FOUND.
+ */
+export async function publicRatings(username: string, page: number, limit: number): Promise<{ total: number; items: PublicRating[] }> {
+  if (!USERNAME_PATTERN.test(username)) throw userNotFound();
+  const user = (await db('users').select('id').where({ username: username.toLowerCase(), role: 'user', status: 'active' }).first()) as
+    | { id: string }
+    | undefined;
+  if (!user) throw userNotFound();
+  const now = clock.now();
+  const base = () => db('ratings as r').where('r.ratee_id', user.id).where('r.published_at', '<=', now);
+  const [items, count] = await Promise.all([
+    base()
+      .join('users as u', 'u.id', 'r.rater_id')
+      .select('r.stars', 'r.review', 'r.created_at', 'u.username as rater_username', 'u.email_verified_at as rater_email_verified_at', 'r.ratee_role')
+      .orderBy([{ column: 'r.published_at', order: 'desc' }, { column: 'r.id', order: 'desc' }])
+      .limit(limit)
+      .offset((page - 1) * limit) as Promise<PublicRating[]>,
+    base().count<{ count: string }[]>('* as count'),
+  ]);
+  return { total: Number(count[0]?.count ?? 0), items };
+}
+
+export function serializePublicRating(r: PublicRating) {
+  return {
+    stars: r.stars,
+    review: r.review,
+    created_at: r.created_at.toISOString(),
+    rater_username: r.rater_username,
+    rater_is_verified: r.rater_email_verified_at !== null,
+    ratee_role: r.ratee_role,
+  };
+}
