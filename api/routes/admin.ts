@@ -54,11 +54,11 @@ adminRouter.post(
   validate({ params: escrowSchemas.idParams, body: escrowSchemas.staffCancel }),
   idempotent(),
   async (ctx) => {
-    const { reason } = bodyOf<{ reason?: string }>(ctx);
+    const { reason, note } = bodyOf<{ reason?: string; note?: string }>(ctx);
     const id = paramsOf<{ id: string }>(ctx).id;
     const escrow = await inTransaction(txOf(ctx), async (trx) => {
       const cancelled = await staffCancel(trx, ctx.state.principal!.userId, id, reason);
-      await recordStaffAction(trx, { actorId: ctx.state.principal!.userId, action: 'escrow.cancel', targetType: 'escrow', targetId: id, note: reason ?? null, ip: ctx.ip });
+      await recordStaffAction(trx, { actorId: ctx.state.principal!.userId, action: 'escrow.cancel', targetType: 'escrow', targetId: id, note: reason ?? null, details: note ? { note } : {}, ip: ctx.ip });
       return cancelled;
     });
     ok(ctx, { escrow: serializeEscrow(escrow) });

@@ -28,7 +28,7 @@ publicRouter.get('/v1/public/auth-config', publicAnswer(), publicLimit, (ctx) =>
 const ratingsRoute = [
   publicAnswer(),
   publicLimit,
-  validate({ params: Joi.object({ username: Joi.string().max(64).required() }), query: publicRatingsQuery }),
+  validate({ params: Joi.object({ username: Joi.string().required() }), query: publicRatingsQuery }),
   async (ctx: Ctx) => {
     const { page, limit } = queryOf<{ page: number; limit: number }>(ctx);
     const { total, items } = await publicRatings(paramsOf<{ username: string }>(ctx).username, page, limit);

@@ -31,7 +31,7 @@ export const createDirect = Joi.object({
   category: Joi.string().max(32),
 });
 
-export const idParams = Joi.object({ id: Joi.string().max(64).required() });
+export const idParams = Joi.object({ id: Joi.string().required() });
 
 export const list = Joi.object({
   status: Joi.string().valid(...ESCROW_STATUSES),
