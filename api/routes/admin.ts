@@ -43,7 +43,8 @@ adminRouter.post(
       outcome: body.outcome,
       note: body.note || null,
     });
-    ok(ctx, { dispute: serializeDisputeView(dispute) });
+    // The ruling answer adds the outcome (release, refund or hold) to the extended Dispute.
+    ok(ctx, { dispute: { ...serializeDisputeView(dispute), outcome: dispute.outcome } });
   },
 );
 

@@ -11,7 +11,6 @@ export function serializeDispute(d: DisputeRow) {
     reason_category: d.reason_category,
     description: d.description,
     status: d.status,
-    outcome: d.outcome,
     priority: d.priority,
     resolution_note: d.resolution_note,
     resolved_by: d.resolved_by,

@@ -20,6 +20,8 @@ export const REASON_CATEGORIES = ['item_not_received', 'item_not_as_described', 
 export type ReasonCategory = (typeof REASON_CATEGORIES)[number];
 export const OUTCOMES = ['release', 'refund', 'hold'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
+/** The outcome as the planned dispute.resolved event names it (spec section 6). */
+const EVENT_OUTCOME: Record<Outcome, 'released' | 'refunded' | 'hold'> = { release: 'released', refund: 'refunded', hold: 'hold' };
 
 const notFound = () => new AppError(404, 'NOT_FOUND', 'Dispute not found');
 const forbidden = () => new AppError(403, 'FORBIDDEN', 'You are not a party to this dispute');
@@ -164,7 +166,7 @@ export async function resolveDispute(trxOrDb: Db | undefined, staff: StaffContex
       event: 'dispute.resolved',
       actorId: staff.actorId,
       actorRole: 'admin',
-      data: { dispute_id: resolved.id, outcome: input.outcome },
+      data: { dispute_id: resolved.id, outcome: EVENT_OUTCOME[input.outcome] },
       at: now,
     });
     await recordStaffAction(trx, {

@@ -100,14 +100,26 @@ export function checkLinkShape(params: LinkParams, now = clock.now()): Omit<Veri
     throw linkError(422, 'EXPIRES_TOO_FAR', 'expires may be at most 30 days ahead');
   }
   if (params.seller === undefined || !UUID_V4.test(params.seller)) throw linkError(422, 'INVALID_SELLER', 'seller must be a UUID v4');
-  if (params.ref!.length > 128) throw linkError(422, 'SIG_INCOMPLETE', 'ref may be at most 128 characters');
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+  if (params.ref!.length > 128 || /[\u0000-\u001f\u007f]/.test(params.ref!)) {
+    throw linkError(422, 'SIG_INCOMPLETE', 'ref must be at most 128 printable characters');
+  }
   return { sellerId: params.seller.toLowerCase(), ref: params.ref!, version: Number(params.v), expires: new Date(expiresSeconds * 1000) };
 }
 
 /** Constant-time comparison of the link's signature with the one the seller's secret gives. */
 export function signatureMatches(secret: string, params: LinkParams): boolean {
   const given = (params.sig ?? '').toLowerCase();
-  return /^[0-9a-f]{64}$/.test(given) && safeEqual(given, signLink(secret, params));
+  if (!/^[0-9a-f]{64}$/.test(given)) return false;
+  let expected: string;
+  try {
+    expected = signLink(secret, params);
+  } catch (err) {
+    // A value that is not well-formed UTF-16 (a lone surrogate) cannot be encoded: it cannot match.
+    if (err instanceof URIError) return false;
+    throw err;
+  }
+  return safeEqual(given, expected);
 }
 
 /** The checks that follow a matching signature: buyer, category, item. */
@@ -122,8 +134,9 @@ export function checkLinkContent(params: LinkParams, buyerId: string): Pick<Veri
     throw linkError(422, 'INVALID_ITEM', `item must be 1 to ${MAX_ITEM_LENGTH} printable characters`);
   }
   const description = params.desc ?? '';
-  if (description.length > MAX_DESCRIPTION_LENGTH) {
-    throw linkError(422, 'INVALID_ITEM', `desc may be at most ${MAX_DESCRIPTION_LENGTH} characters`);
+  // eslint-disable-next-line no-control-regex -- tab, CR and LF are allowed in a description
+  if (description.length > MAX_DESCRIPTION_LENGTH || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description)) {
+    throw linkError(422, 'INVALID_ITEM', `desc must be at most ${MAX_DESCRIPTION_LENGTH} printable characters`);
   }
   if (params.buyer !== undefined && params.buyer.toLowerCase() !== buyerId.toLowerCase()) {
     throw linkError(422, 'BUYER_MISMATCH', 'this link was made for another buyer');

@@ -7,7 +7,7 @@ const partnerValue = Joi.alternatives(Joi.string().max(4096).allow(''), Joi.numb
 export const fromLink = Joi.object({
   link: Joi.string().max(8192),
   // Checked by the service (400 INVALID_AMOUNT), so any scalar passes here.
-  amount: Joi.alternatives(Joi.number(), Joi.string().max(64)).required(),
+  amount: Joi.alternatives(Joi.number().strict(), Joi.string().max(64)).required(),
   seller: partnerValue,
   item: partnerValue,
   category: partnerValue,
@@ -27,7 +27,7 @@ export const createDirect = Joi.object({
   counterparty_username: Joi.string().trim().min(1).max(64).required(),
   item_name: Joi.string().trim().min(1).max(1000).required(),
   description: Joi.string().max(2000).allow(''),
-  amount: Joi.alternatives(Joi.number(), Joi.string().max(64)).required(),
+  amount: Joi.alternatives(Joi.number().strict(), Joi.string().max(64)).required(),
   category: Joi.string().max(32),
 });
 

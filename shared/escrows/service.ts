@@ -327,13 +327,15 @@ export async function loadTimers(trx: Db): Promise<Record<Category, CategoryTime
 export async function send(trxOrDb: Db | undefined, actor: Actor, id: string, input: SendInput): Promise<EscrowRow> {
   const hasCourier = input.courier !== undefined && input.courier !== '';
   const hasNumber = input.tracking_number !== undefined && input.tracking_number !== '';
-  if (hasCourier !== hasNumber) {
-    throw new AppError(400, 'TRACKING_INCOMPLETE', 'courier and tracking_number must be sent together (or both left out)');
-  }
-  if (hasCourier && !courierBySlug(input.courier!)) throw new AppError(400, 'INVALID_COURIER', `unknown courier ${input.courier}`);
   return inTransaction(trxOrDb, async (trx) => {
+    // Who and when first: a stranger learns nothing from the body checks.
     const e = await loadForParty(trx, id, actor);
     requireRole(e, actor, 'seller');
+    if (!(TRANSITIONS.send.from as readonly EscrowStatus[]).includes(e.status)) throw invalidState(e.status, 'send');
+    if (hasCourier !== hasNumber) {
+      throw new AppError(400, 'TRACKING_INCOMPLETE', 'courier and tracking_number must be sent together (or both left out)');
+    }
+    if (hasCourier && !courierBySlug(input.courier!)) throw new AppError(400, 'INVALID_COURIER', `unknown courier ${input.courier}`);
     const now = clock.now();
     const timer = (await loadTimers(trx))[e.category];
     const autoReleaseAt = new Date(now.getTime() + timer.autoReleaseHours * HOUR_MS);
