@@ -29,9 +29,9 @@ describe('escrows: public ratings (GET /v1/public/users/:username/ratings)', () 
     const later = await client.get(`/api/public/users/${seller.username}/ratings?limit=1`);
     expect(later.status).to.equal(200);
     expect(later.body.data.total).to.equal(2);
-    expect(later.body.data.items.map((i: { stars: number }) => i.stars)).to.deep.equal([2]);
+    expect((later.body.data.items as { stars: number }[]).map((i) => i.stars)).to.deep.equal([2]);
     const page2 = await client.get(`/api/public/users/${seller.username}/ratings?limit=1&page=2`);
-    expect(page2.body.data.items.map((i: { stars: number }) => i.stars)).to.deep.equal([5]);
+    expect((page2.body.data.items as { stars: number }[]).map((i) => i.stars)).to.deep.equal([5]);
   });
 
   it('answers 404 USER_NOT_FOUND for unknown, malformed, admin and suspended users, 400 INVALID_QUERY for bad paging', async () => {

@@ -1,0 +1,331 @@
+/**
+ * Authorisation of every id-taking escrow and dispute route: a third user (a stranger)
+ * gets 403 FORBIDDEN on an escrow or dispute where the parties could act, learns nothing
+ * about it, and changes nothing; the parties then can act (the state was live). Lists
+ * show only the caller's rows; the staff routes refuse non-admins.
+ */
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { createApp, routers } from '../../../api/app.js';
+import { api } from '../../helpers/app.js';
+import { countRows, issueKey } from '../../helpers/auth-signin-util.js';
+import { runJobs } from '../../helpers/jobs.js';
+import { createEscrow } from '../../factories/escrows.js';
+import { createUser, signIn } from '../../factories/users.js';
+import { db } from '../../../shared/db.js';
+import { openDispute } from '../../../shared/disputes/service.js';
+import type { EscrowStatus } from '../../../shared/escrows/states.js';
+import type { UserRow } from '../../../shared/users/repo.js';
+import { checkLedger } from '../../../shared/ledger/index.js';
+
+type Client = ReturnType<typeof api>;
+type Party = 'buyer' | 'seller';
+
+const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
+const idsOf = (body: { data: { id: string }[] }) => body.data.map((row) => row.id);
+
+/** Tables whose rows a stranger's request must not touch. */
+const WATCHED = [
+  'escrows',
+  'escrow_events',
+  'disputes',
+  'dispute_messages',
+  'ratings',
+  'journal_entries',
+  'journal_lines',
+  'ledger_accounts',
+  'outbox',
+  'notifications',
+  'idempotency_keys',
+  'staff_audit',
+] as const;
+
+async function dump(): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of WATCHED) out[table] = (await db(table).select('*').orderBy(1)) as unknown[];
+  return out;
+}
+
+interface World {
+  escrowId: string;
+  disputeId: string | null;
+  buyer: UserRow;
+  seller: UserRow;
+  stranger: UserRow;
+  item: string;
+  amount: number;
+  disputeText: string;
+}
+
+interface RouteCase {
+  name: string;
+  /** The escrow state in which the parties can use the route. */
+  status: EscrowStatus;
+  /** Open a dispute first (the dispute routes). */
+  dispute?: boolean;
+  method: 'get' | 'post';
+  /** The route as registered (for the completeness check). */
+  template: string;
+  path: (w: World) => string;
+  body?: Record<string, unknown>;
+  /** Who may use it, and what they get: the control that the state was live. */
+  party: Party;
+  ok: number;
+}
+
+const ROUTES: RouteCase[] = [
+  { name: 'GET /api/escrows/:id', status: 'paid', method: 'get', template: '/api/escrows/:id', path: (w) => `/api/escrows/${w.escrowId}`, party: 'buyer', ok: 200 },
+  {
+    name: 'POST /api/escrows/:id/send',
+    status: 'paid',
+    method: 'post',
+    template: '/api/escrows/:id/send', path: (w) => `/api/escrows/${w.escrowId}/send`,
+    body: { courier: 'jne', tracking_number: 'JNE0012345' },
+    party: 'seller',
+    ok: 200,
+  },
+  { name: 'POST /api/escrows/:id/confirm-received', status: 'sent', method: 'post', template: '/api/escrows/:id/confirm-received', path: (w) => `/api/escrows/${w.escrowId}/confirm-received`, body: {}, party: 'buyer', ok: 200 },
+  { name: 'POST /api/escrows/:id/release', status: 'received', method: 'post', template: '/api/escrows/:id/release', path: (w) => `/api/escrows/${w.escrowId}/release`, body: {}, party: 'buyer', ok: 200 },
+  { name: 'POST /api/escrows/:id/cancel', status: 'pending_payment', method: 'post', template: '/api/escrows/:id/cancel', path: (w) => `/api/escrows/${w.escrowId}/cancel`, body: { reason: 'changed my mind' }, party: 'seller', ok: 200 },
+  { name: 'POST /api/escrows/:id/extend', status: 'sent', method: 'post', template: '/api/escrows/:id/extend', path: (w) => `/api/escrows/${w.escrowId}/extend`, body: {}, party: 'buyer', ok: 200 },
+  {
+    name: 'POST /api/escrows/:id/rating',
+    status: 'released',
+    method: 'post',
+    template: '/api/escrows/:id/rating', path: (w) => `/api/escrows/${w.escrowId}/rating`,
+    body: { stars: 1, review: 'never got it' },
+    party: 'buyer',
+    ok: 201,
+  },
+  { name: 'GET /api/escrows/:id/ratings', status: 'released', method: 'get', template: '/api/escrows/:id/ratings', path: (w) => `/api/escrows/${w.escrowId}/ratings`, party: 'seller', ok: 200 },
+  {
+    name: 'POST /v1/escrows/:id/dispute',
+    status: 'paid',
+    method: 'post',
+    template: '/v1/escrows/:id/dispute', path: (w) => `/v1/escrows/${w.escrowId}/dispute`,
+    body: { reason_category: 'item_not_received', description: 'stranger claims' },
+    party: 'buyer',
+    ok: 201,
+  },
+  { name: 'GET /v1/disputes/:id', status: 'paid', dispute: true, method: 'get', template: '/v1/disputes/:id', path: (w) => `/v1/disputes/${w.disputeId}`, party: 'seller', ok: 200 },
+  { name: 'GET /v1/disputes/:id/messages', status: 'paid', dispute: true, method: 'get', template: '/v1/disputes/:id/messages', path: (w) => `/v1/disputes/${w.disputeId}/messages`, party: 'seller', ok: 200 },
+  {
+    name: 'POST /v1/disputes/:id/messages',
+    status: 'paid',
+    dispute: true,
+    method: 'post',
+    template: '/v1/disputes/:id/messages', path: (w) => `/v1/disputes/${w.disputeId}/messages`,
+    body: { message: 'let me in', evidence_urls: ['https://example.com/a.jpg'] },
+    party: 'seller',
+    ok: 201,
+  },
+  {
+    name: 'POST /api/sandbox/escrows/:id/fast-forward (auto_release)',
+    status: 'sent',
+    method: 'post',
+    template: '/api/sandbox/escrows/:id/fast-forward', path: (w) => `/api/sandbox/escrows/${w.escrowId}/fast-forward`,
+    body: { timer: 'auto_release' },
+    party: 'buyer',
+    ok: 202,
+  },
+  {
+    name: 'POST /api/sandbox/escrows/:id/fast-forward (expiry)',
+    status: 'pending_payment',
+    method: 'post',
+    template: '/api/sandbox/escrows/:id/fast-forward', path: (w) => `/api/sandbox/escrows/${w.escrowId}/fast-forward`,
+    body: { timer: 'expiry' },
+    party: 'seller',
+    ok: 202,
+  },
+];
+
+let seq = 0;
+
+async function world(status: EscrowStatus, dispute = false): Promise<World> {
+  seq += 1;
+  const item = `Barang rahasia nomor ${seq} zqx`;
+  const amount = 173_457 + seq;
+  const buyer = (await createUser({ fullName: `Pembeli Rahasia ${seq} qq` })).user;
+  const seller = (await createUser({ fullName: `Penjual Rahasia ${seq} qq` })).user;
+  const { escrow } = await createEscrow({ status, amount, item, buyer, seller });
+  const stranger = (await createUser({ fullName: `Orang Asing ${seq} qq` })).user;
+  const disputeText = `Isi sengketa rahasia ${seq} qzx`;
+  let disputeId: string | null = null;
+  if (dispute) {
+    disputeId = (await openDispute({ userId: buyer.id, role: 'user' }, escrow.id, { reason_category: 'item_not_as_described', description: disputeText })).id;
+  }
+  // Notifications of the setup are written now, so the comparison sees only the request.
+  await runJobs();
+  return { escrowId: escrow.id, disputeId, buyer, seller, stranger, item, amount, disputeText };
+}
+
+function send(client: Client, c: RouteCase, w: World, key: string) {
+  const path = c.path(w);
+  const req = c.method === 'get' ? client.get(path) : client.post(path).send(c.body ?? {});
+  return req.set(bearer(key));
+}
+
+function expectNothingLeaked(body: unknown, w: World): void {
+  const json = JSON.stringify(body);
+  for (const secret of [w.item, String(w.amount), w.buyer.email, w.seller.email, w.buyer.id, w.seller.id, w.buyer.full_name, w.seller.full_name, w.disputeText]) {
+    expect(json, `the answer leaks ${secret}`).to.not.include(secret);
+  }
+}
+
+describe('strangers on escrows and disputes', () => {
+  let client: Client;
+  before(() => {
+    client = api();
+  });
+
+  describe('every id-taking route answers a stranger 403 FORBIDDEN and changes nothing', () => {
+    it('the table names every registered id-taking route (but the public preview and the staff routes)', () => {
+      const registered = new Set<string>();
+      for (const router of routers) {
+        for (const layer of router.stack) {
+          const path = String(layer.path);
+          if (!path.includes(':id') || path.startsWith('/v1/admin') || path === '/api/escrows/:id/preview') continue;
+          for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${path}`);
+        }
+      }
+      const tested = new Set(ROUTES.map((c) => `${c.method.toUpperCase()} ${c.template}`));
+      expect([...registered].sort()).to.deep.equal([...tested].sort());
+    });
+
+    for (const c of ROUTES) {
+      it(`${c.name} (escrow ${c.status}${c.dispute ? ', dispute open' : ''})`, async () => {
+        const w = await world(c.status, c.dispute);
+        const strangerKey = await issueKey(w.stranger.id);
+        const before = await dump();
+        const res = await send(client, c, w, strangerKey);
+        expect(res.status, JSON.stringify(res.body)).to.equal(403);
+        expect(res.body.success).to.equal(false);
+        expect(res.body.error.code).to.equal('FORBIDDEN');
+        expect(res.body).to.not.have.property('data');
+        expectNothingLeaked(res.body, w);
+        await runJobs();
+        expect(await dump()).to.deep.equal(before);
+        // The same request from the party is served: the stranger was refused on a live escrow.
+        const partyKey = await issueKey(c.party === 'buyer' ? w.buyer.id : w.seller.id);
+        const ok = await send(client, c, w, partyKey);
+        expect(ok.status, `party: ${JSON.stringify(ok.body)}`).to.equal(c.ok);
+        expect(await checkLedger(db)).to.deep.equal([]);
+      });
+    }
+
+    it('with an Idempotency-Key the stranger is refused too, and the key stays unused', async () => {
+      const w = await world('received');
+      const before = await dump();
+      const res = await client
+        .post(`/api/escrows/${w.escrowId}/release`)
+        .set(bearer(await issueKey(w.stranger.id)))
+        .set('Idempotency-Key', '6f1c1a7e-8d3b-4c2a-9e4f-0a1b2c3d4e5f')
+        .send({});
+      expect(res.status).to.equal(403);
+      expect(res.body.error.code).to.equal('FORBIDDEN');
+      expectNothingLeaked(res.body, w);
+      expect(await dump()).to.deep.equal(before);
+    });
+
+    it('over a session cookie the stranger is refused the same way', async () => {
+      const w = await world('paid');
+      const agent = supertest.agent(createApp().callback());
+      const csrf = await signIn(agent, w.stranger.email);
+      const before = await dump();
+      const read = await agent.get(`/api/escrows/${w.escrowId}`);
+      expect(read.status).to.equal(403);
+      expect(read.body.error.code).to.equal('FORBIDDEN');
+      expectNothingLeaked(read.body, w);
+      const sent = await agent.post(`/api/escrows/${w.escrowId}/send`).set('X-CSRF-Token', csrf).send({});
+      expect(sent.status).to.equal(403);
+      expect(sent.body.error.code).to.equal('FORBIDDEN');
+      expectNothingLeaked(sent.body, w);
+      const after = await dump();
+      // Signing in touched the session tables only; every watched table is as it was.
+      expect(after).to.deep.equal(before);
+    });
+  });
+
+  describe('lists hold only the caller rows', () => {
+    it('GET /api/escrows of a stranger shows only the stranger escrows', async () => {
+      const w = await world('paid');
+      const own = await createEscrow({ buyer: w.stranger, item: 'Milik sendiri' });
+      const key = await issueKey(w.stranger.id);
+      const res = await client.get('/api/escrows').set(bearer(key));
+      expect(res.status).to.equal(200);
+      expect(idsOf(res.body)).to.deep.equal([own.escrow.id]);
+      expect(res.body.pagination.total).to.equal(1);
+      expectNothingLeaked(res.body, w);
+      for (const q of ['status=paid', 'role=seller', 'role=buyer&status=paid', 'limit=50']) {
+        const filtered = await client.get(`/api/escrows?${q}`).set(bearer(key));
+        expect(filtered.status).to.equal(200);
+        expect(idsOf(filtered.body), q).to.not.include(w.escrowId);
+        expectNothingLeaked(filtered.body, w);
+      }
+    });
+
+    it('GET /v1/disputes of a stranger shows only the stranger disputes', async () => {
+      const w = await world('paid', true);
+      const own = await createEscrow({ seller: w.stranger, status: 'sent', item: 'Sengketa sendiri' });
+      const ownDispute = await openDispute({ userId: w.stranger.id, role: 'user' }, own.escrow.id, { reason_category: 'other', description: 'mine' });
+      const key = await issueKey(w.stranger.id);
+      for (const q of ['', '?status=open', '?limit=50']) {
+        const res = await client.get(`/v1/disputes${q}`).set(bearer(key));
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        expect(idsOf(res.body), q).to.deep.equal([ownDispute.id]);
+        expect(res.body.pagination.total, q).to.equal('1');
+        expectNothingLeaked(res.body, w);
+      }
+      // The parties see theirs and not the stranger's.
+      const buyerList = await client.get('/v1/disputes').set(bearer(await issueKey(w.buyer.id)));
+      expect(idsOf(buyerList.body)).to.deep.equal([w.disputeId]);
+    });
+  });
+
+  describe('staff routes refuse non-admins', () => {
+    for (const who of ['buyer', 'seller', 'stranger'] as const) {
+      it(`POST /v1/admin/disputes/:id/resolve by the ${who} -> 403 FORBIDDEN, nothing changed`, async () => {
+        const w = await world('sent', true);
+        const user = who === 'buyer' ? w.buyer : who === 'seller' ? w.seller : w.stranger;
+        const key = await issueKey(user.id);
+        const before = await dump();
+        for (const outcome of ['release', 'refund', 'hold']) {
+          const res = await client.post(`/v1/admin/disputes/${w.disputeId}/resolve`).set(bearer(key)).send({ outcome, note: 'self-service' });
+          expect(res.status, JSON.stringify(res.body)).to.equal(403);
+          expect(res.body.error.code).to.equal('FORBIDDEN');
+          expectNothingLeaked(res.body, w);
+        }
+        await runJobs();
+        expect(await dump()).to.deep.equal(before);
+        expect(await countRows('journal_entries', { kind: 'escrow_release' })).to.equal(0);
+        expect(await countRows('journal_entries', { kind: 'escrow_refund' })).to.equal(0);
+      });
+
+      it(`POST /v1/admin/escrows/:id/cancel by the ${who} -> 403 FORBIDDEN, nothing changed`, async () => {
+        const w = await world('pending_payment');
+        const user = who === 'buyer' ? w.buyer : who === 'seller' ? w.seller : w.stranger;
+        const key = await issueKey(user.id);
+        const before = await dump();
+        const res = await client.post(`/v1/admin/escrows/${w.escrowId}/cancel`).set(bearer(key)).send({ reason: 'self-service' });
+        expect(res.status, JSON.stringify(res.body)).to.equal(403);
+        expect(res.body.error.code).to.equal('FORBIDDEN');
+        expectNothingLeaked(res.body, w);
+        await runJobs();
+        expect(await dump()).to.deep.equal(before);
+      });
+    }
+
+    it('an admin can use both (the routes are live)', async () => {
+      const admin = (await createUser({ role: 'admin' })).user;
+      const key = await issueKey(admin.id);
+      const d = await world('sent', true);
+      const resolved = await client.post(`/v1/admin/disputes/${d.disputeId}/resolve`).set(bearer(key)).send({ outcome: 'hold' });
+      expect(resolved.status, JSON.stringify(resolved.body)).to.equal(200);
+      expect(resolved.body.data.dispute.status).to.equal('on_hold');
+      const c = await world('pending_payment');
+      const cancelled = await client.post(`/v1/admin/escrows/${c.escrowId}/cancel`).set(bearer(key)).send({ reason: 'fraud report' });
+      expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
+      expect(cancelled.body.data.escrow.status).to.equal('cancelled');
+    });
+  });
+});
