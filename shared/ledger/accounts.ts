@@ -9,6 +9,10 @@ export const SYSTEM_ACCOUNTS = {
   // Money that gateways owe us (or we owe them): negative while a payment is in flight.
   gatewayClearing: { code: 'gateway:clearing', kind: 'gateway_clearing', allowNegative: true },
   payoutsInFlight: { code: 'payouts:in_flight', kind: 'payout_in_flight', allowNegative: false },
+  // Payment surcharges the buyer pays on top of the escrow amount (payments).
+  gatewayFees: { code: 'platform:gateway_fees', kind: 'platform_fee', allowNegative: false },
+  // Money that left the platform to a user's bank, e-wallet or crypto address (withdrawals paid out).
+  payoutsSent: { code: 'payouts:sent', kind: 'system', allowNegative: false },
   // Counterpart for corrections and opening balances made by staff.
   adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
 } as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;
