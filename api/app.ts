@@ -18,6 +18,8 @@ import { escrowsRouter } from './routes/escrows.js';
 import { disputesRouter } from './routes/disputes.js';
 import { partnerRouter } from './routes/partner.js';
 import { sandboxRouter } from './routes/sandbox.js';
+import { paymentsRouter } from './routes/payments.js';
+import { webhooksRouter } from './routes/webhooks.js';
 import { adminSessionOnly } from './middleware/auth.js';
 
 export interface AppDeps {
@@ -36,6 +38,8 @@ export const routers: AppRouter[] = [
   authRouter,
   partnerRouter,
   escrowsRouter,
+  paymentsRouter,
+  webhooksRouter,
   disputesRouter,
   adminRouter,
   sandboxRouter,

@@ -44,6 +44,17 @@ export interface Config {
   publicRateLimitPerMinute: number;
   /** Failed credentials (unknown keys or session cookies) one address may send per 15 minutes. */
   authFailureLimit: number;
+  /** Payment gateways (decisions D4, D5): secrets and base URLs; an adapter without its secret is not loaded. */
+  gateways: GatewayConfig;
+}
+
+export interface GatewayConfig {
+  /** HMAC key of the sandbox gateway's callbacks (X-Sandbox-Signature). */
+  sandboxSecret: string;
+  httpTimeoutMs: number;
+  midtrans: { baseUrl: string; serverKey: string };
+  xendit: { baseUrl: string; secretKey: string; callbackToken: string };
+  tripay: { baseUrl: string; apiKey: string; privateKey: string; merchantCode: string };
 }
 
 const bool = Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off', '');
@@ -86,6 +97,17 @@ const schema = Joi.object({
   AUTH_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(300),
   PUBLIC_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(100),
   AUTH_FAILURE_LIMIT: Joi.number().integer().min(1).default(20),
+  SANDBOX_GATEWAY_SECRET: Joi.string().allow('').default(''),
+  GATEWAY_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(8000),
+  MIDTRANS_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).default('https://api.midtrans.com'),
+  MIDTRANS_SERVER_KEY: Joi.string().allow('').default(''),
+  XENDIT_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).default('https://api.xendit.co'),
+  XENDIT_SECRET_KEY: Joi.string().allow('').default(''),
+  XENDIT_CALLBACK_TOKEN: Joi.string().allow('').default(''),
+  TRIPAY_BASE_URL: Joi.string().uri({ scheme: ['http', 'https'] }).default('https://tripay.co.id/api'),
+  TRIPAY_API_KEY: Joi.string().allow('').default(''),
+  TRIPAY_PRIVATE_KEY: Joi.string().allow('').default(''),
+  TRIPAY_MERCHANT_CODE: Joi.string().allow('').default(''),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -124,6 +146,17 @@ interface RawEnv {
   AUTH_RATE_LIMIT_PER_MINUTE: number;
   PUBLIC_RATE_LIMIT_PER_MINUTE: number;
   AUTH_FAILURE_LIMIT: number;
+  SANDBOX_GATEWAY_SECRET: string;
+  GATEWAY_HTTP_TIMEOUT_MS: number;
+  MIDTRANS_BASE_URL: string;
+  MIDTRANS_SERVER_KEY: string;
+  XENDIT_BASE_URL: string;
+  XENDIT_SECRET_KEY: string;
+  XENDIT_CALLBACK_TOKEN: string;
+  TRIPAY_BASE_URL: string;
+  TRIPAY_API_KEY: string;
+  TRIPAY_PRIVATE_KEY: string;
+  TRIPAY_MERCHANT_CODE: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -197,6 +230,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authRateLimitPerMinute: v.AUTH_RATE_LIMIT_PER_MINUTE,
     publicRateLimitPerMinute: v.PUBLIC_RATE_LIMIT_PER_MINUTE,
     authFailureLimit: v.AUTH_FAILURE_LIMIT,
+    gateways: {
+      // Sandbox only (never in production): a fixed development secret unless one is set.
+      sandboxSecret: v.SANDBOX_GATEWAY_SECRET || 'sandbox-gateway-local-secret',
+      httpTimeoutMs: v.GATEWAY_HTTP_TIMEOUT_MS,
+      midtrans: { baseUrl: v.MIDTRANS_BASE_URL.replace(/\/+$/, ''), serverKey: v.MIDTRANS_SERVER_KEY },
+      xendit: { baseUrl: v.XENDIT_BASE_URL.replace(/\/+$/, ''), secretKey: v.XENDIT_SECRET_KEY, callbackToken: v.XENDIT_CALLBACK_TOKEN },
+      tripay: {
+        baseUrl: v.TRIPAY_BASE_URL.replace(/\/+$/, ''),
+        apiKey: v.TRIPAY_API_KEY,
+        privateKey: v.TRIPAY_PRIVATE_KEY,
+        merchantCode: v.TRIPAY_MERCHANT_CODE,
+      },
+    },
   };
 }
 

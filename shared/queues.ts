@@ -26,6 +26,8 @@ export const JOBS = {
   'escrows.expire': 'timers',
   'escrows.auto-release': 'timers',
   'escrows.sweep-timers': 'timers',
+  'payments.process-callback': 'gateway-callbacks',
+  'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
 } as const satisfies Record<string, QueueName>;

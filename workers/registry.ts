@@ -7,11 +7,12 @@ import { UnrecoverableError } from 'bullmq';
 import { markCompleted, outboxIdOf } from '../shared/outbox.js';
 import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shared/queues.js';
 import { mail } from './mail.js';
+import { gatewayCallbacks } from './gateway-callbacks.js';
 import { notifications } from './notifications.js';
 import { timers } from './timers.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [mail, notifications, timers];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, timers];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();
@@ -50,11 +51,12 @@ export function queueProcessor(registry: Map<string, Processor>, queue: QueueNam
   };
 }
 
-/** Periodic maintenance on the timers queue: scheduler id, job, interval. */
+/** Periodic maintenance: scheduler id, job (on its own queue), interval. */
 export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
   { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
   { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
   { id: 'sweep-escrow-timers', job: 'escrows.sweep-timers', everyMs: 60_000 },
+  { id: 'poll-pending-payments', job: 'payments.poll-pending', everyMs: 60_000 },
 ];
 
 /**
@@ -63,9 +65,9 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
  * lost its keys (flush, failover) gets the schedules, and with them the outbox sweeper, back.
  */
 export async function upsertMaintenanceSchedules(): Promise<void> {
-  const timers = getQueue('timers');
   for (const s of MAINTENANCE_SCHEDULES) {
-    // The last runs stay visible in the dashboard; a minutely job kept a week would pile up.
-    await timers.upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.job, data: {}, opts: { removeOnComplete: { count: 100 } } });
+    // Each schedule lives on its job's own queue. The last runs stay visible in the
+    // dashboard; a minutely job kept a week would pile up.
+    await getQueue(JOBS[s.job]).upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.job, data: {}, opts: { removeOnComplete: { count: 100 } } });
   }
 }

@@ -17,6 +17,27 @@ const parser = koaBody({
   textLimit: BODY_LIMIT,
 });
 
+/**
+ * Inbound gateway callbacks are verified on their exact bytes: on those paths the parser also
+ * keeps the unparsed text (read it with `rawBodyOf`).
+ */
+export const RAW_BODY_PREFIX = '/api/webhooks/';
+const rawKeepingParser = koaBody({
+  json: true,
+  urlencoded: false,
+  text: false,
+  multipart: false,
+  jsonStrict: true,
+  jsonLimit: BODY_LIMIT,
+  includeUnparsed: true,
+});
+/** The request body exactly as it arrived (webhook paths only; undefined elsewhere or without a JSON body). */
+export function rawBodyOf(ctx: Ctx): string | undefined {
+  // koa-body (includeUnparsed) puts the text on ctx.request.rawBody.
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+  return typeof raw === 'string' ? raw : undefined;
+}
+
 const BODYLESS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const done = async (): Promise<void> => {};
 
@@ -83,7 +104,7 @@ function isInflateError(ctx: Ctx, err: unknown): boolean {
 export async function readJsonBody(ctx: Ctx): Promise<void> {
   if (BODYLESS.has(ctx.method) || ctx.path.startsWith(QUEUE_DASHBOARD_PATH)) return;
   try {
-    await parser(ctx, done);
+    await (ctx.path.startsWith(RAW_BODY_PREFIX) ? rawKeepingParser : parser)(ctx, done);
   } catch (err) {
     const path = prototypePathOfParseError(err);
     if (path) refusePrototypePath(path);

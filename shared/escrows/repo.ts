@@ -130,3 +130,30 @@ export async function dueExpiries(trx: Db, now: Date, limit: number): Promise<st
   const rows = (await trx('escrows').select('id').where({ status: 'pending_payment' }).where('expires_at', '<=', now).orderBy('expires_at').limit(limit)) as { id: string }[];
   return rows.map((r) => r.id);
 }
+
+/** Locks the escrow row for the rest of the transaction (cancel and pay serialise on it). */
+export async function lockRow(trx: Db, id: string): Promise<void> {
+  await trx('escrows').select('id').where({ id }).forUpdate();
+}
+
+/**
+ * A payment that may still complete: a gateway link not yet expired, or a manual transfer
+ * claimed and awaiting staff (an unclaimed manual transfer does not count). `until` is when it stops counting (claims: an hour from now,
+ * re-checked then).
+ */
+export async function livePayment(trx: Db, escrowId: string, now: Date): Promise<{ until: Date } | undefined> {
+  const row = (await trx('payments')
+    .select('status', 'expires_at')
+    .where({ escrow_id: escrowId })
+    .where(
+      (w) =>
+        void w
+          .where('status', 'awaiting_confirmation')
+          .orWhere((p) => void p.where('status', 'pending').where('is_manual', false).where('expires_at', '>', now)),
+    )
+    .orderBy('expires_at', 'desc')
+    .first()) as { status: string; expires_at: Date | null } | undefined;
+  if (!row) return undefined;
+  if (row.status === 'awaiting_confirmation' || !row.expires_at) return { until: new Date(now.getTime() + 3600_000) };
+  return { until: row.expires_at };
+}

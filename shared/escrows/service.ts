@@ -9,6 +9,7 @@ import { clock } from '../clock.js';
 import { db, inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { assertRupiah } from '../money.js';
 import { post, type PostingLine } from '../ledger/index.js';
 import { enqueue } from '../outbox.js';
 import { notify } from '../notifications/service.js';
@@ -262,6 +263,8 @@ export interface PaymentConfirmation {
   /** What confirmed it (a payment record id, a gateway order id); recorded on the event. */
   reference: string;
   provider?: string;
+  /** The gateway surcharge the buyer paid on top of the escrow amount (to the gateway-fee account). */
+  surcharge?: number;
 }
 
 /**
@@ -273,6 +276,8 @@ export async function markPaid(trxOrDb: Db | undefined, escrowId: string, confir
   return inTransaction(trxOrDb, async (trx) => {
     const e = isUuid(escrowId) ? await repo.findById(trx, escrowId) : undefined;
     if (!e) throw notFound();
+    const surcharge = assertRupiah(confirmation.surcharge ?? 0, 'surcharge');
+    if (surcharge < 0) throw new RangeError('surcharge cannot be negative');
     const now = clock.now();
     const paid = await transition(trx, e, 'pay', { paid_at: now, updated_at: now });
     await post(trx, {
@@ -281,8 +286,9 @@ export async function markPaid(trxOrDb: Db | undefined, escrowId: string, confir
       refId: paid.id,
       postingKey: `escrow-paid:${paid.id}`,
       lines: [
-        { account: { system: 'gatewayClearing' }, amount: -paid.amount },
+        { account: { system: 'gatewayClearing' }, amount: -(paid.amount + surcharge) },
         { account: { escrowId: paid.id }, amount: paid.amount },
+        ...(surcharge > 0 ? [{ account: { system: 'gatewayFees' } as const, amount: surcharge }] : []),
       ],
     });
     await repo.recordEvent(trx, {
@@ -290,7 +296,7 @@ export async function markPaid(trxOrDb: Db | undefined, escrowId: string, confir
       event: 'payment.completed',
       actorId: null,
       actorRole: 'system',
-      data: { reference: confirmation.reference, provider: confirmation.provider ?? null, amount: paid.amount },
+      data: { reference: confirmation.reference, provider: confirmation.provider ?? null, amount: paid.amount, surcharge },
       at: now,
     });
     await notify(trx, paid.buyer_id, 'payment_success', { escrow_id: paid.id });
@@ -473,6 +479,12 @@ export async function staffCancel(trxOrDb: Db | undefined, staffId: string, id: 
 
 async function cancelEscrow(trx: Db, e: EscrowRow, reason: string, by: By, note: string | null): Promise<EscrowRow> {
   const now = clock.now();
+  // A payment underway wins over a cancel (decision 0009): the escrow row is locked here and
+  // by `pay`, so a payment link is either seen now or never created for a cancelled escrow.
+  await repo.lockRow(trx, e.id);
+  if (e.status === 'pending_payment' && (await repo.livePayment(trx, e.id, now))) {
+    throw new AppError(409, 'PAYMENT_IN_PROGRESS', 'A payment for this escrow is underway; it can be cancelled once that payment expires or fails');
+  }
   const cancelled = await transition(trx, e, 'cancel', { cancelled_at: now, cancel_reason: reason, updated_at: now });
   await repo.recordEvent(trx, { escrowId: e.id, event: 'escrow.cancelled', actorId: by.actorId, actorRole: by.actorRole, data: { reason, note }, at: now });
   for (const userId of [cancelled.buyer_id, cancelled.seller_id]) {
@@ -489,6 +501,9 @@ export async function extend(trxOrDb: Db | undefined, actor: Actor, id: string):
     requireRole(e, actor, 'buyer');
     if (!(TRANSITIONS.autoRelease.from as readonly EscrowStatus[]).includes(e.status) || !e.sent_at || !e.auto_release_at) {
       throw new AppError(409, 'INVALID_STATE', `The escrow is ${e.status}; only a sent or received escrow can be extended`, { status: e.status });
+    }
+    if (e.auto_release_at.getTime() <= clock.nowMs()) {
+      throw new AppError(409, 'INVALID_STATE', 'The release time has already passed; the escrow is being released', { status: e.status });
     }
     const timer = (await loadTimers(trx))[e.category];
     if (timer.extendStepHours === 0) throw new AppError(409, 'EXTEND_DISABLED', `Escrows of category ${e.category} cannot be extended`);
@@ -523,6 +538,13 @@ export async function runExpiry(escrowId: string): Promise<{ expired: boolean }>
     const e = await repo.findById(trx, escrowId);
     const now = clock.now();
     if (!e || e.status !== 'pending_payment' || e.expires_at > now) return { expired: false };
+    await repo.lockRow(trx, escrowId);
+    // A payment underway postpones the expiry until it has run its course (decision 0009).
+    const live = await repo.livePayment(trx, escrowId, now);
+    if (live) {
+      await enqueue(trx, 'escrows.expire', { escrow_id: escrowId }, { runAt: live.until });
+      return { expired: false };
+    }
     const moved = await repo.move(trx, escrowId, ['pending_payment'], { status: 'cancelled', cancelled_at: now, cancel_reason: 'expired', updated_at: now }, (q) =>
       void q.where('expires_at', '<=', now),
     );

@@ -1,0 +1,19 @@
+/** The adapter registry: provider name -> adapter. Manual transfer gateways need no adapter. */
+import { sandboxAdapter } from './sandbox.js';
+import type { GatewayAdapter, InboundDelivery } from './types.js';
+
+/** Every adapter the code has; each is loaded only when its configuration is present. */
+const ADAPTERS: readonly GatewayAdapter[] = [sandboxAdapter];
+
+/** The loaded adapter of a provider, or undefined (503 ADAPTER_NOT_LOADED). */
+export function adapterFor(provider: string): GatewayAdapter | undefined {
+  const adapter = ADAPTERS.find((a) => a.name === provider);
+  return adapter && adapter.loaded() ? adapter : undefined;
+}
+
+/** Which loaded adapter an inbound delivery comes from (headers and payload shape). */
+export function detectProvider(delivery: InboundDelivery): GatewayAdapter | undefined {
+  return ADAPTERS.find((a) => a.loaded() && a.recognises(delivery));
+}
+
+export * from './types.js';

@@ -1,0 +1,62 @@
+/**
+ * The sandbox gateway (decision D4): available in SANDBOX_MODE only, supports every method.
+ * Charges are kept in `sandbox_charges` (the gateway's own view, which its status API
+ * answers from); completion arrives as a signed callback on /api/webhooks/inbound with
+ * `X-Sandbox-Signature: hex HMAC-SHA256(raw body, SANDBOX_GATEWAY_SECRET)`.
+ */
+import { createHmac } from 'node:crypto';
+import { clock } from '../../clock.js';
+import { config } from '../../config.js';
+import { safeEqual } from '../../crypto.js';
+import { db } from '../../db.js';
+import type { ChargeRequest, ChargeResult, GatewayAdapter, GatewayStatus, InboundDelivery, ParsedCallback } from './types.js';
+
+export function sandboxSignature(rawBody: string, secret = config.gateways.sandboxSecret): string {
+  return createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex');
+}
+
+const STATUSES: readonly GatewayStatus[] = ['paid', 'expired', 'failed'];
+
+export const sandboxAdapter: GatewayAdapter = {
+  name: 'sandbox',
+  loaded: () => config.sandboxMode,
+
+  async createCharge(req: ChargeRequest): Promise<ChargeResult> {
+    const now = clock.now();
+    await db('sandbox_charges').insert({ gateway_order_id: req.gatewayOrderId, amount: req.amount, method: req.method, created_at: now, updated_at: now });
+    const base = `${config.publicBaseUrl}/api/sandbox/payments/${encodeURIComponent(req.gatewayOrderId)}`;
+    return {
+      paymentUrl: req.method === 'crypto' ? `${base}/checkout` : null,
+      qrString: req.method === 'qris' ? `00020101021226SANDBOX${req.gatewayOrderId}5204000053033605802ID5405${req.amount}6304` : null,
+      qrUrl: null,
+      vaNumber: req.method === 'bank_transfer' ? `8808${req.gatewayOrderId.replace(/[^0-9]/g, '').padEnd(12, '0').slice(0, 12)}` : null,
+      vaBank: req.method === 'bank_transfer' ? 'SANDBOX' : null,
+      deepLinkUrl: req.method === 'gopay' || req.method === 'shopeepay' ? `${base}/deeplink` : null,
+      raw: { sandbox: true, gateway_order_id: req.gatewayOrderId },
+    };
+  },
+
+  recognises: (d: InboundDelivery) => d.headers['x-sandbox-signature'] !== undefined,
+
+  verify(d: InboundDelivery): boolean {
+    const given = (d.headers['x-sandbox-signature'] ?? '').toLowerCase();
+    return /^[0-9a-f]{64}$/.test(given) && safeEqual(given, sandboxSignature(d.rawBody));
+  },
+
+  parse(d: InboundDelivery): ParsedCallback {
+    const body = (d.json ?? {}) as Record<string, unknown>;
+    const status = body.status as GatewayStatus;
+    if (body.provider !== 'sandbox' || typeof body.gateway_order_id !== 'string' || !STATUSES.includes(status)) {
+      throw new Error('sandbox callback is malformed');
+    }
+    const amount = Number.isSafeInteger(body.amount) ? (body.amount as number) : null;
+    return { gatewayOrderId: body.gateway_order_id, status, amount, eventId: null };
+  },
+
+  async queryStatus(gatewayOrderId: string) {
+    const row = (await db('sandbox_charges').select('status', 'amount').where({ gateway_order_id: gatewayOrderId }).first()) as
+      | { status: GatewayStatus; amount: number }
+      | undefined;
+    return row ? { status: row.status, amount: row.amount } : { status: 'failed' as const, amount: null };
+  },
+};

@@ -1,0 +1,63 @@
+/** Spec shapes of payments (consumer spec section 2): Payment record, Payment initiation, Gateway method entry. */
+import type { GatewayRow, PaymentRow } from './repo.js';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function serializePaymentRecord(p: PaymentRow) {
+  return {
+    id: p.id,
+    escrow_id: p.escrow_id,
+    provider: p.provider,
+    method: p.method,
+    gateway_order_id: p.gateway_order_id,
+    amount: String(p.amount),
+    status: p.status,
+    qr_url: p.qr_url,
+    va_number: p.va_number,
+    redirect_url: p.redirect_url,
+    raw_response: p.raw_response,
+    expires_at: iso(p.expires_at),
+    created_at: p.created_at.toISOString(),
+    updated_at: p.updated_at.toISOString(),
+    // Beyond the spec's list: what the hosted checkout needs to render the payment.
+    qr_string: p.qr_string,
+    va_bank: p.va_bank,
+    deep_link_url: p.deep_link_url,
+    escrow_amount: p.escrow_amount,
+    surcharge: p.surcharge,
+    is_manual: p.is_manual,
+    paid_at: iso(p.paid_at),
+  };
+}
+
+export function serializeInitiation(p: PaymentRow) {
+  return {
+    payment_link_id: p.id,
+    gateway_order_id: p.gateway_order_id,
+    method: p.method,
+    provider: p.provider,
+    payment_url: p.redirect_url,
+    qr_code_url: p.qr_url,
+    va_number: p.va_number,
+    va_bank: p.va_bank,
+    deep_link_url: p.deep_link_url,
+    expires_at: iso(p.expires_at),
+    amount: p.amount,
+    escrow_amount: p.escrow_amount,
+    surcharge: p.surcharge,
+    qr_string: p.qr_string,
+    is_manual: p.is_manual,
+  };
+}
+
+export function serializeGateway(g: GatewayRow) {
+  return {
+    provider: g.provider,
+    display_name: g.display_name,
+    supported_methods: g.supported_methods,
+    is_manual: g.is_manual,
+    config: g.config ?? null,
+    fee_percent: Number(g.fee_percent),
+    fee_fixed: Number(g.fee_fixed),
+  };
+}

@@ -1,0 +1,426 @@
+/**
+ * Payments (consumer spec 4.2 pay / payment-status / claim-payment / available-methods,
+ * section 6 inbound callbacks; decisions D4, D5, 0009). A buyer opens a payment link on a
+ * gateway; the gateway's verified callbacks are stored raw and reconciled by the
+ * gateway-callbacks worker through one path (`reconcile`), which the status poller and
+ * staff confirmations use too. Paid moves the escrow through `markPaid` (gateway clearing ->
+ * escrow held, surcharge -> gateway fees); money that arrives for an escrow that can no
+ * longer take it is credited to the buyer's balance, never lost.
+ */
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { randomToken } from '../crypto.js';
+import { db, inTransaction, type Db } from '../db.js';
+import { AppError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { post } from '../ledger/index.js';
+import { enqueue } from '../outbox.js';
+import { recordStaffAction } from '../staff/audit.js';
+import * as escrowRepo from '../escrows/repo.js';
+import { markPaid, partyOf, type Actor } from '../escrows/service.js';
+import * as users from '../users/repo.js';
+import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
+import * as repo from './repo.js';
+import type { GatewayRow, PaymentRow } from './repo.js';
+import { surchargeOf } from './surcharge.js';
+
+export type { PaymentRow, GatewayRow } from './repo.js';
+
+const MINUTE = 60_000;
+/** How long a payment link stays payable, per method (QRIS about 15 minutes: spec 4.2). */
+export const LINK_LIFETIME_MS: Record<PaymentMethod, number> = {
+  qris: 15 * MINUTE,
+  gopay: 15 * MINUTE,
+  shopeepay: 15 * MINUTE,
+  crypto: 60 * MINUTE,
+  bank_transfer: 24 * 60 * MINUTE,
+};
+/** The poller asks the gateway about a pending link this long after it was made, then backs off. */
+export const FIRST_POLL_AFTER_MS = 2 * MINUTE;
+export const POLL_BACKOFF_MS = 5 * MINUTE;
+/** A link the gateway still calls pending this long after it expired is expired here. */
+export const EXPIRE_GRACE_MS = 30 * MINUTE;
+
+// ---- Gateways -------------------------------------------------------------------------
+
+/** Gateways a buyer can use now: enabled, not in maintenance, adapter loaded (or manual). */
+export async function availableGateways(trx: Db = db): Promise<GatewayRow[]> {
+  return (await repo.enabledGateways(trx)).filter((g) => g.is_manual || adapterFor(g.provider) !== undefined);
+}
+
+// ---- Pay ------------------------------------------------------------------------------
+
+export interface PayInput {
+  method?: string;
+  provider?: string;
+}
+
+function isMethod(value: string): value is PaymentMethod {
+  return (PAYMENT_METHODS as readonly string[]).includes(value);
+}
+
+function newGatewayOrderId(): string {
+  return `ESC-${clock.nowMs().toString(36).toUpperCase()}-${randomToken(9).replace(/[^A-Za-z0-9]/g, 'X')}`;
+}
+
+/** Picks the gateway: the named provider, or the cheapest available for the method. */
+async function chooseGateway(trx: Db, method: PaymentMethod, provider: string | undefined, amount: number): Promise<GatewayRow> {
+  const enabled = await repo.enabledGateways(trx);
+  if (enabled.length === 0) throw new AppError(503, 'NO_GATEWAYS', 'No payment gateway is available right now; try again later');
+  const forMethod = enabled.filter((g) => g.supported_methods.includes(method) && (provider === undefined || g.provider === provider));
+  if (forMethod.length === 0) {
+    throw provider !== undefined
+      ? new AppError(400, 'UNSUPPORTED_METHOD', `Provider ${provider} is not available for ${method}`)
+      : new AppError(400, 'UNSUPPORTED_METHOD', `No available gateway supports ${method}`);
+  }
+  const usable = forMethod.filter((g) => g.is_manual || adapterFor(g.provider) !== undefined);
+  if (usable.length === 0) throw new AppError(503, 'ADAPTER_NOT_LOADED', `The gateway for ${method} is not configured on this server`);
+  usable.sort((a, b) => surchargeOf(amount, a) - surchargeOf(amount, b) || a.sort_order - b.sort_order || a.provider.localeCompare(b.provider));
+  return usable[0]!;
+}
+
+/** POST /api/escrows/:id/pay: a new payment link for the buyer (a fresh idempotency key gets a new one). */
+export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
+  if (input.method === undefined || input.method === '') throw new AppError(400, 'MISSING_METHOD', 'method is required');
+  const method = input.method;
+  if (!isMethod(method)) throw new AppError(400, 'UNSUPPORTED_METHOD', `method must be one of ${PAYMENT_METHODS.join(', ')}`);
+  return inTransaction(trxOrDb, async (trx) => {
+    const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
+    if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+    if (e.buyer_id !== actor.userId) throw new AppError(403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
+    // Locked: a cancel and a payment link never pass each other (decision 0009).
+    await escrowRepo.lockRow(trx, e.id);
+    const current = (await escrowRepo.findById(trx, e.id))!;
+    if (current.status !== 'pending_payment') {
+      throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be paid`, { status: current.status });
+    }
+    const gateway = await chooseGateway(trx, method, input.provider, current.amount);
+    const surcharge = surchargeOf(current.amount, gateway);
+    const total = current.amount + surcharge;
+    const now = clock.now();
+    const gatewayOrderId = newGatewayOrderId();
+    const base = {
+      escrow_id: current.id,
+      buyer_id: actor.userId,
+      provider: gateway.provider,
+      method,
+      is_manual: gateway.is_manual,
+      gateway_order_id: gatewayOrderId,
+      escrow_amount: current.amount,
+      surcharge,
+      amount: total,
+      created_at: now,
+      updated_at: now,
+    };
+    if (gateway.is_manual) {
+      // A manual transfer: the buyer transfers to the configured account and claims it.
+      return repo.insertPayment(trx, { ...base, expires_at: current.expires_at, raw_response: JSON.stringify({ manual: true, config: gateway.config }) });
+    }
+    const adapter = adapterFor(gateway.provider)!;
+    const expiresAt = new Date(now.getTime() + LINK_LIFETIME_MS[method]);
+    const buyer = (await users.findById(trx, actor.userId))!;
+    let charge;
+    try {
+      charge = await adapter.createCharge({
+        gatewayOrderId,
+        amount: total,
+        method,
+        expiresAt,
+        itemName: current.item_name,
+        buyer: { id: buyer.id, email: buyer.email, fullName: buyer.full_name },
+      });
+    } catch (err) {
+      if (err instanceof GatewayError) throw new AppError(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
+      throw err;
+    }
+    return repo.insertPayment(trx, {
+      ...base,
+      qr_string: charge.qrString,
+      qr_url: charge.qrUrl,
+      va_number: charge.vaNumber,
+      va_bank: charge.vaBank,
+      redirect_url: charge.paymentUrl,
+      deep_link_url: charge.deepLinkUrl,
+      raw_response: JSON.stringify(charge.raw ?? {}),
+      expires_at: expiresAt,
+      next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
+    });
+  });
+}
+
+// ---- Reads ----------------------------------------------------------------------------
+
+/** GET /api/escrows/:id/payment-status: the latest payment record (parties and staff). */
+export async function paymentStatus(actor: Actor, escrowId: string): Promise<PaymentRow> {
+  const e = isUuid(escrowId) ? await escrowRepo.findById(db, escrowId) : undefined;
+  if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+  if (!partyOf(e, actor.userId) && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+  const payment = await repo.latestForEscrow(db, e.id);
+  if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
+  return payment;
+}
+
+// ---- Manual transfers -------------------------------------------------------------------
+
+export interface ClaimInput {
+  reference?: string;
+}
+
+/** POST /api/escrows/:id/claim-payment: the buyer says the manual transfer is made. */
+export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: ClaimInput): Promise<PaymentRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
+    if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+    if (e.buyer_id !== actor.userId) {
+      throw partyOf(e, actor.userId) ? new AppError(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+    }
+    const payment = await repo.latestForEscrow(trx, e.id);
+    if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
+    if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
+    if (e.status !== 'pending_payment') {
+      throw new AppError(409, 'INVALID_STATE', `The escrow is ${e.status}; only a pending_payment escrow can be claimed`, { status: e.status });
+    }
+    const now = clock.now();
+    const claimed = await repo.movePayment(trx, payment.id, ['pending'], {
+      status: 'awaiting_confirmation',
+      claimed_at: now,
+      claim_reference: input.reference ?? null,
+      updated_at: now,
+    });
+    if (!claimed) throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
+    return claimed;
+  });
+}
+
+export interface StaffContext {
+  actorId: string;
+  ip: string;
+  note?: string | null;
+}
+
+/** POST /v1/admin/payments/:id/confirm: a claimed manual transfer arrived; the escrow is paid. */
+export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const payment = isUuid(paymentId) ? await repo.findForUpdate(trx, paymentId) : undefined;
+    if (!payment) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
+    if (payment.status !== 'awaiting_confirmation') {
+      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
+    }
+    const outcome = await settlePaid(trx, payment, 'staff');
+    await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.confirm', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, details: { outcome }, ip: staff.ip });
+    await trx('payments').where({ id: payment.id }).update({ decided_by: staff.actorId });
+    return (await repo.findById(trx, payment.id))!;
+  });
+}
+
+/** POST /v1/admin/payments/:id/reject: the claimed transfer did not arrive; the escrow stays unpaid. */
+export async function staffReject(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const payment = isUuid(paymentId) ? await repo.findForUpdate(trx, paymentId) : undefined;
+    if (!payment) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
+    const now = clock.now();
+    const rejected = await repo.movePayment(trx, payment.id, ['awaiting_confirmation'], { status: 'failed', decided_by: staff.actorId, updated_at: now });
+    if (!rejected) {
+      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
+    }
+    await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.reject', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, ip: staff.ip });
+    return rejected;
+  });
+}
+
+// ---- Inbound callbacks -------------------------------------------------------------------
+
+export interface IngestResult {
+  provider: string;
+  duplicate: boolean;
+}
+
+/** Headers kept with a stored delivery (no credentials). */
+const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
+
+/**
+ * POST /api/webhooks/inbound (and /ipn, /payment, /universal): detect the provider, verify
+ * the signature on the raw body (403, nothing stored, when it fails), store the delivery and
+ * queue its reconciliation in one transaction, and answer at once. A duplicate delivery is
+ * acknowledged; if its first copy is not reconciled yet it is queued again (the gateway's
+ * retry after a failure mid-processing).
+ */
+export async function ingestCallback(delivery: InboundDelivery, source: 'callback' | 'poll' = 'callback'): Promise<IngestResult> {
+  const adapter = detectProvider(delivery);
+  if (!adapter) throw new AppError(400, 'UNKNOWN_PROVIDER', 'The callback does not come from a configured payment gateway');
+  if (!adapter.verify(delivery)) throw new AppError(403, 'INVALID_SIGNATURE', 'The callback signature does not verify');
+  let parsed;
+  try {
+    parsed = adapter.parse(delivery);
+  } catch {
+    throw new AppError(400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
+  }
+  const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => delivery.headers[h] !== undefined).map((h) => [h, delivery.headers[h]]));
+  const stored = await storeCallback(db, {
+    provider: adapter.name,
+    source,
+    gatewayOrderId: parsed.gatewayOrderId,
+    status: parsed.status,
+    amount: parsed.amount,
+    dedupeKey: `${adapter.name}:${parsed.eventId ?? `${parsed.gatewayOrderId}:${parsed.status}:${parsed.amount ?? ''}`}`,
+    rawBody: delivery.rawBody,
+    headers,
+  });
+  return { provider: adapter.name, duplicate: !stored.inserted };
+}
+
+interface CallbackRecord {
+  provider: string;
+  source: 'callback' | 'poll' | 'staff';
+  gatewayOrderId: string;
+  status: GatewayStatus;
+  amount: number | null;
+  dedupeKey: string;
+  rawBody: string;
+  headers: Record<string, string | undefined>;
+}
+
+async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const row = await repo.upsertCallback(trx, {
+      provider: c.provider,
+      source: c.source,
+      gateway_order_id: c.gatewayOrderId,
+      status: c.status,
+      amount: c.amount,
+      dedupe_key: c.dedupeKey,
+      raw_body: c.rawBody,
+      headers: JSON.stringify(c.headers),
+      received_at: clock.now(),
+    });
+    if (row.processed_at === null) await enqueue(trx, 'payments.process-callback', { callback_id: row.id });
+    return { id: row.id, inserted: row.inserted };
+  });
+}
+
+/**
+ * The gateway-callbacks worker: reconciles one stored delivery. Safe to run twice (a
+ * processed delivery is skipped; the payment row is locked; postings carry keys).
+ */
+export async function processCallback(callbackId: number): Promise<{ outcome: string }> {
+  return db.transaction(async (trx) => {
+    const cb = await repo.callbackForUpdate(trx, callbackId);
+    if (!cb) return { outcome: 'missing' };
+    if (cb.processed_at) return { outcome: cb.outcome ?? 'processed' };
+    const outcome = await reconcile(trx, cb.gateway_order_id, cb.status, cb.amount, cb.source);
+    await repo.markCallbackProcessed(trx, cb.id, outcome, clock.now());
+    return { outcome };
+  });
+}
+
+/** One path for every report of a payment's fate: callback, poll, staff. Returns what it did. */
+async function reconcile(trx: Db, gatewayOrderId: string, status: GatewayStatus, amount: number | null, source: string): Promise<string> {
+  const payment = await repo.findByOrderForUpdate(trx, gatewayOrderId);
+  if (!payment) return 'unknown_order';
+  if (payment.status === 'paid') return status === 'paid' ? 'duplicate_paid' : `ignored_${status}_after_paid`;
+  if (status === 'pending') return 'still_pending';
+  const now = clock.now();
+  if (status === 'expired' || status === 'failed') {
+    const moved = await repo.movePayment(trx, payment.id, ['pending'], { status, updated_at: now, next_poll_at: null });
+    return moved ? `marked_${status}` : `ignored_${status}_when_${payment.status}`;
+  }
+  if (amount !== null && amount !== payment.amount) {
+    await trx('payments').where({ id: payment.id }).update({ flag: 'amount_mismatch', updated_at: now, next_poll_at: null });
+    return 'amount_mismatch';
+  }
+  return settlePaid(trx, payment, source);
+}
+
+/**
+ * Marks a payment paid and moves its money: into the escrow when the escrow still waits for
+ * it, otherwise (another link paid first, or the escrow was cancelled or expired) onto the
+ * buyer's balance, flagged for staff.
+ */
+async function settlePaid(trx: Db, payment: PaymentRow, source: string): Promise<string> {
+  const now = clock.now();
+  await escrowRepo.lockRow(trx, payment.escrow_id);
+  const escrow = (await escrowRepo.findById(trx, payment.escrow_id))!;
+  const payable = escrow.status === 'pending_payment';
+  const moved = await repo.movePayment(trx, payment.id, ['pending', 'expired', 'failed', 'awaiting_confirmation'], {
+    status: 'paid',
+    paid_at: now,
+    flag: payable ? null : 'credited_to_buyer',
+    next_poll_at: null,
+    updated_at: now,
+  });
+  if (!moved) return 'already_settled';
+  if (payable) {
+    await markPaid(trx, escrow.id, { reference: payment.id, provider: payment.provider, surcharge: payment.surcharge });
+    return 'paid';
+  }
+  await post(trx, {
+    kind: 'payment_credit',
+    refType: 'payment',
+    refId: payment.id,
+    postingKey: `payment-credit:${payment.id}`,
+    memo: `paid after the escrow became ${escrow.status} (${source})`,
+    lines: [
+      { account: { system: 'gatewayClearing' }, amount: -payment.amount },
+      { account: { userId: payment.buyer_id }, amount: payment.amount },
+    ],
+  });
+  return 'credited_to_buyer';
+}
+
+// ---- The status poller (a lost callback never loses a payment) ---------------------------
+
+/** Asks the gateways about links still pending past their expected time; reconciles what they say. */
+export async function pollPending(batch = 100): Promise<{ asked: number; settled: number }> {
+  const now = clock.now();
+  const due = await repo.duePolls(db, now, batch);
+  let settled = 0;
+  for (const p of due) {
+    const adapter = adapterFor(p.provider);
+    if (!adapter) continue;
+    let answer: { status: GatewayStatus; amount: number | null };
+    try {
+      answer = await adapter.queryStatus(p.gateway_order_id);
+    } catch {
+      await repo.setNextPoll(db, p.id, new Date(now.getTime() + POLL_BACKOFF_MS));
+      continue;
+    }
+    let status = answer.status;
+    // Still pending well past its expiry: the link is over here (a late paid report still pays).
+    if (status === 'pending' && p.expires_at && p.expires_at.getTime() + EXPIRE_GRACE_MS <= now.getTime()) status = 'expired';
+    if (status === 'pending') {
+      await repo.setNextPoll(db, p.id, new Date(now.getTime() + POLL_BACKOFF_MS));
+      continue;
+    }
+    const stored = await storeCallback(db, {
+      provider: p.provider,
+      source: 'poll',
+      gatewayOrderId: p.gateway_order_id,
+      status,
+      amount: answer.amount,
+      dedupeKey: `poll:${p.gateway_order_id}:${status}`,
+      rawBody: JSON.stringify(answer),
+      headers: {},
+    });
+    const { outcome } = await processCallback(stored.id);
+    if (outcome === 'paid' || outcome === 'credited_to_buyer') settled += 1;
+  }
+  return { asked: due.length, settled };
+}
+
+// ---- Sandbox (decision D4) ---------------------------------------------------------------
+
+/**
+ * POST /api/sandbox/payments/:gateway_order_id/simulate: the sandbox gateway records the
+ * outcome on its side and sends the signed callback through the same pipeline.
+ */
+export async function simulateSandbox(actor: Actor, gatewayOrderId: string, status: 'paid' | 'expired' | 'failed'): Promise<IngestResult> {
+  const payment = await repo.findByOrder(db, gatewayOrderId);
+  if (!payment || payment.provider !== 'sandbox') throw new AppError(404, 'NOT_FOUND', 'No sandbox payment with this gateway_order_id');
+  if (payment.buyer_id !== actor.userId && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Only the buyer can simulate this payment');
+  await db('sandbox_charges').where({ gateway_order_id: gatewayOrderId }).update({ status, updated_at: clock.now() });
+  const { sandboxSignature } = await import('./gateways/sandbox.js');
+  const rawBody = JSON.stringify({ provider: 'sandbox', gateway_order_id: gatewayOrderId, status, amount: payment.amount });
+  return ingestCallback({ headers: { 'x-sandbox-signature': sandboxSignature(rawBody), 'content-type': 'application/json' }, rawBody, json: JSON.parse(rawBody) as unknown });
+}
+
+export const sandboxEnabled = (): boolean => config.sandboxMode;
