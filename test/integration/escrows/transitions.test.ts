@@ -378,7 +378,7 @@ describe('escrow transitions', () => {
       expect(rows.map((r) => r.event)).to.deep.equal(['escrow.created', 'payment.completed', 'escrow.sent', 'escrow.received', 'escrow.released']);
       expect(rows.map((r) => r.actor_role)).to.deep.equal(['buyer', 'system', 'seller', 'buyer', 'buyer']);
       expect(rows.map((r) => r.actor_id)).to.deep.equal([buyer.id, null, seller.id, buyer.id, buyer.id]);
-      expect(rows[1]!.data).to.deep.equal({ reference: 'pay-ref-1', provider: 'sandbox', amount: 300_000 });
+      expect(rows[1]!.data).to.deep.equal({ reference: 'pay-ref-1', provider: 'sandbox', amount: 300_000, surcharge: 0 });
       expect(rows[2]!.data).to.include({ courier: 'sicepat', tracking_number: 'SCP123456' });
       expect(rows[4]!.data).to.deep.equal({ escrow_amount: 300_000, platform_fee: 3_000, seller_amount: 297_000, by: 'release' });
       expect(await balanceOf(db, { userId: seller.id })).to.equal(297_000);
