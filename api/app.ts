@@ -18,6 +18,7 @@ import { escrowsRouter } from './routes/escrows.js';
 import { disputesRouter } from './routes/disputes.js';
 import { partnerRouter } from './routes/partner.js';
 import { sandboxRouter } from './routes/sandbox.js';
+import { withdrawalsRouter } from './routes/withdrawals.js';
 import { paymentsRouter } from './routes/payments.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { adminSessionOnly } from './middleware/auth.js';
@@ -41,6 +42,7 @@ export const routers: AppRouter[] = [
   paymentsRouter,
   webhooksRouter,
   disputesRouter,
+  withdrawalsRouter,
   adminRouter,
   sandboxRouter,
 ];

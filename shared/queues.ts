@@ -26,6 +26,7 @@ export const JOBS = {
   'escrows.expire': 'timers',
   'escrows.auto-release': 'timers',
   'escrows.sweep-timers': 'timers',
+  'payouts.send': 'payouts',
   'payments.process-callback': 'gateway-callbacks',
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',

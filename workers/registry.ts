@@ -9,10 +9,11 @@ import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shar
 import { mail } from './mail.js';
 import { gatewayCallbacks } from './gateway-callbacks.js';
 import { notifications } from './notifications.js';
+import { payouts } from './payouts.js';
 import { timers } from './timers.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, timers];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();
