@@ -1,9 +1,12 @@
 /** The adapter registry: provider name -> adapter. Manual transfer gateways need no adapter. */
+import { midtransAdapter } from './midtrans.js';
 import { sandboxAdapter } from './sandbox.js';
+import { tripayAdapter } from './tripay.js';
+import { xenditAdapter } from './xendit.js';
 import type { GatewayAdapter, InboundDelivery } from './types.js';
 
 /** Every adapter the code has; each is loaded only when its configuration is present. */
-const ADAPTERS: readonly GatewayAdapter[] = [sandboxAdapter];
+const ADAPTERS: readonly GatewayAdapter[] = [sandboxAdapter, midtransAdapter, xenditAdapter, tripayAdapter];
 
 /** The loaded adapter of a provider, or undefined (503 ADAPTER_NOT_LOADED). */
 export function adapterFor(provider: string): GatewayAdapter | undefined {
