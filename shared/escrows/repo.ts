@@ -76,19 +76,34 @@ export interface ListFilter {
 }
 
 export async function listForUser(trx: Db, f: ListFilter): Promise<{ rows: EscrowRow[]; total: number }> {
-  const base = () => {
-    const q = trx('escrows');
-    if (f.role === 'buyer') void q.where({ buyer_id: f.userId });
-    else if (f.role === 'seller') void q.where({ seller_id: f.userId });
-    else void q.where((w) => void w.where({ buyer_id: f.userId }).orWhere({ seller_id: f.userId }));
+  const side = (column: 'buyer_id' | 'seller_id') => {
+    const q = trx('escrows').where(column, f.userId);
     if (f.status) void q.where({ status: f.status });
     return q;
   };
-  const [rows, count] = await Promise.all([
-    base().select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.limit).offset((f.page - 1) * f.limit),
-    base().count<{ count: string }[]>('* as count'),
+  const sides: ('buyer_id' | 'seller_id')[] = f.role === 'buyer' ? ['buyer_id'] : f.role === 'seller' ? ['seller_id'] : ['buyer_id', 'seller_id'];
+  const order = [
+    { column: 'created_at', order: 'desc' as const },
+    { column: 'id', order: 'desc' as const },
+  ];
+  const window = f.page * f.limit;
+  // Each side walks its own (party, created_at) index and stops after the page's rows; the
+  // two sides never overlap (a buyer is never the seller), so UNION ALL is exact.
+  const pages = sides.map((c) => side(c).select('*').orderBy(order).limit(window));
+  const merged =
+    pages.length === 1
+      ? pages[0]!.offset((f.page - 1) * f.limit)
+      : trx
+          .select('*')
+          .from(trx.unionAll(pages, true).as('mine'))
+          .orderBy(order)
+          .limit(f.limit)
+          .offset((f.page - 1) * f.limit);
+  const [rows, counts] = await Promise.all([
+    pages.length === 1 ? merged.limit(f.limit) : merged,
+    Promise.all(sides.map((c) => side(c).count<{ count: string }[]>('* as count'))),
   ]);
-  return { rows: rows as EscrowRow[], total: Number(count[0]?.count ?? 0) };
+  return { rows: rows as EscrowRow[], total: counts.reduce((sum, c) => sum + Number(c[0]?.count ?? 0), 0) };
 }
 
 export interface EscrowEvent {
