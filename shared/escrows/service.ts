@@ -533,7 +533,7 @@ export async function extend(trxOrDb: Db | undefined, actor: Actor, id: string):
 // ---- Timers (D6): a delayed job per due time, and a sweeper for lost jobs ---------------
 
 /** The expiry timer: an unpaid escrow past its deadline is cancelled. Does nothing otherwise. */
-export async function runExpiry(escrowId: string): Promise<{ expired: boolean }> {
+export async function runExpiry(escrowId: string, options: { requeue?: boolean } = {}): Promise<{ expired: boolean }> {
   return db.transaction(async (trx) => {
     const e = await repo.findById(trx, escrowId);
     const now = clock.now();
@@ -542,7 +542,8 @@ export async function runExpiry(escrowId: string): Promise<{ expired: boolean }>
     // A payment underway postpones the expiry until it has run its course (decision 0009).
     const live = await repo.livePayment(trx, escrowId, now);
     if (live) {
-      await enqueue(trx, 'escrows.expire', { escrow_id: escrowId }, { runAt: live.until });
+      // The timer job re-arms itself; the sweeper (every minute) does not add another each time.
+      if (options.requeue !== false) await enqueue(trx, 'escrows.expire', { escrow_id: escrowId }, { runAt: live.until });
       return { expired: false };
     }
     const moved = await repo.move(trx, escrowId, ['pending_payment'], { status: 'cancelled', cancelled_at: now, cancel_reason: 'expired', updated_at: now }, (q) =>
@@ -580,7 +581,7 @@ export async function sweepTimers(batch = 200): Promise<{ released: number; expi
   let released = 0;
   let expired = 0;
   for (const id of await repo.dueAutoReleases(db, now, batch)) if ((await runAutoRelease(id)).released) released += 1;
-  for (const id of await repo.dueExpiries(db, now, batch)) if ((await runExpiry(id)).expired) expired += 1;
+  for (const id of await repo.dueExpiries(db, now, batch)) if ((await runExpiry(id, { requeue: false })).expired) expired += 1;
   return { released, expired };
 }
 

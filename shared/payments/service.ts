@@ -94,6 +94,9 @@ export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: strin
     if (current.status !== 'pending_payment') {
       throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be paid`, { status: current.status });
     }
+    if (current.expires_at <= clock.now()) {
+      throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
+    }
     const gateway = await chooseGateway(trx, method, input.provider, current.amount);
     const surcharge = surchargeOf(current.amount, gateway);
     const total = current.amount + surcharge;
@@ -174,11 +177,14 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrow
     if (e.buyer_id !== actor.userId) {
       throw partyOf(e, actor.userId) ? new AppError(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
     }
+    // Locked like pay and cancel: a claim and a cancel never pass each other.
+    await escrowRepo.lockRow(trx, e.id);
+    const current = (await escrowRepo.findById(trx, e.id))!;
     const payment = await repo.latestForEscrow(trx, e.id);
     if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
     if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
-    if (e.status !== 'pending_payment') {
-      throw new AppError(409, 'INVALID_STATE', `The escrow is ${e.status}; only a pending_payment escrow can be claimed`, { status: e.status });
+    if (current.status !== 'pending_payment') {
+      throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be claimed`, { status: current.status });
     }
     const now = clock.now();
     const claimed = await repo.movePayment(trx, payment.id, ['pending'], {
@@ -201,8 +207,11 @@ export interface StaffContext {
 /** POST /v1/admin/payments/:id/confirm: a claimed manual transfer arrived; the escrow is paid. */
 export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
   return inTransaction(trxOrDb, async (trx) => {
-    const payment = isUuid(paymentId) ? await repo.findForUpdate(trx, paymentId) : undefined;
-    if (!payment) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
+    const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
+    if (!seen) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
+    // Lock order as in claim and cancel: the escrow row first, then the payment.
+    await escrowRepo.lockRow(trx, seen.escrow_id);
+    const payment = (await repo.findForUpdate(trx, paymentId))!;
     if (payment.status !== 'awaiting_confirmation') {
       throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
     }
@@ -307,16 +316,18 @@ export async function processCallback(callbackId: number): Promise<{ outcome: st
     const cb = await repo.callbackForUpdate(trx, callbackId);
     if (!cb) return { outcome: 'missing' };
     if (cb.processed_at) return { outcome: cb.outcome ?? 'processed' };
-    const outcome = await reconcile(trx, cb.gateway_order_id, cb.status, cb.amount, cb.source);
+    const outcome = await reconcile(trx, cb.provider, cb.gateway_order_id, cb.status, cb.amount, cb.source);
     await repo.markCallbackProcessed(trx, cb.id, outcome, clock.now());
     return { outcome };
   });
 }
 
 /** One path for every report of a payment's fate: callback, poll, staff. Returns what it did. */
-async function reconcile(trx: Db, gatewayOrderId: string, status: GatewayStatus, amount: number | null, source: string): Promise<string> {
+async function reconcile(trx: Db, provider: string, gatewayOrderId: string, status: GatewayStatus, amount: number | null, source: string): Promise<string> {
   const payment = await repo.findByOrderForUpdate(trx, gatewayOrderId);
   if (!payment) return 'unknown_order';
+  // Only the gateway that made the link reports on it; a manual transfer is settled by staff only.
+  if (payment.is_manual || payment.provider !== provider) return 'provider_mismatch';
   if (payment.status === 'paid') return status === 'paid' ? 'duplicate_paid' : `ignored_${status}_after_paid`;
   if (status === 'pending') return 'still_pending';
   const now = clock.now();
@@ -376,7 +387,11 @@ export async function pollPending(batch = 100): Promise<{ asked: number; settled
   let settled = 0;
   for (const p of due) {
     const adapter = adapterFor(p.provider);
-    if (!adapter) continue;
+    if (!adapter) {
+      // Not loaded on this server: put it off like a failed query, so it does not hold the batch.
+      await repo.setNextPoll(db, p.id, new Date(now.getTime() + POLL_BACKOFF_MS));
+      continue;
+    }
     let answer: { status: GatewayStatus; amount: number | null };
     try {
       answer = await adapter.queryStatus(p.gateway_order_id);

@@ -14,7 +14,7 @@ export interface GatewayFees {
 
 /** "0.7" / "0.700" / 0.7 -> 700 (thousandths of a percent). Throws on anything else. */
 export function percentMilli(value: string | number): number {
-  const text = typeof value === 'number' ? value.toFixed(3) : value.trim();
+  const text = typeof value === 'number' ? String(value) : value.trim();
   const m = /^([0-9]{1,3})(?:\.([0-9]{1,3}))?$/.exec(text);
   if (!m) throw new RangeError(`fee_percent ${String(value)} is not a percentage with at most 3 decimals`);
   const milli = Number(m[1]) * 1000 + Number((m[2] ?? '').padEnd(3, '0'));

@@ -49,7 +49,11 @@ export const sandboxAdapter: GatewayAdapter = {
     if (body.provider !== 'sandbox' || typeof body.gateway_order_id !== 'string' || !STATUSES.includes(status)) {
       throw new Error('sandbox callback is malformed');
     }
-    const amount = Number.isSafeInteger(body.amount) ? (body.amount as number) : null;
+    // Absent (or null): nothing to compare. Present: whole rupiah, or the callback is malformed.
+    if (body.amount !== undefined && body.amount !== null && !(Number.isSafeInteger(body.amount) && (body.amount as number) >= 0)) {
+      throw new Error('sandbox callback amount is not whole rupiah');
+    }
+    const amount = typeof body.amount === 'number' ? body.amount : null;
     return { gatewayOrderId: body.gateway_order_id, status, amount, eventId: null };
   },
 
