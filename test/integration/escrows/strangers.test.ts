@@ -1,8 +1,10 @@
 /**
- * Authorisation of every id-taking escrow and dispute route: a third user (a stranger)
- * gets 403 FORBIDDEN on an escrow or dispute where the parties could act, learns nothing
- * about it, and changes nothing; the parties then can act (the state was live). Lists
- * show only the caller's rows; the staff routes refuse non-admins.
+ * Authorisation of every id-taking escrow, dispute and payment route: a third user (a
+ * stranger) gets 403 FORBIDDEN (NOT_BUYER on pay, as the spec names it) on an escrow or
+ * dispute where the parties could act, learns nothing about it, and changes nothing; the
+ * parties then can act (the state was live). The sandbox simulate route (keyed by
+ * gateway_order_id) refuses strangers too. Lists show only the caller's rows; the staff
+ * routes refuse non-admins.
  */
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -14,6 +16,8 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createUser, signIn } from '../../factories/users.js';
 import { db } from '../../../shared/db.js';
 import { openDispute } from '../../../shared/disputes/service.js';
+import { pay } from '../../../shared/payments/service.js';
+import { createGateway } from '../../factories/payments.js';
 import type { EscrowStatus } from '../../../shared/escrows/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
@@ -38,6 +42,9 @@ const WATCHED = [
   'notifications',
   'idempotency_keys',
   'staff_audit',
+  'payments',
+  'payment_callbacks',
+  'sandbox_charges',
 ] as const;
 
 async function dump(): Promise<Record<string, unknown[]>> {
@@ -71,6 +78,22 @@ interface RouteCase {
   /** Who may use it, and what they get: the control that the state was live. */
   party: Party;
   ok: number;
+  /** The stranger's error code (default FORBIDDEN). */
+  code?: string;
+  /** Prepares the escrow (gateways, a payment link) before the stranger calls. */
+  setup?: (w: World) => Promise<void>;
+}
+
+/** The sandbox gateway and a manual transfer gateway, as an operator would configure them. */
+async function gateways(): Promise<void> {
+  await createGateway({ provider: 'sandbox', feePercent: '0.7', sortOrder: 1 });
+  await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', sortOrder: 0, config: { bank: 'BCA' } });
+}
+
+/** A payment link made by the buyer (sandbox QRIS, or a manual transfer). */
+async function paymentLink(w: World, manual = false) {
+  await gateways();
+  return pay(undefined, { userId: w.buyer.id, role: 'user' }, w.escrowId, manual ? { method: 'bank_transfer', provider: 'manual_bca' } : { method: 'qris', provider: 'sandbox' });
 }
 
 const ROUTES: RouteCase[] = [
@@ -137,11 +160,41 @@ const ROUTES: RouteCase[] = [
     party: 'seller',
     ok: 202,
   },
+  {
+    name: 'POST /api/escrows/:id/pay',
+    status: 'pending_payment',
+    method: 'post',
+    template: '/api/escrows/:id/pay', path: (w) => `/api/escrows/${w.escrowId}/pay`,
+    body: { method: 'qris' },
+    party: 'buyer',
+    ok: 201,
+    code: 'NOT_BUYER',
+    setup: gateways,
+  },
+  {
+    name: 'GET /api/escrows/:id/payment-status',
+    status: 'pending_payment',
+    method: 'get',
+    template: '/api/escrows/:id/payment-status', path: (w) => `/api/escrows/${w.escrowId}/payment-status`,
+    party: 'seller',
+    ok: 200,
+    setup: async (w) => void (await paymentLink(w)),
+  },
+  {
+    name: 'POST /api/escrows/:id/claim-payment',
+    status: 'pending_payment',
+    method: 'post',
+    template: '/api/escrows/:id/claim-payment', path: (w) => `/api/escrows/${w.escrowId}/claim-payment`,
+    body: { reference: 'transfer 12:00' },
+    party: 'buyer',
+    ok: 200,
+    setup: async (w) => void (await paymentLink(w, true)),
+  },
 ];
 
 let seq = 0;
 
-async function world(status: EscrowStatus, dispute = false): Promise<World> {
+async function world(status: EscrowStatus, dispute = false, setup?: (w: World) => Promise<void>): Promise<World> {
   seq += 1;
   const item = `Barang rahasia nomor ${seq} zqx`;
   const amount = 173_457 + seq;
@@ -154,9 +207,11 @@ async function world(status: EscrowStatus, dispute = false): Promise<World> {
   if (dispute) {
     disputeId = (await openDispute({ userId: buyer.id, role: 'user' }, escrow.id, { reason_category: 'item_not_as_described', description: disputeText })).id;
   }
+  const w = { escrowId: escrow.id, disputeId, buyer, seller, stranger, item, amount, disputeText };
+  if (setup) await setup(w);
   // Notifications of the setup are written now, so the comparison sees only the request.
   await runJobs();
-  return { escrowId: escrow.id, disputeId, buyer, seller, stranger, item, amount, disputeText };
+  return w;
 }
 
 function send(client: Client, c: RouteCase, w: World, key: string) {
@@ -178,7 +233,7 @@ describe('strangers on escrows and disputes', () => {
     client = api();
   });
 
-  describe('every id-taking route answers a stranger 403 FORBIDDEN and changes nothing', () => {
+  describe('every id-taking route answers a stranger 403 FORBIDDEN (NOT_BUYER on pay) and changes nothing', () => {
     it('the table names every registered id-taking route (but the public preview and the staff routes)', () => {
       const registered = new Set<string>();
       for (const router of routers) {
@@ -194,13 +249,13 @@ describe('strangers on escrows and disputes', () => {
 
     for (const c of ROUTES) {
       it(`${c.name} (escrow ${c.status}${c.dispute ? ', dispute open' : ''})`, async () => {
-        const w = await world(c.status, c.dispute);
+        const w = await world(c.status, c.dispute, c.setup);
         const strangerKey = await issueKey(w.stranger.id);
         const before = await dump();
         const res = await send(client, c, w, strangerKey);
         expect(res.status, JSON.stringify(res.body)).to.equal(403);
         expect(res.body.success).to.equal(false);
-        expect(res.body.error.code).to.equal('FORBIDDEN');
+        expect(res.body.error.code).to.equal(c.code ?? 'FORBIDDEN');
         expect(res.body).to.not.have.property('data');
         expectNothingLeaked(res.body, w);
         await runJobs();
@@ -243,6 +298,33 @@ describe('strangers on escrows and disputes', () => {
       const after = await dump();
       // Signing in touched the session tables only; every watched table is as it was.
       expect(after).to.deep.equal(before);
+    });
+
+    it('POST /api/sandbox/payments/:gateway_order_id/simulate: a stranger (and the seller) get 403 FORBIDDEN, nothing sent', async () => {
+      let order = '';
+      const w = await world('pending_payment', false, async (made) => {
+        order = (await paymentLink(made)).gateway_order_id;
+      });
+      const strangerKey = await issueKey(w.stranger.id);
+      const sellerKey = await issueKey(w.seller.id);
+      const before = await dump();
+      for (const key of [strangerKey, sellerKey]) {
+        for (const status of ['paid', 'expired', 'failed']) {
+          const res = await client.post(`/api/sandbox/payments/${order}/simulate`).set(bearer(key)).send({ status });
+          expect(res.status, JSON.stringify(res.body)).to.equal(403);
+          expect(res.body.error.code).to.equal('FORBIDDEN');
+          expect(res.body).to.not.have.property('data');
+          expectNothingLeaked(res.body, w);
+        }
+      }
+      await runJobs();
+      expect(await dump()).to.deep.equal(before);
+      // The buyer can (the order was live).
+      const ok = await client.post(`/api/sandbox/payments/${order}/simulate`).set(bearer(await issueKey(w.buyer.id))).send({ status: 'paid' });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(202);
+      await runJobs();
+      expect(((await db('escrows').where({ id: w.escrowId }).first()) as { status: string }).status).to.equal('paid');
+      expect(await checkLedger(db)).to.deep.equal([]);
     });
   });
 
@@ -314,6 +396,47 @@ describe('strangers on escrows and disputes', () => {
         expect(await dump()).to.deep.equal(before);
       });
     }
+
+    for (const who of ['buyer', 'seller', 'stranger'] as const) {
+      it(`POST /v1/admin/payments/:id/confirm and /reject by the ${who} -> 403 FORBIDDEN, nothing changed`, async () => {
+        let paymentId = '';
+        const w = await world('pending_payment', false, async (made) => {
+          paymentId = (await paymentLink(made, true)).id;
+        });
+        const buyerKey = await issueKey(w.buyer.id);
+        const claimed = await client.post(`/api/escrows/${w.escrowId}/claim-payment`).set(bearer(buyerKey)).send({});
+        expect(claimed.status, JSON.stringify(claimed.body)).to.equal(200);
+        const key = who === 'buyer' ? buyerKey : await issueKey(who === 'seller' ? w.seller.id : w.stranger.id);
+        const before = await dump();
+        for (const action of ['confirm', 'reject']) {
+          const res = await client.post(`/v1/admin/payments/${paymentId}/${action}`).set(bearer(key)).send({ note: 'self-service' });
+          expect(res.status, JSON.stringify(res.body)).to.equal(403);
+          expect(res.body.error.code).to.equal('FORBIDDEN');
+          expectNothingLeaked(res.body, w);
+        }
+        await runJobs();
+        expect(await dump()).to.deep.equal(before);
+        expect(await countRows('journal_entries', { kind: 'escrow_payment' })).to.equal(0);
+      });
+    }
+
+    it('an admin can confirm and reject manual payments (the routes are live)', async () => {
+      const admin = (await createUser({ role: 'admin' })).user;
+      const key = await issueKey(admin.id);
+      for (const action of ['confirm', 'reject'] as const) {
+        let paymentId = '';
+        const w = await world('pending_payment', false, async (made) => {
+          if (action === 'confirm') await gateways();
+          paymentId = (await pay(undefined, { userId: made.buyer.id, role: 'user' }, made.escrowId, { method: 'bank_transfer', provider: 'manual_bca' })).id;
+        });
+        const claimed = await client.post(`/api/escrows/${w.escrowId}/claim-payment`).set(bearer(await issueKey(w.buyer.id))).send({});
+        expect(claimed.status).to.equal(200);
+        const res = await client.post(`/v1/admin/payments/${paymentId}/${action}`).set(bearer(key)).send({ note: 'checked' });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        expect(res.body.data.payment.status).to.equal(action === 'confirm' ? 'paid' : 'failed');
+      }
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
 
     it('an admin can use both (the routes are live)', async () => {
       const admin = (await createUser({ role: 'admin' })).user;
