@@ -136,3 +136,11 @@ export async function callbackForUpdate(trx: Db, id: number): Promise<CallbackRo
 export async function markCallbackProcessed(trx: Db, id: number, outcome: string, at: Date): Promise<void> {
   await trx('payment_callbacks').where({ id }).update({ processed_at: at, outcome });
 }
+
+/** The payment the escrow's status shows: the one that paid it, else the newest link. */
+export async function currentForEscrow(trx: Db, escrowId: string): Promise<PaymentRow | undefined> {
+  return (await trx('payments')
+    .where({ escrow_id: escrowId })
+    .orderByRaw("(status = 'paid' AND flag IS NULL) DESC, created_at DESC, id DESC")
+    .first()) as PaymentRow | undefined;
+}

@@ -158,7 +158,8 @@ export async function paymentStatus(actor: Actor, escrowId: string): Promise<Pay
   const e = isUuid(escrowId) ? await escrowRepo.findById(db, escrowId) : undefined;
   if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
   if (!partyOf(e, actor.userId) && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
-  const payment = await repo.latestForEscrow(db, e.id);
+  // A paid link wins over a newer unpaid one, so a polling checkout always sees "paid".
+  const payment = await repo.currentForEscrow(db, e.id);
   if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
   return payment;
 }
@@ -185,6 +186,9 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrow
     if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
     if (current.status !== 'pending_payment') {
       throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be claimed`, { status: current.status });
+    }
+    if (current.expires_at <= clock.now()) {
+      throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
     }
     const now = clock.now();
     const claimed = await repo.movePayment(trx, payment.id, ['pending'], {

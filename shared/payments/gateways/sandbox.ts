@@ -24,14 +24,14 @@ export const sandboxAdapter: GatewayAdapter = {
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const now = clock.now();
     await db('sandbox_charges').insert({ gateway_order_id: req.gatewayOrderId, amount: req.amount, method: req.method, created_at: now, updated_at: now });
-    const base = `${config.publicBaseUrl}/api/sandbox/payments/${encodeURIComponent(req.gatewayOrderId)}`;
+    // The sandbox has no hosted page or app to open: it is completed with the simulate route.
     return {
-      paymentUrl: req.method === 'crypto' ? `${base}/checkout` : null,
+      paymentUrl: null,
       qrString: req.method === 'qris' ? `00020101021226SANDBOX${req.gatewayOrderId}5204000053033605802ID5405${req.amount}6304` : null,
       qrUrl: null,
       vaNumber: req.method === 'bank_transfer' ? `8808${req.gatewayOrderId.replace(/[^0-9]/g, '').padEnd(12, '0').slice(0, 12)}` : null,
       vaBank: req.method === 'bank_transfer' ? 'SANDBOX' : null,
-      deepLinkUrl: req.method === 'gopay' || req.method === 'shopeepay' ? `${base}/deeplink` : null,
+      deepLinkUrl: null,
       raw: { sandbox: true, gateway_order_id: req.gatewayOrderId },
     };
   },

@@ -123,6 +123,15 @@ describe('manual transfers', () => {
     expect(auto.body.data.provider).to.equal('sandbox');
   });
 
+  it('a claim after the payment deadline (before the expiry timer ran) answers 409 INVALID_STATE and changes nothing', async () => {
+    const res = await payManual();
+    const escrow = await escrowRow(w.escrowId);
+    clock.set(new Date(escrow.expires_at.getTime() + 1000));
+    const claim = await client.post(`/api/escrows/${w.escrowId}/claim-payment`).set(bearer(w.buyerKey)).send({ reference: 'late' });
+    expectError(claim, 409, 'INVALID_STATE');
+    expect((await paymentRow(res.body.data.payment_link_id as string)).status).to.equal('pending');
+  });
+
   it('claim -> awaiting_confirmation with the reference; staff confirm -> escrow paid, ledger, staff_audit', async () => {
     const paid = await payManual();
     const paymentId = paid.body.data.payment_link_id as string;

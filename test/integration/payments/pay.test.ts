@@ -368,9 +368,10 @@ describe('POST /api/escrows/:id/pay', () => {
   describe('the answer and the link lifetime', () => {
     const lifetimes: { method: string; minutes: number; fields: Record<string, 'set' | null> }[] = [
       { method: 'qris', minutes: 15, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: null } },
-      { method: 'gopay', minutes: 15, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: 'set' } },
-      { method: 'shopeepay', minutes: 15, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: 'set' } },
-      { method: 'crypto', minutes: 60, fields: { payment_url: 'set', va_number: null, va_bank: null, deep_link_url: null } },
+      // The sandbox has no hosted page or app to open (it completes through simulate): no links.
+      { method: 'gopay', minutes: 15, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: null } },
+      { method: 'shopeepay', minutes: 15, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: null } },
+      { method: 'crypto', minutes: 60, fields: { payment_url: null, va_number: null, va_bank: null, deep_link_url: null } },
       { method: 'bank_transfer', minutes: 24 * 60, fields: { payment_url: null, va_number: 'set', va_bank: 'set', deep_link_url: null } },
     ];
     for (const l of lifetimes) {
@@ -536,6 +537,21 @@ describe('GET /api/escrows/:id/payment-status', () => {
     const byAdmin = await client.get(`/api/escrows/${escrow.id}/payment-status`).set(bearer(await issueKey(admin.id)));
     expect(byAdmin.status, JSON.stringify(byAdmin.body)).to.equal(200);
     expect(byAdmin.body.data).to.deep.equal(res.body.data);
+  });
+
+  it('shows the link that paid the escrow, not a newer unpaid one', async () => {
+    await createGateway();
+    const { escrow, buyer } = await createEscrow();
+    const key = await issueKey(buyer.id);
+    const first = await pay(client, key, escrow.id, { method: 'qris' });
+    clock.advance(MINUTE);
+    const second = await pay(client, key, escrow.id, { method: 'bank_transfer' });
+    expect(second.status).to.equal(201);
+    await client.post(`/api/sandbox/payments/${first.body.data.gateway_order_id as string}/simulate`).set(bearer(key)).send({ status: 'paid' });
+    await runJobs();
+    const res = await client.get(`/api/escrows/${escrow.id}/payment-status`).set(bearer(key));
+    expect(res.body.data).to.deep.include({ id: first.body.data.payment_link_id, status: 'paid' });
+    expect(await checkLedger(db)).to.deep.equal([]);
   });
 
   it('a QRIS link shows its status as it moves (pending, then expired)', async () => {
