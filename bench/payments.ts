@@ -1,11 +1,15 @@
 /**
  * `npm run bench:payments` (through `bench/run.sh bench/payments.ts`, which provides
- * Postgres, Redis, the migrated bench database and a fresh dist/ build): issue 8's
- * callback ingestion and reconciliation throughput, reported beside pgbench's TPS on the
- * same machine in the same run.
+ * Postgres, Redis and a fresh dist/ build): issue 8's callback ingestion and
+ * reconciliation throughput, reported beside pgbench's TPS on the same machine in the same
+ * run.
  *
+ * 0. Creates and migrates its own database, `<bench db>_payments`, and points everything at
+ *    it (the bench database holds the unrelayed outbox of benches that start no worker,
+ *    which the relay would work through first); Redis db 14, prefix escrow-bench-payments.
  * 1. Seeds escrows, each with one pending sandbox payment link (bench/seed-payments.ts:
- *    `createDirect` + `pay()`, the sandbox gateway row as test/factories/payments.ts makes it).
+ *    `createDirect` + `pay()`, the sandbox gateway row as test/factories/payments.ts makes it;
+ *    earlier runs' outbox rows purged, then VACUUM (ANALYZE): autovacuum is off here).
  * 2. Starts the compiled API (`node dist/api/server.js`) and the compiled worker
  *    (`node dist/workers/index.js`: every queue, the outbox relay, the schedules), both with
  *    the same per-run SANDBOX_GATEWAY_SECRET this process signs with.
@@ -753,9 +757,18 @@ async function runPgbench(binary: string, seconds: number): Promise<PgbenchResul
   const args = ['-b', 'tpcb-like', '-c', String(CONNECTIONS), '-j', String(PGBENCH_THREADS), '-T', String(seconds)];
   console.log(`bench: pgbench ${args.join(' ')}`);
   const loadStart = loadavg();
-  const cpuBefore = cpuSnapshot({});
-  const { stdout } = await execFileP(binary, args, { env: scratch.env, maxBuffer: 16 << 20, timeout: (seconds + 120) * 1000 });
-  const cpu = cpuUse(cpuBefore, cpuSnapshot({}));
+  // pgbench's backends live only as long as its run: CPU is read inside the run, from 1.5 s
+  // after the start (connections made) to 1 s before the end.
+  const running = execFileP(binary, args, { env: scratch.env, maxBuffer: 16 << 20, timeout: (seconds + 120) * 1000 });
+  running.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled" meanwhile
+  let cpu: CpuUse | null = null;
+  if (seconds >= 5) {
+    await sleep(1500);
+    const a = cpuSnapshot({});
+    await sleep((seconds - 2.5) * 1000);
+    cpu = cpuUse(a, cpuSnapshot({}));
+  }
+  const { stdout } = await running;
   const loadEnd = loadavg();
   const num = (re: RegExp) => {
     const m = re.exec(stdout);
@@ -835,9 +848,10 @@ function cpuCostLine(whole: CpuUse | null, payments: number, pg: PgbenchResult |
     `- CPU per payment over the whole window (the service's processes: API, worker, Postgres, Redis; not autocannon): ` +
     `${service.toFixed(2)} core-ms, of which Postgres ${pgOnly.toFixed(2)} core-ms.`;
   if (pg?.cpu) {
-    const perTx = cpuMsPer(pg.cpu, ['postgres'], pg.transactions);
+    // Rate-based: Postgres's cores over pgbench's transactions per second.
+    const perTx = (((pg.cpu.groups.postgres ?? 0) / 100) * 1000) / pg.tps;
     text +=
-      ` pgbench's run: the cores ${fmtPct(pg.cpu.machineBusy)} busy, Postgres ${fmtPct(pg.cpu.groups.postgres ?? 0)} and the pgbench client ` +
+      ` pgbench's run (read from 1.5 s after its start to 1 s before its end): the cores ${fmtPct(pg.cpu.machineBusy)} busy, Postgres ${fmtPct(pg.cpu.groups.postgres ?? 0)} and the pgbench client ` +
       `${fmtPct(pg.cpu.groups.pgbench ?? 0)} of one core: ${perTx.toFixed(2)} core-ms of Postgres per transaction. ` +
       `One payment costs the machine as much CPU as about ${fmtInt(service / perTx)} pgbench transactions ` +
       `(its Postgres work alone, ${fmtInt(pgOnly / perTx)}); at equal CPU, 25% of pgbench's rate allows 4.`;
