@@ -35,6 +35,7 @@ import { createHash } from 'node:crypto';
 import { clock } from '../../clock.js';
 import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
+import { gatewayJson } from './http.js';
 import { GatewayError, type ChargeRequest, type ChargeResult, type GatewayAdapter, type GatewayStatus, type InboundDelivery, type ParsedCallback } from './types.js';
 
 const PAYMENT_TYPES: Partial<Record<ChargeRequest['method'], string>> = {
@@ -88,30 +89,9 @@ function authHeader(): string {
   return `Basic ${Buffer.from(`${config.gateways.midtrans.serverKey}:`, 'utf8').toString('base64')}`;
 }
 
-/** One JSON call to Midtrans under the configured timeout; non-2xx, timeouts and non-JSON answers are GatewayErrors. */
+/** One JSON call to Midtrans (shared transport in http.ts); the answer must be an object. */
 async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Json> {
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetch(`${config.gateways.midtrans.baseUrl}${path}`, {
-      method,
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: authHeader() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: 'error',
-      signal: AbortSignal.timeout(config.gateways.httpTimeoutMs),
-    });
-    text = await res.text();
-  } catch (err) {
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new GatewayError(timedOut ? 'Midtrans did not answer in time' : 'Midtrans could not be reached');
-  }
-  if (res.status < 200 || res.status > 299) throw new GatewayError(`Midtrans answered HTTP ${res.status}`, { status: res.status });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new GatewayError('Midtrans answered with something other than JSON');
-  }
+  const json = await gatewayJson({ gateway: 'Midtrans', url: `${config.gateways.midtrans.baseUrl}${path}`, method, authorization: authHeader(), body });
   if (!isObject(json)) throw new GatewayError('Midtrans answered with an unexpected body');
   return json;
 }

@@ -34,6 +34,7 @@ import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
 import { db } from '../../db.js';
 import { findByOrder } from '../repo.js';
+import { gatewayJson } from './http.js';
 import { GatewayError, type ChargeRequest, type ChargeResult, type GatewayAdapter, type GatewayStatus, type InboundDelivery, type ParsedCallback } from './types.js';
 
 export const TRIPAY_CHANNELS: Partial<Record<ChargeRequest['method'], string>> = {
@@ -82,30 +83,15 @@ function requestedAmount(total: unknown, feeCustomer: unknown): number | undefin
   return t === undefined || fee === undefined || fee > t ? undefined : t - fee;
 }
 
-/** One JSON call to Tripay under the configured timeout; non-2xx, timeouts, non-JSON and `success: false` are GatewayErrors. */
+/** One JSON call to Tripay (shared transport in http.ts); `success: false` or no `data` is a GatewayError. */
 async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Json> {
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetch(`${config.gateways.tripay.baseUrl}${path}`, {
-      method,
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: `Bearer ${config.gateways.tripay.apiKey}` },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: 'error',
-      signal: AbortSignal.timeout(config.gateways.httpTimeoutMs),
-    });
-    text = await res.text();
-  } catch (err) {
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new GatewayError(timedOut ? 'Tripay did not answer in time' : 'Tripay could not be reached');
-  }
-  if (res.status < 200 || res.status > 299) throw new GatewayError(`Tripay answered HTTP ${res.status}`, { status: res.status });
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new GatewayError('Tripay answered with something other than JSON');
-  }
+  const json = await gatewayJson({
+    gateway: 'Tripay',
+    url: `${config.gateways.tripay.baseUrl}${path}`,
+    method,
+    authorization: `Bearer ${config.gateways.tripay.apiKey}`,
+    body,
+  });
   if (!isObject(json) || json.success !== true || !isObject(json.data)) throw new GatewayError('Tripay answered with an unexpected body');
   return json.data;
 }

@@ -26,6 +26,7 @@
 import { clock } from '../../clock.js';
 import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
+import { gatewayJson } from './http.js';
 import { GatewayError, type ChargeRequest, type ChargeResult, type GatewayAdapter, type GatewayStatus, type InboundDelivery, type ParsedCallback } from './types.js';
 
 export const XENDIT_PAYMENT_METHODS: Partial<Record<ChargeRequest['method'], readonly string[]>> = {
@@ -66,29 +67,9 @@ function authHeader(): string {
   return `Basic ${Buffer.from(`${config.gateways.xendit.secretKey}:`, 'utf8').toString('base64')}`;
 }
 
-/** One JSON call to Xendit under the configured timeout; non-2xx, timeouts and non-JSON answers are GatewayErrors. */
+/** One JSON call to Xendit (shared transport in http.ts). */
 async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
-  let res: Response;
-  let text: string;
-  try {
-    res = await fetch(`${config.gateways.xendit.baseUrl}${path}`, {
-      method,
-      headers: { Accept: 'application/json', 'Content-Type': 'application/json', Authorization: authHeader() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      redirect: 'error',
-      signal: AbortSignal.timeout(config.gateways.httpTimeoutMs),
-    });
-    text = await res.text();
-  } catch (err) {
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new GatewayError(timedOut ? 'Xendit did not answer in time' : 'Xendit could not be reached');
-  }
-  if (res.status < 200 || res.status > 299) throw new GatewayError(`Xendit answered HTTP ${res.status}`, { status: res.status });
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new GatewayError('Xendit answered with something other than JSON');
-  }
+  return gatewayJson({ gateway: 'Xendit', url: `${config.gateways.xendit.baseUrl}${path}`, method, authorization: authHeader(), body });
 }
 
 export const xenditAdapter: GatewayAdapter = {
