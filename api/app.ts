@@ -21,6 +21,7 @@ import { sandboxRouter } from './routes/sandbox.js';
 import { withdrawalsRouter } from './routes/withdrawals.js';
 import { paymentsRouter } from './routes/payments.js';
 import { webhooksRouter } from './routes/webhooks.js';
+import { enterpriseRouter } from './routes/enterprise.js';
 import { adminSessionOnly } from './middleware/auth.js';
 
 export interface AppDeps {
@@ -43,6 +44,7 @@ export const routers: AppRouter[] = [
   webhooksRouter,
   disputesRouter,
   withdrawalsRouter,
+  enterpriseRouter,
   adminRouter,
   sandboxRouter,
 ];

@@ -1,0 +1,389 @@
+/**
+ * Enterprise workspaces and access (enterprise spec 4.1, 4.9, 4.10, sections 5-8;
+ * decision 0011). Each route is declared with its rule from the spec's tables (lowest
+ * role, dashboard only) and its limits; `chain()` turns that into the middleware chain:
+ * `Cache-Control: private, no-store` first (errors included), the caller (session,
+ * personal key or `rpe_` workspace key), the route's limits, the access decision of
+ * shared/enterprise/access.ts, validation, enterprise idempotency, the handler.
+ */
+import type { Knex } from 'knex';
+import { db } from '../../shared/db.js';
+import { AppError } from '../../shared/errors.js';
+import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef } from '../../shared/idempotency.js';
+import { UUID_V4 } from '../../shared/ids.js';
+import { turnstileEnabled, verifyTurnstile } from '../../shared/auth/turnstile.js';
+import { isWorkspaceKey, loadWorkspaceKey, resolveAccess, type Access, type Caller, type RouteRule } from '../../shared/enterprise/access.js';
+import { readFeed, type FeedQuery } from '../../shared/enterprise/events.js';
+import { createKey, KEYS_PER_WORKSPACE, listKeys, revokeKey } from '../../shared/enterprise/keys.js';
+import * as S from '../../shared/enterprise/schemas.js';
+import * as ent from '../../shared/enterprise/service.js';
+import * as out from '../../shared/enterprise/serialize.js';
+import type { Role } from '../../shared/enterprise/repo.js';
+import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
+import { AUTHENTICATED_LIMIT, auth } from '../middleware/auth.js';
+import { consume, consumeAuthenticated, countAuthFailure, type RateLimitRule } from '../middleware/rate-limit.js';
+import { bodyOf, paramsOf, queryOf, validate, type Schemas } from '../middleware/validate.js';
+
+export const enterpriseRouter = createRouter();
+
+// ---------------------------------------------------------------------------------------
+// Limits of section 8 (the shared 300 per minute per user is applied by the caller step).
+
+const perMinute = (name: string, points: number): RateLimitRule => ({ name, points, durationSeconds: 60, by: 'user' });
+export const LIMITS = {
+  registerUser: { name: 'ent-register-user', points: 5, durationSeconds: 3600, by: 'user' } as RateLimitRule,
+  registerIp: { name: 'ent-register-ip', points: 10, durationSeconds: 3600, by: 'ip' } as RateLimitRule,
+  memberWrites: perMinute('ent-member-writes', 30),
+  apiKeys: perMinute('ent-api-keys', 60),
+  auditExport: perMinute('ent-audit-export', 5),
+};
+
+// ---------------------------------------------------------------------------------------
+// The caller and the access decision, kept per request.
+
+const callers = new WeakMap<object, Caller>();
+const decisions = new WeakMap<object, Access>();
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+const personalOrSession = auth('both');
+
+/** Session or personal key through the shared `auth()`; `rpe_` workspace keys here (one query). */
+const caller: Middleware = async (ctx, next) => {
+  const token = BEARER.exec(ctx.get('Authorization'))?.[1];
+  if (token && isWorkspaceKey(token)) {
+    const key = await loadWorkspaceKey(token);
+    if (!key) {
+      await countAuthFailure(ctx, token);
+      throw new AppError(401, 'INVALID_TOKEN', 'The API key is wrong, revoked, or its creator left the workspace');
+    }
+    if (key.user.status === 'suspended') throw new AppError(403, 'SUSPENDED', 'The account behind this key is suspended; contact support');
+    if (key.user.status !== 'active') throw new AppError(403, 'ACCOUNT_INACTIVE', 'The account behind this key is closed or being deleted');
+    ctx.state.principal = { userId: key.user.id, role: key.user.role, via: 'api_key', apiKeyId: key.keyId };
+    callers.set(ctx, { credential: 'workspace_key', userId: key.user.id, userName: key.user.full_name, key });
+    await consumeAuthenticated(ctx, key.user.id, AUTHENTICATED_LIMIT.points);
+    await next();
+    return;
+  }
+  await personalOrSession(ctx, async () => {
+    const p = ctx.state.principal!;
+    callers.set(ctx, { credential: p.via === 'session' ? 'session' : 'personal_key', userId: p.userId, userName: p.user?.full_name ?? '' });
+    await next();
+  });
+};
+
+function access(rule: RouteRule): Middleware {
+  return async (ctx, next) => {
+    decisions.set(ctx, await resolveAccess(callers.get(ctx)!, rule, ctx.method, ctx.get('X-Enterprise-Account')));
+    await next();
+  };
+}
+
+const noStore: Middleware = async (ctx, next) => {
+  ctx.set('Cache-Control', 'private, no-store');
+  await next();
+};
+
+function limits(rules: RateLimitRule[]): Middleware {
+  return async (ctx, next) => {
+    for (const rule of rules) await consume(ctx, rule);
+    await next();
+  };
+}
+
+const decisionOf = (ctx: Ctx): Access => decisions.get(ctx)!;
+
+/** The caller acting in the selected workspace (routes that need one). */
+function actorOf(ctx: Ctx): ent.Actor {
+  const a = decisionOf(ctx);
+  return { workspaceId: a.workspace!.id, memberId: a.member!.id, userId: a.userId, userName: a.userName, role: a.role! };
+}
+
+// ---------------------------------------------------------------------------------------
+// Enterprise idempotency (section 5 rule 6): the shared store, scoped to the workspace and
+// the credential (a workspace key's replays are its own, not its creator's).
+
+function idempotencyFailure(err: unknown): AppError {
+  if (err instanceof IdempotencyStoreError && err.step === 'insert') {
+    return new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
+  }
+  return new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
+}
+
+const idempotent: Middleware = async (ctx, next) => {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) {
+    await next();
+    return;
+  }
+  if (!UUID_V4.test(key)) throw new AppError(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
+  const a = decisionOf(ctx);
+  const who = a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`;
+  const ref: KeyRef = { scope: `ent:${a.workspace?.id ?? '-'}:${who}`, endpoint: `${ctx.method} ${ctx.path}`, key: key.toLowerCase() };
+  const hash = requestHash(ctx.request.body);
+  let trx: Knex.Transaction;
+  try {
+    trx = await db.transaction();
+  } catch (err) {
+    throw idempotencyFailure(err);
+  }
+  const rollback = async () => {
+    if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
+  };
+  try {
+    let opened;
+    try {
+      opened = await openKey(trx, ref, hash);
+    } catch (err) {
+      throw idempotencyFailure(err);
+    }
+    if (opened.kind === 'conflict') throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+    if (opened.kind === 'in_flight') {
+      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+    }
+    if (opened.kind === 'replay') {
+      await trx.commit();
+      ctx.status = opened.response.status;
+      ctx.body = opened.response.body;
+      ctx.set('Idempotent-Replay', 'true');
+      return;
+    }
+    ctx.state.trx = trx;
+    await next();
+    ctx.state.trx = undefined;
+    if (ctx.status < 200 || ctx.status >= 300) {
+      await rollback();
+      return;
+    }
+    try {
+      await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
+    } catch (err) {
+      throw idempotencyFailure(err);
+    }
+    await trx.commit();
+  } catch (err) {
+    ctx.state.trx = undefined;
+    await rollback();
+    throw err;
+  }
+};
+
+const trxOf = (ctx: Ctx) => ctx.state.trx;
+
+// ---------------------------------------------------------------------------------------
+// Route declarations.
+
+interface RouteSpec {
+  role: Role | 'signed_in';
+  dashboardOnly?: boolean;
+  limits?: RateLimitRule[];
+  schemas?: Schemas;
+  /** Enterprise idempotency (every write but register and key creation). */
+  idempotent?: boolean;
+}
+
+/** Every enterprise route with its rule, for the access matrix test and the docs. */
+export const ENTERPRISE_ROUTES: { method: string; path: string; rule: RouteRule }[] = [];
+
+function chain(method: string, path: string, spec: RouteSpec): Middleware[] {
+  const rule: RouteRule = { role: spec.role, dashboardOnly: spec.dashboardOnly ?? false };
+  ENTERPRISE_ROUTES.push({ method, path, rule });
+  const mws: Middleware[] = [noStore, caller];
+  if (spec.limits) mws.push(limits(spec.limits));
+  mws.push(access(rule));
+  if (spec.schemas) mws.push(validate(spec.schemas));
+  if (spec.idempotent) mws.push(idempotent);
+  return mws;
+}
+
+const P = '/v1/enterprise';
+const paginated = (ctx: Ctx, data: unknown[], page: number, limit: number, total: number, extra: Record<string, unknown> = {}) => {
+  ctx.body = { success: true, data, pagination: { page, limit, total, total_pages: Math.ceil(total / limit) }, ...extra };
+};
+
+// 4.1 Workspace, members, settings, notifications, counterparties -----------------------
+
+enterpriseRouter.post(
+  `${P}/register`,
+  ...chain('POST', `${P}/register`, { role: 'signed_in', dashboardOnly: true, limits: [LIMITS.registerUser, LIMITS.registerIp], schemas: { body: S.register } }),
+  async (ctx) => {
+    const body = bodyOf<ent.RegisterInput & { turnstile_token?: string }>(ctx);
+    if (turnstileEnabled()) {
+      if (!body.turnstile_token) {
+        throw new AppError(400, 'INVALID_BODY', 'Request body is invalid', {
+          details: { formErrors: [], fieldErrors: { turnstile_token: ['is required'] } },
+        });
+      }
+      if (!(await verifyTurnstile(body.turnstile_token, ctx.ip))) throw new AppError(403, 'TURNSTILE_FAILED', 'The bot check failed; try it again');
+    }
+    const a = decisionOf(ctx);
+    const made = await ent.register({ id: a.userId, full_name: a.userName }, body);
+    ok(
+      ctx,
+      {
+        account: out.serializeAccount(made.workspace),
+        membership: out.serializeMembership(made.membership),
+        kyb_application: out.serializeKybDraft(made.application),
+      },
+      201,
+    );
+  },
+);
+
+enterpriseRouter.get(`${P}/me`, ...chain('GET', `${P}/me`, { role: 'signed_in', dashboardOnly: true }), async (ctx) => {
+  const a = decisionOf(ctx);
+  const selected = a.workspace && a.member ? { workspace: a.workspace, member: a.member } : null;
+  const { current, memberships, invites } = await ent.me(a.userId, selected);
+  ok(ctx, {
+    account: current ? out.serializeAccount(current.workspace) : null,
+    membership: current ? out.serializeMembership(current.member) : null,
+    memberships: memberships.map((m) => ({ account_id: m.workspace_id, display_name: m.display_name, role: m.role })),
+    invites: invites.map((i) => ({ member_id: i.id, display_name: i.display_name, role: i.role, invited_by_name: i.invited_by_name })),
+  });
+});
+
+enterpriseRouter.post(
+  `${P}/invites/:memberId/accept`,
+  ...chain('POST', `${P}/invites/:memberId/accept`, { role: 'signed_in', dashboardOnly: true, schemas: { params: S.memberIdParams, body: S.empty }, idempotent: true }),
+  async (ctx) => {
+    const a = decisionOf(ctx);
+    const m = await ent.acceptInvite(trxOf(ctx), { id: a.userId, full_name: a.userName }, paramsOf<{ memberId: string }>(ctx).memberId);
+    ok(ctx, { member_id: m.id, account_id: m.workspace_id, role: m.role });
+  },
+);
+
+enterpriseRouter.get(`${P}/members`, ...chain('GET', `${P}/members`, { role: 'viewer', schemas: { query: S.page } }), async (ctx) => {
+  const q = queryOf<{ page: number; limit: number }>(ctx);
+  const { rows, total } = await ent.listMembers(actorOf(ctx).workspaceId, q.page, q.limit);
+  paginated(ctx, rows.map(out.serializeMember), q.page, q.limit, total);
+});
+
+enterpriseRouter.post(
+  `${P}/members`,
+  ...chain('POST', `${P}/members`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.memberWrites], schemas: { body: S.invite }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, out.serializeMember(await ent.inviteMember(trxOf(ctx), actorOf(ctx), bodyOf<{ email: string; role: Role }>(ctx))), 201);
+  },
+);
+
+enterpriseRouter.patch(
+  `${P}/members/me/preferences`,
+  ...chain('PATCH', `${P}/members/me/preferences`, { role: 'viewer', dashboardOnly: true, schemas: { body: S.preferences }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, out.serializeMembership(await ent.updatePreferences(actorOf(ctx), bodyOf(ctx))));
+  },
+);
+
+enterpriseRouter.patch(
+  `${P}/members/:id`,
+  ...chain('PATCH', `${P}/members/:id`, {
+    role: 'admin',
+    dashboardOnly: true,
+    limits: [LIMITS.memberWrites],
+    schemas: { params: S.idParams, body: S.roleChange },
+    idempotent: true,
+  }),
+  async (ctx) => {
+    const m = await ent.changeRole(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf<{ role: Role }>(ctx).role);
+    ok(ctx, out.serializeMember(m));
+  },
+);
+
+enterpriseRouter.delete(
+  `${P}/members/:id`,
+  ...chain('DELETE', `${P}/members/:id`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.memberWrites], schemas: { params: S.idParams }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, await ent.removeMember(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
+  },
+);
+
+enterpriseRouter.get(`${P}/settings`, ...chain('GET', `${P}/settings`, { role: 'viewer' }), (ctx) => {
+  ok(ctx, out.serializeSettings(decisionOf(ctx).workspace!));
+});
+
+enterpriseRouter.patch(
+  `${P}/settings`,
+  ...chain('PATCH', `${P}/settings`, { role: 'admin', dashboardOnly: true, schemas: { body: S.settings }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, out.serializeSettings(await ent.updateSettings(trxOf(ctx), actorOf(ctx), bodyOf(ctx))));
+  },
+);
+
+enterpriseRouter.get(
+  `${P}/notifications`,
+  ...chain('GET', `${P}/notifications`, { role: 'viewer', dashboardOnly: true, schemas: { query: S.page } }),
+  async (ctx) => {
+    const q = queryOf<{ page: number; limit: number }>(ctx);
+    const { rows, total, unread } = await ent.listNotifications(actorOf(ctx), q.page, q.limit);
+    paginated(ctx, rows.map(out.serializeNotification), q.page, q.limit, total, { unread_count: unread });
+  },
+);
+
+enterpriseRouter.post(
+  `${P}/notifications/read`,
+  ...chain('POST', `${P}/notifications/read`, { role: 'viewer', dashboardOnly: true, schemas: { body: S.notificationsRead }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, { updated: await ent.markNotificationsRead(actorOf(ctx), bodyOf<{ ids?: string[] }>(ctx).ids) });
+  },
+);
+
+enterpriseRouter.get(`${P}/counterparties`, ...chain('GET', `${P}/counterparties`, { role: 'viewer', schemas: { query: S.page } }), async (ctx) => {
+  const q = queryOf<{ page: number; limit: number }>(ctx);
+  const { rows, total } = await ent.listCounterparties(actorOf(ctx).workspaceId, q.page, q.limit);
+  paginated(ctx, rows.map(out.serializeCounterparty), q.page, q.limit, total);
+});
+
+enterpriseRouter.post(
+  `${P}/counterparties`,
+  ...chain('POST', `${P}/counterparties`, { role: 'operator', schemas: { body: S.counterpartyCreate }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, out.serializeCounterparty(await ent.createCounterparty(trxOf(ctx), actorOf(ctx), bodyOf(ctx))), 201);
+  },
+);
+
+enterpriseRouter.patch(
+  `${P}/counterparties/:id`,
+  ...chain('PATCH', `${P}/counterparties/:id`, { role: 'operator', schemas: { params: S.idParams, body: S.counterpartyUpdate }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, out.serializeCounterparty(await ent.updateCounterparty(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf(ctx))));
+  },
+);
+
+// 4.9 Events -------------------------------------------------------------------------------
+
+enterpriseRouter.get(`${P}/events`, ...chain('GET', `${P}/events`, { role: 'viewer', schemas: { query: S.events } }), async (ctx) => {
+  const page = await readFeed(db, actorOf(ctx).workspaceId, queryOf<FeedQuery>(ctx));
+  ctx.body = {
+    success: true,
+    data: page.items.map(out.serializeEvent),
+    next_after: page.next_after,
+    ...(page.next_before !== undefined ? { next_before: page.next_before } : {}),
+  };
+});
+
+// 4.10 Workspace API keys (dashboard session only; admin; 60 per minute) --------------------
+
+enterpriseRouter.get(
+  `${P}/api-keys`,
+  ...chain('GET', `${P}/api-keys`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.apiKeys] }),
+  async (ctx) => {
+    ok(ctx, { items: (await listKeys(actorOf(ctx).workspaceId)).map(out.serializeKey), limit: KEYS_PER_WORKSPACE });
+  },
+);
+
+// No idempotency on purpose: the plaintext is never stored, so it can never be replayed.
+enterpriseRouter.post(
+  `${P}/api-keys`,
+  ...chain('POST', `${P}/api-keys`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.apiKeys], schemas: { body: S.keyCreate } }),
+  async (ctx) => {
+    const { row, plaintext } = await createKey(actorOf(ctx), bodyOf<{ label: string; scopes: string[] }>(ctx));
+    ok(ctx, { ...out.serializeKey(row), key: plaintext }, 201);
+  },
+);
+
+enterpriseRouter.delete(
+  `${P}/api-keys/:id`,
+  ...chain('DELETE', `${P}/api-keys/:id`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.apiKeys], schemas: { params: S.idParams }, idempotent: true }),
+  async (ctx) => {
+    ok(ctx, await revokeKey(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
+  },
+);
