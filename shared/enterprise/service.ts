@@ -152,10 +152,11 @@ function assertOwnerMoves(actor: Actor, roles: Role[]): void {
   }
 }
 
-export async function inviteMember(trx: Db | undefined, actor: Actor, input: { email: string; role: Role }) {
-  assertOwnerMoves(actor, [input.role]);
+export async function inviteMember(trx: Db | undefined, caller: Actor, input: { email: string; role: Role }) {
+  assertOwnerMoves(caller, [input.role]);
   return inTransaction(trx, async (t) => {
-    await repo.lockWorkspace(t, actor.workspaceId);
+    const actor = await lockAsActor(t, caller, 'admin');
+    assertOwnerMoves(actor, [input.role]);
     const invitee = await users.findByEmail(t, input.email);
     if (!invitee || invitee.status !== 'active') throw errors.notFound('No active account uses this e-mail; ask them to sign up first');
     if (await repo.liveMembership(t, actor.workspaceId, invitee.id)) {
@@ -184,6 +185,18 @@ export async function inviteMember(trx: Db | undefined, actor: Actor, input: { e
   });
 }
 
+/**
+ * Re-reads the acting member under the workspace lock: a request that passed the access
+ * check just before its caller was removed or demoted must not act on the old rights.
+ */
+async function lockAsActor(t: Db, actor: Actor, needed: Role): Promise<Actor> {
+  await repo.lockWorkspace(t, actor.workspaceId);
+  const me = (await t('workspace_members').where({ id: actor.memberId }).first()) as MemberRow | undefined;
+  if (!me || me.status !== 'active') throw new AppError(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
+  if (repo.rankOf(me.role) < repo.rankOf(needed)) throw new AppError(403, 'FORBIDDEN', `This needs the ${needed} role or higher in the workspace`);
+  return { ...actor, role: me.role };
+}
+
 function notMember() {
   return errors.notFound('No member with this id in the workspace');
 }
@@ -194,10 +207,10 @@ async function lastOwnerGuard(t: Db, workspaceId: string, target: MemberRow): Pr
   }
 }
 
-export async function changeRole(trx: Db | undefined, actor: Actor, memberId: string, role: Role) {
+export async function changeRole(trx: Db | undefined, caller: Actor, memberId: string, role: Role) {
   if (!isUuid(memberId)) throw notMember();
   return inTransaction(trx, async (t) => {
-    await repo.lockWorkspace(t, actor.workspaceId);
+    const actor = await lockAsActor(t, caller, 'admin');
     const target = await repo.memberById(t, actor.workspaceId, memberId);
     if (!target) throw notMember();
     assertOwnerMoves(actor, [target.role, role]);
@@ -219,10 +232,10 @@ export async function changeRole(trx: Db | undefined, actor: Actor, memberId: st
 }
 
 /** Removes a member (or withdraws an invite); their workspace keys are revoked with them. */
-export async function removeMember(trx: Db | undefined, actor: Actor, memberId: string) {
+export async function removeMember(trx: Db | undefined, caller: Actor, memberId: string) {
   if (!isUuid(memberId)) throw notMember();
   return inTransaction(trx, async (t) => {
-    await repo.lockWorkspace(t, actor.workspaceId);
+    const actor = await lockAsActor(t, caller, 'admin');
     const target = await repo.memberById(t, actor.workspaceId, memberId);
     if (!target) throw notMember();
     assertOwnerMoves(actor, [target.role]);

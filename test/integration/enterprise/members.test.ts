@@ -1,0 +1,223 @@
+/**
+ * Members and invites, preferences, settings, notifications and counterparties
+ * (enterprise spec 4.1, decision D7): owners first, only an owner grants or removes
+ * owner, the last owner cannot leave (also when two owners remove each other at once),
+ * workspace selection with X-Enterprise-Account, nobody reads another workspace's rows.
+ */
+import { expect } from 'chai';
+import { api } from '../../helpers/app.js';
+import { countRows } from '../../helpers/auth-signin-util.js';
+import { createUser } from '../../factories/users.js';
+import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, type Cred } from '../../factories/enterprise.js';
+import { db } from '../../../shared/db.js';
+
+describe('enterprise members, settings, notifications, counterparties', () => {
+  const client = api();
+
+  it('invite, see it in /me, accept; accepting twice or someone else’s invite is 404 NOT_FOUND', async () => {
+    const { workspace, owner } = await createWorkspace(undefined, 'Acme');
+    const ownerS = await sessionOf(owner);
+    const { user: invitee } = await createUser({ fullName: 'Ina Vitee' });
+    const inv = await client.post('/v1/enterprise/members').set(headersOf(ownerS)).send({ email: invitee.email.toUpperCase(), role: 'finance' });
+    expect(inv.status, JSON.stringify(inv.body)).to.equal(201);
+    expect(inv.body.data).to.include({ role: 'finance', status: 'invited', joined_at: null });
+    expect(inv.body.data.user).to.deep.equal({ id: invitee.id, email: invitee.email, full_name: 'Ina Vitee' });
+    const inviteeS = await sessionOf(invitee);
+    const me = await client.get('/v1/enterprise/me').set(headersOf(inviteeS));
+    expect(me.body.data.invites).to.deep.equal([{ member_id: inv.body.data.id, display_name: 'Acme', role: 'finance', invited_by_name: owner.full_name }]);
+    // An invite gives no access yet.
+    expect((await client.get('/v1/enterprise/members').set(headersOf(inviteeS))).body.error.code).to.equal('NO_WORKSPACE');
+    const stranger = await sessionOf((await createUser()).user);
+    const stolen = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(stranger)).send({});
+    expect(stolen.status).to.equal(404);
+    expect(stolen.body.error.code).to.equal('NOT_FOUND');
+    const acc = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(inviteeS)).send({});
+    expect(acc.status, JSON.stringify(acc.body)).to.equal(200);
+    expect(acc.body.data).to.deep.equal({ member_id: inv.body.data.id, account_id: workspace.id, role: 'finance' });
+    expect((await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(inviteeS)).send({})).status).to.equal(404);
+    expect((await client.get('/v1/enterprise/members').set(headersOf(inviteeS))).status).to.equal(200);
+    const names = (await db('workspace_events').where({ workspace_id: workspace.id }).orderBy('seq')).map((e: { event: string }) => e.event);
+    expect(names).to.deep.equal(['workspace.created', 'member.invited', 'member.joined']);
+    // The inviter hears about it.
+    const notes = await client.get('/v1/enterprise/notifications').set(headersOf(ownerS));
+    expect((notes.body.data as { type: string }[]).map((n) => n.type)).to.deep.equal(['member.joined']);
+  });
+
+  it('invite refusals: unknown e-mail 404, already a member 409 INVALID_STATE, bad body 400', async () => {
+    const { workspace, owner } = await createWorkspace();
+    const s = await sessionOf(owner);
+    const member = await addMember(workspace.id, 'viewer');
+    expect((await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: 'nobody@example.com', role: 'viewer' })).body.error.code).to.equal('NOT_FOUND');
+    expect((await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: member.user.email, role: 'viewer' })).body.error.code).to.equal('INVALID_STATE');
+    const bad = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: 'x', role: 'boss' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.details.fieldErrors).to.have.keys('email', 'role');
+  });
+
+  it('lists members owners first, leaves removed members out, paginates', async () => {
+    const { workspace, owner } = await createWorkspace();
+    const a = await addMember(workspace.id, 'admin');
+    const v = await addMember(workspace.id, 'viewer');
+    const o2 = await addMember(workspace.id, 'owner');
+    await db('workspace_members').where({ id: v.member.id }).update({ status: 'removed', removed_at: new Date() });
+    const s = await sessionOf(a.user);
+    const res = await client.get('/v1/enterprise/members?limit=2').set(headersOf(s));
+    expect(res.status).to.equal(200);
+    expect(res.body.pagination).to.deep.equal({ page: 1, limit: 2, total: 3, total_pages: 2 });
+    expect((res.body.data as { user: { id: string } }[]).map((m) => m.user.id)).to.deep.equal([owner.id, o2.user.id]);
+    const p2 = await client.get('/v1/enterprise/members?page=2&limit=2').set(headersOf(s));
+    expect((p2.body.data as { user: { id: string } }[]).map((m) => m.user.id)).to.deep.equal([a.user.id]);
+    expect((await client.get('/v1/enterprise/members?limit=51').set(headersOf(s))).body.error.code).to.equal('INVALID_QUERY');
+  });
+
+  it('only an owner grants or removes owner; admins manage the rest', async () => {
+    const { workspace, owner, ownerMember } = await createWorkspace();
+    const admin = await addMember(workspace.id, 'admin');
+    const op = await addMember(workspace.id, 'operator');
+    const as = await sessionOf(admin.user);
+    const grant = await client.patch(`/v1/enterprise/members/${op.member.id}`).set(headersOf(as)).send({ role: 'owner' });
+    expect(grant.status).to.equal(403);
+    expect(grant.body.error.code).to.equal('FORBIDDEN');
+    const demote = await client.patch(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(as)).send({ role: 'viewer' });
+    expect(demote.body.error.code).to.equal('FORBIDDEN');
+    expect((await client.delete(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(as))).body.error.code).to.equal('FORBIDDEN');
+    const inviteOwner = await client.post('/v1/enterprise/members').set(headersOf(as)).send({ email: (await createUser()).user.email, role: 'owner' });
+    expect(inviteOwner.body.error.code).to.equal('FORBIDDEN');
+    const ok = await client.patch(`/v1/enterprise/members/${op.member.id}`).set(headersOf(as)).send({ role: 'finance' });
+    expect(ok.status).to.equal(200);
+    expect(ok.body.data.role).to.equal('finance');
+    const os = await sessionOf(owner);
+    expect((await client.patch(`/v1/enterprise/members/${op.member.id}`).set(headersOf(os)).send({ role: 'owner' })).body.data.role).to.equal('owner');
+    // The member was told.
+    const notes = await db('enterprise_notifications').where({ user_id: op.user.id });
+    expect(notes).to.have.length(2);
+  });
+
+  it('the last owner cannot leave or step down (409 INVALID_STATE); with two owners one may leave', async () => {
+    const { workspace, owner, ownerMember } = await createWorkspace();
+    const s = await sessionOf(owner);
+    const leave = await client.delete(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(s));
+    expect(leave.status).to.equal(409);
+    expect(leave.body.error.code).to.equal('INVALID_STATE');
+    expect((await client.patch(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(s)).send({ role: 'admin' })).body.error.code).to.equal('INVALID_STATE');
+    const o2 = await addMember(workspace.id, 'owner');
+    const left = await client.delete(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(s));
+    expect(left.status).to.equal(200);
+    expect(left.body.data).to.deep.equal({ id: ownerMember.id, removed: true });
+    const gone = await client.get('/v1/enterprise/members').set(headersOf(s));
+    expect(gone.body.error.code).to.equal('NO_WORKSPACE');
+    expect(await countRows('workspace_members', { workspace_id: workspace.id, role: 'owner', status: 'active' })).to.equal(1);
+    void o2;
+  });
+
+  it('two owners removing each other at once: exactly one succeeds, one owner stays', async () => {
+    const { workspace, owner, ownerMember } = await createWorkspace();
+    const o2 = await addMember(workspace.id, 'owner');
+    const [a, b] = await Promise.all([
+      client.delete(`/v1/enterprise/members/${o2.member.id}`).set(headersOf(await sessionOf(owner))),
+      client.delete(`/v1/enterprise/members/${ownerMember.id}`).set(headersOf(await sessionOf(o2.user))),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses[0]).to.equal(200);
+    expect(statuses[1]).to.be.oneOf([403, 409]);
+    expect(await countRows('workspace_members', { workspace_id: workspace.id, role: 'owner', status: 'active' })).to.equal(1);
+  });
+
+  it('X-Enterprise-Account selects the workspace; without it the first joined is used', async () => {
+    const { user } = await createUser();
+    const first = await createWorkspace(user, 'First');
+    const second = await createWorkspace(undefined, 'Second');
+    await addMember(second.workspace.id, 'viewer', user);
+    const outsider = await createWorkspace(undefined, 'Outsider');
+    for (const cred of [await sessionOf(user), await personalKeyOf(user)] as Cred[]) {
+      const def = await client.get('/v1/enterprise/settings').set(headersOf(cred));
+      expect(def.status).to.equal(200);
+      // Owner in First: may write there (personal keys only on non-dashboard routes).
+      const cp = await client.post('/v1/enterprise/counterparties').set(headersOf(cred)).send({ name: 'In First' });
+      expect(cp.status).to.equal(201);
+      const asViewer = await client.post('/v1/enterprise/counterparties').set(headersOf(cred, second.workspace.id)).send({ name: 'In Second' });
+      expect(asViewer.status).to.equal(403);
+      expect(asViewer.body.error.code).to.equal('FORBIDDEN');
+      const notMine = await client.get('/v1/enterprise/settings').set(headersOf(cred, outsider.workspace.id));
+      expect(notMine.body.error.code).to.equal('NO_WORKSPACE');
+      const bad = await client.get('/v1/enterprise/settings').set(headersOf(cred, 'ws_123'));
+      expect(bad.status).to.equal(400);
+      expect(bad.body.error.code).to.equal('INVALID_ACCOUNT');
+    }
+    expect(await countRows('counterparties', { workspace_id: first.workspace.id })).to.equal(2);
+    expect(await countRows('counterparties', { workspace_id: second.workspace.id })).to.equal(0);
+    const none = await client.get('/v1/enterprise/members').set(headersOf(await sessionOf((await createUser()).user)));
+    expect(none.status).to.equal(403);
+    expect(none.body.error.code).to.equal('NO_WORKSPACE');
+  });
+
+  it('preferences, settings (with settings.updated), notifications read', async () => {
+    const { workspace, owner } = await createWorkspace();
+    const s = await sessionOf(owner);
+    const pref = await client.patch('/v1/enterprise/members/me/preferences').set(headersOf(s)).send({ money: false });
+    expect(pref.status).to.equal(200);
+    expect(pref.body.data.notify).to.deep.equal({ email: true, approvals: true, money: false, reminders: true });
+    expect((await client.patch('/v1/enterprise/members/me/preferences').set(headersOf(s)).send({})).status).to.equal(400);
+    expect((await client.patch('/v1/enterprise/members/me/preferences').set(headersOf(s)).send({ money: 'no' })).status).to.equal(400);
+    expect((await client.get('/v1/enterprise/me').set(headersOf(s))).body.data.membership.notify.money).to.equal(false);
+
+    const set = await client.patch('/v1/enterprise/settings').set(headersOf(s)).send({ four_eyes_threshold: 25_000_000, watchlist: ['PT Risky'] });
+    expect(set.status, JSON.stringify(set.body)).to.equal(200);
+    expect(set.body.data).to.include({ four_eyes_threshold: 25_000_000, dispute_sla_hours: 72 });
+    expect(set.body.data.watchlist).to.deep.equal(['PT Risky']);
+    expect((await client.get('/v1/enterprise/settings').set(headersOf(s))).body.data).to.deep.equal(set.body.data);
+    for (const bad of [{}, { four_eyes_threshold: -1 }, { four_eyes_threshold: 1.5 }, { dispute_sla_hours: 0 }, { watchlist: 'x' }]) {
+      expect((await client.patch('/v1/enterprise/settings').set(headersOf(s)).send(bad)).status).to.equal(400);
+    }
+    expect(await countRows('workspace_events', { workspace_id: workspace.id, event: 'settings.updated' })).to.equal(1);
+
+    const m = await addMember(workspace.id, 'viewer');
+    await client.patch(`/v1/enterprise/members/${m.member.id}`).set(headersOf(s)).send({ role: 'operator' });
+    await client.patch(`/v1/enterprise/members/${m.member.id}`).set(headersOf(s)).send({ role: 'finance' });
+    const ms = await sessionOf(m.user);
+    const list = await client.get('/v1/enterprise/notifications').set(headersOf(ms));
+    expect(list.body.data).to.have.length(2);
+    expect(list.body.unread_count).to.equal(2);
+    const one = list.body.data[0].id as string;
+    const read = await client.post('/v1/enterprise/notifications/read').set(headersOf(ms)).send({ ids: [one] });
+    expect(read.body.data).to.deep.equal({ updated: 1 });
+    expect((await client.get('/v1/enterprise/notifications').set(headersOf(ms))).body.unread_count).to.equal(1);
+    expect((await client.post('/v1/enterprise/notifications/read').set(headersOf(ms)).send({})).body.data).to.deep.equal({ updated: 1 });
+    // The owner's notifications are their own.
+    expect((await client.get('/v1/enterprise/notifications').set(headersOf(s))).body.data).to.have.length(0);
+  });
+
+  it("counterparties: create with D7 defaults, update, list; another workspace's counterparty is 404", async () => {
+    const { workspace, owner } = await createWorkspace();
+    const other = await createWorkspace();
+    const s = await sessionOf(owner);
+    const c = await client.post('/v1/enterprise/counterparties').set(headersOf(s)).send({ name: 'CV Sumber Rejeki' });
+    expect(c.status).to.equal(201);
+    expect(c.body.data).to.include({ name: 'CV Sumber Rejeki', country_code: 'ID', relationship: 'seller', kyb_status: 'not_started', email: null });
+    const u = await client.patch(`/v1/enterprise/counterparties/${c.body.data.id}`).set(headersOf(s)).send({ relationship: 'buyer', email: 'AP@Sumber.id' });
+    expect(u.status).to.equal(200);
+    expect(u.body.data).to.include({ relationship: 'buyer', email: 'ap@sumber.id' });
+    expect((await client.post('/v1/enterprise/counterparties').set(headersOf(s)).send({ name: 'X', relationship: 'partner' })).status).to.equal(400);
+    const theirs = await client.post('/v1/enterprise/counterparties').set(headersOf(await sessionOf(other.owner))).send({ name: 'Theirs' });
+    const cross = await client.patch(`/v1/enterprise/counterparties/${theirs.body.data.id}`).set(headersOf(s)).send({ name: 'Mine now' });
+    expect(cross.status).to.equal(404);
+    expect((await db('counterparties').where({ id: theirs.body.data.id }).first()).name).to.equal('Theirs');
+    const list = await client.get('/v1/enterprise/counterparties').set(headersOf(s));
+    expect((list.body.data as { id: string }[]).map((x) => x.id)).to.deep.equal([c.body.data.id]);
+    expect(list.body.pagination.total).to.equal(1);
+    const evs = (await db('workspace_events').where({ workspace_id: workspace.id }).orderBy('seq')).map((e: { event: string }) => e.event);
+    expect(evs).to.deep.equal(['workspace.created', 'counterparty.created', 'counterparty.updated']);
+  });
+
+  it('member writes: 30 per minute', async () => {
+    const { workspace, owner } = await createWorkspace();
+    const s = await sessionOf(owner);
+    const m = await addMember(workspace.id, 'viewer');
+    for (let i = 0; i < 30; i += 1) {
+      const r = await client.patch(`/v1/enterprise/members/${m.member.id}`).set(headersOf(s)).send({ role: i % 2 ? 'viewer' : 'operator' });
+      expect(r.status).to.equal(200);
+    }
+    const res = await client.patch(`/v1/enterprise/members/${m.member.id}`).set(headersOf(s)).send({ role: 'finance' });
+    expect(res.status).to.equal(429);
+  });
+});
