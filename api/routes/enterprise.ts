@@ -3,8 +3,8 @@
  * decision 0011). Each route is declared with its rule from the spec's tables (lowest
  * role, dashboard only) and its limits; `chain()` turns that into the middleware chain:
  * `Cache-Control: private, no-store` first (errors included), the caller (session,
- * personal key or `rpe_` workspace key), the route's limits, the access decision of
- * shared/enterprise/access.ts, validation, enterprise idempotency, the handler.
+ * personal key or `rpe_` workspace key), the access decision of shared/enterprise/access.ts,
+ * the route's limits, validation, enterprise idempotency, the handler.
  */
 import type { Knex } from 'knex';
 import { db } from '../../shared/db.js';
@@ -187,9 +187,9 @@ export const ENTERPRISE_ROUTES: { method: string; path: string; rule: RouteRule 
 function chain(method: string, path: string, spec: RouteSpec): Middleware[] {
   const rule: RouteRule = { role: spec.role, dashboardOnly: spec.dashboardOnly ?? false };
   ENTERPRISE_ROUTES.push({ method, path, rule });
-  const mws: Middleware[] = [noStore, caller];
+  // Access before the route's own limits: a refused credential spends no registration quota.
+  const mws: Middleware[] = [noStore, caller, access(rule)];
   if (spec.limits) mws.push(limits(spec.limits));
-  mws.push(access(rule));
   if (spec.schemas) mws.push(validate(spec.schemas));
   if (spec.idempotent) mws.push(idempotent);
   return mws;

@@ -1,0 +1,252 @@
+/**
+ * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.9, 4.10):
+ * every enterprise route x every credential kind (session, personal key, workspace read
+ * key, workspace read+write key) x every role, each answer checked against the spec's
+ * rules written out here independently of the code: dashboard-only routes refuse keys
+ * (KEY_NOT_ALLOWED), read keys never write (SCOPE_REQUIRED) and act as viewers, a role
+ * below the route's answers FORBIDDEN, everything else succeeds. Then: nobody reads or
+ * changes another workspace's data through any id-taking route or list.
+ */
+import { expect } from 'chai';
+import { api } from '../../helpers/app.js';
+import { createUser } from '../../factories/users.js';
+import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, workspaceKey, type Cred } from '../../factories/enterprise.js';
+import { routers } from '../../../api/app.js';
+import { clock } from '../../../shared/clock.js';
+import { db } from '../../../shared/db.js';
+import type { MemberRow, Role, WorkspaceRow } from '../../../shared/enterprise/repo.js';
+import type { UserRow } from '../../../shared/users/repo.js';
+
+const ROLES: Role[] = ['viewer', 'operator', 'finance', 'admin', 'owner'];
+const RANK = (r: Role) => ROLES.indexOf(r);
+type CredKind = 'session' | 'personal_key' | 'ws_read' | 'ws_read_write';
+const CREDS: CredKind[] = ['session', 'personal_key', 'ws_read', 'ws_read_write'];
+
+interface World {
+  workspace: WorkspaceRow;
+  owner: UserRow;
+  ownerMember: MemberRow;
+}
+interface Caller {
+  user: UserRow;
+  member: MemberRow;
+}
+interface Prepared {
+  path: string;
+  body?: Record<string, unknown>;
+}
+
+interface RouteCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** As registered. */
+  template: string;
+  /** From the spec: lowest role, or 'signed_in' (no workspace needed). */
+  role: Role | 'signed_in';
+  dashboardOnly: boolean;
+  ok: number;
+  prepare: (w: World, c: Caller) => Promise<Prepared>;
+}
+
+const E = '/v1/enterprise';
+const fresh = async () => (await createUser()).user;
+
+const ROUTES: RouteCase[] = [
+  { method: 'POST', template: `${E}/register`, role: 'signed_in', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/register`, body: { legal_name: 'PT Baru', display_name: 'Baru', entity_type: 'cv', nib: '1234567890123' } }) },
+  { method: 'GET', template: `${E}/me`, role: 'signed_in', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/me` }) },
+  {
+    method: 'POST',
+    template: `${E}/invites/:memberId/accept`,
+    role: 'signed_in',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (_w, c) => {
+      const other = await createWorkspace();
+      const { member } = await addMember(other.workspace.id, 'viewer', c.user, 'invited');
+      return { path: `${E}/invites/${member.id}/accept`, body: {} };
+    },
+  },
+  { method: 'GET', template: `${E}/members`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/members` }) },
+  { method: 'POST', template: `${E}/members`, role: 'admin', dashboardOnly: true, ok: 201, prepare: async () => ({ path: `${E}/members`, body: { email: (await fresh()).email, role: 'viewer' } }) },
+  { method: 'PATCH', template: `${E}/members/me/preferences`, role: 'viewer', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/members/me/preferences`, body: { reminders: false } }) },
+  {
+    method: 'PATCH',
+    template: `${E}/members/:id`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/members/${(await addMember(w.workspace.id, 'viewer')).member.id}`, body: { role: 'operator' } }),
+  },
+  {
+    method: 'DELETE',
+    template: `${E}/members/:id`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/members/${(await addMember(w.workspace.id, 'viewer')).member.id}` }),
+  },
+  { method: 'GET', template: `${E}/settings`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/settings` }) },
+  { method: 'PATCH', template: `${E}/settings`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/settings`, body: { dispute_sla_hours: 48 } }) },
+  { method: 'GET', template: `${E}/notifications`, role: 'viewer', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/notifications` }) },
+  { method: 'POST', template: `${E}/notifications/read`, role: 'viewer', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/notifications/read`, body: {} }) },
+  { method: 'GET', template: `${E}/counterparties`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/counterparties` }) },
+  { method: 'POST', template: `${E}/counterparties`, role: 'operator', dashboardOnly: false, ok: 201, prepare: () => Promise.resolve({ path: `${E}/counterparties`, body: { name: 'PT Pemasok' } }) },
+  {
+    method: 'PATCH',
+    template: `${E}/counterparties/:id`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const [row] = await db('counterparties')
+        .insert({ workspace_id: w.workspace.id, name: 'Old', country_code: 'ID', relationship: 'seller', created_at: clock.now(), updated_at: clock.now() })
+        .returning<{ id: string }[]>('id');
+      return { path: `${E}/counterparties/${row!.id}`, body: { name: 'New name' } };
+    },
+  },
+  { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
+  { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },
+  { method: 'POST', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/api-keys`, body: { label: 'matrix', scopes: ['read'] } }) },
+  {
+    method: 'DELETE',
+    template: `${E}/api-keys/:id`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/api-keys/${(await workspaceKey(w.workspace.id, { member: w.ownerMember, user: w.owner })).id}` }),
+  },
+];
+
+/** The spec's answer for this credential and role (section 5), without looking at the code. */
+function expected(c: RouteCase, cred: CredKind, role: Role): { status: number; code?: string } {
+  const isKey = cred !== 'session';
+  if (isKey && c.dashboardOnly) return { status: 403, code: 'KEY_NOT_ALLOWED' };
+  if (cred === 'ws_read' && c.method !== 'GET') return { status: 403, code: 'SCOPE_REQUIRED' };
+  const acting = cred === 'ws_read' ? 'viewer' : role;
+  if (c.role !== 'signed_in' && RANK(acting) < RANK(c.role)) return { status: 403, code: 'FORBIDDEN' };
+  return { status: c.ok };
+}
+
+async function credentialFor(kind: CredKind, w: World, caller: Caller): Promise<Cred> {
+  switch (kind) {
+    case 'session':
+      return sessionOf(caller.user);
+    case 'personal_key':
+      return personalKeyOf(caller.user);
+    case 'ws_read':
+      return { kind: 'workspace_key', key: (await workspaceKey(w.workspace.id, caller, ['read'])).key };
+    case 'ws_read_write':
+      return { kind: 'workspace_key', key: (await workspaceKey(w.workspace.id, caller, ['read', 'write'])).key };
+  }
+}
+
+function send(client: ReturnType<typeof api>, method: RouteCase['method'], path: string, headers: Record<string, string>, body?: Record<string, unknown>) {
+  const req =
+    method === 'GET' ? client.get(path) : method === 'POST' ? client.post(path) : method === 'PATCH' ? client.patch(path) : client.delete(path);
+  req.set(headers);
+  return body === undefined ? req : req.send(body);
+}
+
+describe('enterprise access matrix', () => {
+  const client = api();
+
+  it('the table names every registered /v1/enterprise route', () => {
+    const registered = new Set<string>();
+    for (const router of routers) {
+      for (const layer of router.stack) {
+        const path = String(layer.path);
+        if (!path.startsWith(E)) continue;
+        for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${path}`);
+      }
+    }
+    expect([...registered].sort()).to.deep.equal(ROUTES.map((c) => `${c.method} ${c.template}`).sort());
+  });
+
+  for (const c of ROUTES) {
+    for (const cred of CREDS) {
+      it(`${c.method} ${c.template} with ${cred} for every role`, async () => {
+        const w = await createWorkspace();
+        const callers = new Map<Role, Caller>([['owner', { user: w.owner, member: w.ownerMember }]]);
+        for (const role of ROLES.filter((r) => r !== 'owner')) callers.set(role, await addMember(w.workspace.id, role));
+        for (const role of ROLES) {
+          const caller = callers.get(role)!;
+          const credential = await credentialFor(cred, w, caller);
+          const prepared = await c.prepare(w, caller);
+          const res = await send(client, c.method, prepared.path, headersOf(credential), prepared.body);
+          const want = expected(c, cred, role);
+          const label = `${role}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+          expect(res.status, label).to.equal(want.status);
+          expect(res.headers['cache-control'], label).to.equal('private, no-store');
+          if (want.code) {
+            expect(res.body.error.code, label).to.equal(want.code);
+            expect(res.body, label).to.not.have.property('data');
+          } else expect(res.body.success, label).to.equal(true);
+        }
+      });
+    }
+  }
+
+  it('a request without credentials answers 401 on every route', async () => {
+    for (const c of ROUTES) {
+      const res = await send(client, c.method, c.template.replace(/:\w+/g, '5b0c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3'), {}, c.method === 'GET' ? undefined : {});
+      expect(res.status, `${c.method} ${c.template}`).to.equal(401);
+      expect(res.headers['cache-control']).to.equal('private, no-store');
+    }
+  });
+
+  describe("nobody reads or changes another workspace's data", () => {
+    async function twoWorkspaces() {
+      const a = await createWorkspace(undefined, 'A');
+      const b = await createWorkspace(undefined, 'B');
+      const bMember = await addMember(b.workspace.id, 'viewer');
+      const [cp] = await db('counterparties')
+        .insert({ workspace_id: b.workspace.id, name: 'B secret supplier', country_code: 'ID', relationship: 'seller', created_at: clock.now(), updated_at: clock.now() })
+        .returning<{ id: string }[]>('id');
+      const bKey = await workspaceKey(b.workspace.id, { member: b.ownerMember, user: b.owner }, ['read']);
+      return { a, b, bMember, cpId: cp!.id, bKeyId: bKey.id };
+    }
+
+    const snapshot = async (workspaceId: string) => ({
+      members: await db('workspace_members').where({ workspace_id: workspaceId }).orderBy('id'),
+      cps: await db('counterparties').where({ workspace_id: workspaceId }).orderBy('id'),
+      keys: await db('workspace_api_keys').where({ workspace_id: workspaceId }).orderBy('id'),
+      events: await db('workspace_events').where({ workspace_id: workspaceId }).orderBy('seq'),
+      ws: await db('workspaces').where({ id: workspaceId }),
+    });
+
+    it("an owner of A gets 404 NOT_FOUND for every B id and changes nothing in B", async () => {
+      const { a, b, bMember, cpId, bKeyId } = await twoWorkspaces();
+      const s = await sessionOf(a.owner);
+      const before = await snapshot(b.workspace.id);
+      const attempts: [RouteCase['method'], string, Record<string, unknown> | undefined][] = [
+        ['PATCH', `${E}/members/${bMember.member.id}`, { role: 'admin' }],
+        ['DELETE', `${E}/members/${bMember.member.id}`, undefined],
+        ['DELETE', `${E}/members/${b.ownerMember.id}`, undefined],
+        ['PATCH', `${E}/counterparties/${cpId}`, { name: 'Mine' }],
+        ['DELETE', `${E}/api-keys/${bKeyId}`, undefined],
+        ['POST', `${E}/invites/${bMember.member.id}/accept`, {}],
+      ];
+      for (const [method, path, body] of attempts) {
+        const res = await send(client, method, path, headersOf(s), body);
+        expect(res.status, `${method} ${path}`).to.equal(404);
+        expect(res.body.error.code).to.equal('NOT_FOUND');
+        expect(JSON.stringify(res.body)).to.not.include('B secret supplier');
+      }
+      expect(await snapshot(b.workspace.id)).to.deep.equal(before);
+    });
+
+    it("A's lists and feed never include B's rows", async () => {
+      const { a, b } = await twoWorkspaces();
+      const s = await sessionOf(a.owner);
+      const bIds = [b.workspace.id, b.owner.id, b.ownerMember.id, 'B secret supplier'];
+      for (const path of ['/members', '/counterparties', '/events?limit=100', '/api-keys', '/notifications', '/settings', '/me']) {
+        const res = await client.get(`${E}${path}`).set(headersOf(s));
+        expect(res.status, path).to.equal(200);
+        for (const id of bIds) expect(JSON.stringify(res.body), `${path} leaks ${id}`).to.not.include(id);
+      }
+      // Naming B's workspace explicitly is refused.
+      const res = await client.get(`${E}/counterparties`).set(headersOf(s, b.workspace.id));
+      expect(res.status).to.equal(403);
+      expect(res.body.error.code).to.equal('NO_WORKSPACE');
+    });
+  });
+});
