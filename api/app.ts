@@ -21,6 +21,7 @@ import { sandboxRouter } from './routes/sandbox.js';
 import { withdrawalsRouter } from './routes/withdrawals.js';
 import { paymentsRouter } from './routes/payments.js';
 import { webhooksRouter } from './routes/webhooks.js';
+import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
 import { adminSessionOnly } from './middleware/auth.js';
 
@@ -44,6 +45,7 @@ export const routers: AppRouter[] = [
   webhooksRouter,
   disputesRouter,
   withdrawalsRouter,
+  uploadsRouter,
   enterpriseRouter,
   adminRouter,
   sandboxRouter,

@@ -4,6 +4,8 @@
  * message naming the variable. README.md documents each one.
  */
 import Joi from 'joi';
+import { createHmac } from 'node:crypto';
+import { resolve as resolvePath } from 'node:path';
 
 export interface Config {
   nodeEnv: 'development' | 'test' | 'production';
@@ -46,6 +48,21 @@ export interface Config {
   authFailureLimit: number;
   /** Payment gateways (decisions D4, D5): secrets and base URLs; an adapter without its secret is not loaded. */
   gateways: GatewayConfig;
+  /** Uploads (issue 7): storage, signed links, the wait for the sanitising worker. */
+  uploads: UploadConfig;
+}
+
+export interface UploadConfig {
+  /** Root of the local file store (UPLOAD_DIR); never served as a public path. */
+  dir: string;
+  driver: 'local' | 's3';
+  s3: { endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string; forcePathStyle: boolean };
+  /** HMAC key of the signed file links. */
+  linkSecret: Buffer;
+  linkTtlSeconds: number;
+  /** How long the API waits for the sanitising worker before answering 500 STORAGE_FAILED. */
+  waitTimeoutMs: number;
+  pdfMaxPages: number;
 }
 
 export interface GatewayConfig {
@@ -108,6 +125,18 @@ const schema = Joi.object({
   TRIPAY_API_KEY: Joi.string().allow('').default(''),
   TRIPAY_PRIVATE_KEY: Joi.string().allow('').default(''),
   TRIPAY_MERCHANT_CODE: Joi.string().allow('').default(''),
+  UPLOAD_DIR: Joi.string().default('var/uploads'),
+  UPLOAD_STORAGE: Joi.string().valid('local', 's3').default('local'),
+  S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).allow('').default(''),
+  S3_REGION: Joi.string().default('us-east-1'),
+  S3_BUCKET: Joi.string().allow('').default(''),
+  S3_ACCESS_KEY_ID: Joi.string().allow('').default(''),
+  S3_SECRET_ACCESS_KEY: Joi.string().allow('').default(''),
+  S3_FORCE_PATH_STYLE: bool.default(true),
+  UPLOAD_LINK_SECRET: Joi.string().allow('').min(32).default(''),
+  UPLOAD_LINK_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(300),
+  UPLOAD_WAIT_TIMEOUT_MS: Joi.number().integer().min(1000).max(120_000).default(20_000),
+  UPLOAD_PDF_MAX_PAGES: Joi.number().integer().min(1).max(10_000).default(100),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -157,6 +186,18 @@ interface RawEnv {
   TRIPAY_API_KEY: string;
   TRIPAY_PRIVATE_KEY: string;
   TRIPAY_MERCHANT_CODE: string;
+  UPLOAD_DIR: string;
+  UPLOAD_STORAGE: 'local' | 's3';
+  S3_ENDPOINT: string;
+  S3_REGION: string;
+  S3_BUCKET: string;
+  S3_ACCESS_KEY_ID: string;
+  S3_SECRET_ACCESS_KEY: string;
+  S3_FORCE_PATH_STYLE: boolean;
+  UPLOAD_LINK_SECRET: string;
+  UPLOAD_LINK_TTL_SECONDS: number;
+  UPLOAD_WAIT_TIMEOUT_MS: number;
+  UPLOAD_PDF_MAX_PAGES: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -194,6 +235,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } else {
     // Local runs and tests only: a fixed, public development key.
     encryptionKey = Buffer.alloc(32, 'escrow-local-development-key');
+  }
+  if (v.UPLOAD_STORAGE === 's3' && !v.S3_BUCKET) {
+    throw new ConfigError('Invalid configuration: S3_BUCKET: required when UPLOAD_STORAGE=s3');
+  }
+  if (production && !v.UPLOAD_LINK_SECRET) {
+    throw new ConfigError('Invalid configuration: UPLOAD_LINK_SECRET: required when NODE_ENV=production (signed file links)');
   }
   const publicBaseUrl = (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT}`).replace(/\/+$/, '');
   return {
@@ -242,6 +289,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         privateKey: v.TRIPAY_PRIVATE_KEY,
         merchantCode: v.TRIPAY_MERCHANT_CODE,
       },
+    },
+    uploads: {
+      dir: resolvePath(v.UPLOAD_DIR),
+      driver: v.UPLOAD_STORAGE,
+      s3: {
+        endpoint: v.S3_ENDPOINT,
+        region: v.S3_REGION,
+        bucket: v.S3_BUCKET,
+        accessKeyId: v.S3_ACCESS_KEY_ID,
+        secretAccessKey: v.S3_SECRET_ACCESS_KEY,
+        forcePathStyle: v.S3_FORCE_PATH_STYLE,
+      },
+      // Local runs and tests only: derived from the (development) encryption key.
+      linkSecret: v.UPLOAD_LINK_SECRET
+        ? Buffer.from(v.UPLOAD_LINK_SECRET, 'utf8')
+        : createHmac('sha256', encryptionKey).update('upload-links').digest(),
+      linkTtlSeconds: v.UPLOAD_LINK_TTL_SECONDS,
+      waitTimeoutMs: v.UPLOAD_WAIT_TIMEOUT_MS,
+      pdfMaxPages: v.UPLOAD_PDF_MAX_PAGES,
     },
   };
 }

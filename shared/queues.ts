@@ -31,6 +31,8 @@ export const JOBS = {
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
+  'uploads.sanitise': 'upload-sanitise',
+  'uploads.purge-unbound': 'upload-sanitise',
 } as const satisfies Record<string, QueueName>;
 export type JobName = keyof typeof JOBS;
 

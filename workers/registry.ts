@@ -11,9 +11,10 @@ import { gatewayCallbacks } from './gateway-callbacks.js';
 import { notifications } from './notifications.js';
 import { payouts } from './payouts.js';
 import { timers } from './timers.js';
+import { uploads } from './uploads.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();
@@ -58,6 +59,7 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
   { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
   { id: 'sweep-escrow-timers', job: 'escrows.sweep-timers', everyMs: 60_000 },
   { id: 'poll-pending-payments', job: 'payments.poll-pending', everyMs: 60_000 },
+  { id: 'purge-unbound-uploads', job: 'uploads.purge-unbound', everyMs: 3600_000 },
 ];
 
 /**

@@ -1,0 +1,154 @@
+/**
+ * Uploads (consumer spec 4.5, section 8; issue 7). POST reads exactly one multipart file
+ * (field `file`) to a temporary file, then the service quarantines it, waits for the
+ * upload worker to sanitise it and records it. Files are served only by
+ * GET /v1/upload/files/:name with a link signed for the caller. Every error on these
+ * routes carries `message_id` and `message_en`; `message` is Indonesian unless
+ * `X-Service-Lang: en`.
+ */
+import { readFile, rm } from 'node:fs/promises';
+import { koaBody } from 'koa-body';
+import type { File } from 'formidable';
+import { config } from '../../shared/config.js';
+import { AppError } from '../../shared/errors.js';
+import { localised, uploadError } from '../../shared/uploads/errors.js';
+import { verifyLink } from '../../shared/uploads/links.js';
+import { serializeConfig, serializeUpload } from '../../shared/uploads/serialize.js';
+import * as uploads from '../../shared/uploads/service.js';
+import { extensionOf } from '../../shared/uploads/sanitise/detect.js';
+import type { Purpose } from '../../shared/uploads/sanitise/index.js';
+import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
+import { auth } from '../middleware/auth.js';
+import { idempotent, txOf } from '../middleware/idempotency.js';
+import { rateLimit } from '../middleware/rate-limit.js';
+
+export const uploadsRouter = createRouter();
+
+/** Multipart overhead allowed on top of the file (boundaries, part headers, small fields). */
+const MULTIPART_SLACK = 64 * 1024;
+const FORMIDABLE_TOO_LARGE = new Set([1009, 1016]);
+
+/** Upload errors (and common ones) answered with both languages. */
+const localise = (): Middleware => async (ctx, next) => {
+  try {
+    await next();
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    throw localised(err, ctx.get('X-Service-Lang').trim().toLowerCase() === 'en');
+  }
+};
+
+const purposeOf = (ctx: Ctx): Purpose => ctx.state.input.params as Purpose;
+
+const purpose = (): Middleware => async (ctx, next) => {
+  const type = String(ctx.params.type ?? '');
+  if (!uploads.isPurpose(type)) throw uploadError('INVALID_TYPE');
+  ctx.state.input.params = type;
+  await next();
+};
+
+interface ReadFile {
+  bytes: Buffer;
+  declaredMime: string;
+  declaredExt: string;
+  sha256: string;
+}
+
+function formidableCode(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}
+
+/**
+ * Reads the multipart body: exactly one file, in field `file`, at most the type's size
+ * (413 FILE_TOO_LARGE, also refused from Content-Length before reading); anything else
+ * is 400 NO_FILE. The file's hash, type and name stand in for the body in the
+ * idempotency key's request hash.
+ */
+const readMultipart = (): Middleware => async (ctx, next) => {
+  const max = uploads.MAX_BYTES[purposeOf(ctx)];
+  const length = Number(ctx.get('Content-Length') || 0);
+  if (length > max + MULTIPART_SLACK) {
+    ctx.req.resume();
+    throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
+  }
+  if (!ctx.is('multipart/form-data')) throw uploadError('NO_FILE');
+  const parser = koaBody({
+    multipart: true,
+    json: false,
+    text: false,
+    urlencoded: false,
+    formidable: {
+      maxFiles: 1,
+      maxFileSize: max,
+      maxTotalFileSize: max,
+      allowEmptyFiles: true,
+      minFileSize: 0,
+      maxFields: 10,
+      maxFieldsSize: 16 * 1024,
+      hashAlgorithm: 'sha256',
+    },
+  });
+  let files: Record<string, File | File[]> | undefined;
+  try {
+    await parser(ctx, async () => {});
+    files = (ctx.request as { files?: Record<string, File | File[]> }).files;
+  } catch (err) {
+    ctx.req.resume();
+    if (FORMIDABLE_TOO_LARGE.has(formidableCode(err) ?? 0)) throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
+    throw uploadError('NO_FILE');
+  }
+  const all = Object.values(files ?? {}).flat();
+  try {
+    const file = files?.file;
+    if (all.length !== 1 || !file || Array.isArray(file)) throw uploadError('NO_FILE');
+    const read: ReadFile = {
+      bytes: await readFile(file.filepath),
+      declaredMime: file.mimetype ?? '',
+      declaredExt: extensionOf(file.originalFilename ?? ''),
+      sha256: typeof file.hash === 'string' ? file.hash : '',
+    };
+    if (read.bytes.length === 0) throw uploadError('FILE_EMPTY');
+    if (read.bytes.length > max) throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
+    ctx.state.input.body = read;
+    ctx.request.body = { type: purposeOf(ctx), sha256: read.sha256, mime: read.declaredMime, ext: read.declaredExt };
+  } finally {
+    await Promise.all(all.map((f) => rm(f.filepath, { force: true }).catch(() => undefined)));
+  }
+  await next();
+};
+
+uploadsRouter.get('/v1/upload/config', localise(), rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' }), (ctx) => {
+  ok(ctx, serializeConfig());
+});
+
+uploadsRouter.post(
+  '/v1/upload/:type',
+  localise(),
+  auth(),
+  rateLimit({ name: 'uploads', points: uploads.RATE.points, durationSeconds: uploads.RATE.durationSeconds, by: 'user' }),
+  purpose(),
+  readMultipart(),
+  idempotent(),
+  async (ctx) => {
+    const userId = ctx.state.principal!.userId;
+    const file = ctx.state.input.body as ReadFile;
+    const row = await uploads.upload(txOf(ctx), userId, purposeOf(ctx), file);
+    const answer = serializeUpload(row, userId);
+    // The spec's Upload answer lists `success` beside its fields; the envelope's `data` carries the same fields.
+    ctx.status = 200;
+    ctx.body = { success: true, ...answer, data: answer };
+  },
+);
+
+uploadsRouter.get('/v1/upload/files/:name', localise(), auth(), async (ctx) => {
+  const name = String(ctx.params.name ?? '');
+  verifyLink(name, ctx.query, ctx.state.principal!.userId);
+  const { row, bytes } = await uploads.readFile(name);
+  ctx.set('Content-Type', row.mime);
+  ctx.set('Content-Disposition', `${row.mime === 'application/pdf' ? 'attachment' : 'inline'}; filename="${row.stored_name}"`);
+  ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+  ctx.set('Cache-Control', 'private, no-store');
+  ctx.set('X-Upload-Sha256', row.sha256);
+  ctx.body = bytes;
+});

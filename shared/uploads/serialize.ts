@@ -1,0 +1,54 @@
+/** The spec's Upload answer and the upload configuration. */
+import { config } from '../config.js';
+import { signLink } from './links.js';
+import type { UploadRow } from './repo.js';
+import { DAILY_QUOTA, MAX_BYTES, RATE, UNBOUND_TTL_MS } from './service.js';
+import { ALLOWED } from './sanitise/index.js';
+import { KINDS } from './sanitise/detect.js';
+
+export interface UploadAnswer {
+  filename: string;
+  upload_id: string;
+  url: string;
+  type: string;
+  mime: string;
+  size: number;
+  sha256: string;
+}
+
+/** The Upload answer for its uploader (the link is signed for them). */
+export function serializeUpload(row: UploadRow, readerId: string): UploadAnswer {
+  return {
+    filename: row.stored_name,
+    upload_id: row.stored_name,
+    url: signLink(row.stored_name, readerId),
+    type: row.purpose,
+    mime: row.mime,
+    size: row.size,
+    sha256: row.sha256,
+  };
+}
+
+export function serializeConfig(): Record<string, unknown> {
+  const types = Object.fromEntries(
+    Object.entries(ALLOWED).map(([purpose, kinds]) => [
+      purpose,
+      { max_bytes: MAX_BYTES[purpose as keyof typeof MAX_BYTES], mime: kinds.map((k) => KINDS[k].mime), extensions: kinds.flatMap((k) => KINDS[k].exts) },
+    ]),
+  );
+  return {
+    base_url: `${config.publicBaseUrl}/v1/upload`,
+    field: 'file',
+    types,
+    limits: {
+      uploads_per_window: RATE.points,
+      window_seconds: RATE.durationSeconds,
+      daily_quota: DAILY_QUOTA,
+      max_megapixels: 40,
+      max_side_px: 12_000,
+      pdf_max_pages: config.uploads.pdfMaxPages,
+      link_ttl_seconds: config.uploads.linkTtlSeconds,
+      unbound_kept_hours: UNBOUND_TTL_MS / 3600_000,
+    },
+  };
+}

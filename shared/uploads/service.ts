@@ -1,0 +1,294 @@
+/**
+ * Uploads (consumer spec 4.5 and section 8; issue 7). The API never parses a file: it
+ * puts the raw bytes in quarantine, asks the upload worker to sanitise them and waits for
+ * the result (UPLOAD_WAIT_TIMEOUT_MS), then records the stored file against the uploader.
+ * Binding an upload to an escrow, a chat message or a dispute is a compare-and-set done
+ * by the uploader alone, once.
+ */
+import { randomUUID } from 'node:crypto';
+import { QueueEvents, UnrecoverableError, type Job } from 'bullmq';
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { db, type Db } from '../db.js';
+import { AppError } from '../errors.js';
+import { UUID_V4 } from '../ids.js';
+import { logger } from '../logger.js';
+import { getQueue, type JobData } from '../queues.js';
+import { createQueueConnection } from '../redis.js';
+import { isUploadErrorCode, uploadError } from './errors.js';
+import { isOurLink, storedNameOf } from './links.js';
+import * as repo from './repo.js';
+import type { BoundKind, UploadRow } from './repo.js';
+import { sanitise, type Purpose } from './sanitise/index.js';
+import { storage, StorageError } from './storage/index.js';
+
+export const PURPOSES: readonly Purpose[] = ['escrow', 'chat', 'kyc'];
+export const isPurpose = (v: string): v is Purpose => (PURPOSES as readonly string[]).includes(v);
+
+const MB = 1024 * 1024;
+export const MAX_BYTES: Record<Purpose, number> = { escrow: 10 * MB, chat: 5 * MB, kyc: 10 * MB };
+export const DAILY_QUOTA: Record<Purpose | 'total', number> = { escrow: 300, chat: 300, kyc: 30, total: 400 };
+/** The daily quota is counted over the last 24 hours (rolling window). */
+export const QUOTA_WINDOW_MS = 24 * 3600_000;
+/** Unbound uploads older than this are deleted (file and row) by `uploads.purge-unbound`. */
+export const UNBOUND_TTL_MS = 24 * 3600_000;
+/** Rate limit of POST /v1/upload/:type. */
+export const RATE = { points: 40, durationSeconds: 600 };
+/** Most uploads one target may hold. */
+export const MAX_BOUND: Record<BoundKind, number> = { escrow: 10, chat: 5, dispute: 30 };
+/** Upload purposes each target accepts. */
+export const ACCEPTS: Record<BoundKind, readonly Purpose[]> = { escrow: ['escrow'], dispute: ['escrow'], chat: ['chat'] };
+
+export const SANITISE_JOB = 'uploads.sanitise';
+const quarantineKey = (id: string) => `quarantine/${id}`;
+const fileKey = (name: string) => `files/${name}`;
+
+// ---------------------------------------------------------------------------------------
+// The worker side
+
+export type SanitiseJobResult =
+  | { ok: true; stored_name: string; storage_key: string; mime: string; size: number; sha256: string }
+  | { ok: false; code: string };
+
+/**
+ * The `uploads.sanitise` processor: reads the quarantined bytes, sanitises them, stores
+ * the clean file under a service-chosen name and removes the quarantined copy. Refusals
+ * are returned (final); a storage failure throws (the API answers STORAGE_FAILED).
+ */
+const text = (v: JobData[string] | undefined): string => (typeof v === 'string' ? v : '');
+
+export async function runSanitiseJob(data: JobData): Promise<SanitiseJobResult> {
+  const id = text(data.upload_id);
+  const purpose = text(data.purpose);
+  if (!UUID_V4.test(id)) throw new UnrecoverableError('job data lacks upload_id');
+  if (!isPurpose(purpose)) throw new UnrecoverableError(`unknown purpose ${purpose}`);
+  const raw = await storage().get(quarantineKey(id));
+  if (!raw) throw new UnrecoverableError(`quarantined upload ${id} is gone`);
+  const result = await sanitise({
+    bytes: raw,
+    purpose,
+    declaredMime: text(data.declared_mime),
+    declaredExt: text(data.declared_ext),
+    pdfMaxPages: config.uploads.pdfMaxPages,
+  });
+  let answer: SanitiseJobResult;
+  if (result.ok) {
+    const storedName = `${id}.${result.ext}`;
+    await storage().put(fileKey(storedName), result.bytes);
+    answer = { ok: true, stored_name: storedName, storage_key: fileKey(storedName), mime: result.mime, size: result.bytes.length, sha256: result.sha256 };
+  } else {
+    answer = { ok: false, code: result.code };
+  }
+  await storage().delete(quarantineKey(id));
+  return answer;
+}
+
+// ---------------------------------------------------------------------------------------
+// The API side
+
+let events: QueueEvents | null = null;
+let eventsConnection: ReturnType<typeof createQueueConnection> | null = null;
+
+async function queueEvents(): Promise<QueueEvents> {
+  if (!events) {
+    eventsConnection = createQueueConnection();
+    events = new QueueEvents('upload-sanitise', { connection: eventsConnection, prefix: config.queuePrefix });
+    events.on('error', (err) => logger.error({ err }, 'upload queue events failed'));
+  }
+  await events.waitUntilReady();
+  return events;
+}
+
+/** Closes the queue-events listener of this process (server shutdown, tests). */
+export async function closeUploadEvents(): Promise<void> {
+  const e = events;
+  const c = eventsConnection;
+  events = null;
+  eventsConnection = null;
+  if (e) await e.close();
+  if (c) c.disconnect();
+}
+
+export interface IncomingFile {
+  bytes: Buffer;
+  declaredMime: string;
+  declaredExt: string;
+}
+
+function storageFailed(err: unknown, what: string): AppError {
+  logger.error({ err }, `upload: ${what}`);
+  return uploadError('STORAGE_FAILED');
+}
+
+async function assertQuota(trx: Db, userId: string, purpose: Purpose): Promise<void> {
+  const counts = await repo.countSince(trx, userId, new Date(clock.nowMs() - QUOTA_WINDOW_MS));
+  const total = counts.escrow + counts.chat + counts.kyc;
+  if (counts[purpose] >= DAILY_QUOTA[purpose] || total >= DAILY_QUOTA.total) {
+    throw uploadError('QUOTA_EXCEEDED', { quota: { [purpose]: DAILY_QUOTA[purpose], total: DAILY_QUOTA.total } });
+  }
+}
+
+async function waitForSanitiser(id: string, purpose: Purpose, file: IncomingFile): Promise<SanitiseJobResult> {
+  const listener = await queueEvents();
+  let job: Job;
+  try {
+    job = await getQueue('upload-sanitise').add(
+      SANITISE_JOB,
+      { upload_id: id, purpose, declared_mime: file.declaredMime.slice(0, 100), declared_ext: file.declaredExt },
+      { jobId: `upload-${id}`, attempts: 1, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } },
+    );
+  } catch (err) {
+    throw storageFailed(err, 'sanitise job could not be queued');
+  }
+  try {
+    return (await job.waitUntilFinished(listener, config.uploads.waitTimeoutMs)) as SanitiseJobResult;
+  } catch (err) {
+    throw storageFailed(err, 'sanitise job failed or timed out');
+  }
+}
+
+/**
+ * POST /v1/upload/:type after the multipart part is read: quota, quarantine, sanitise in
+ * the worker, record. Joins the caller's transaction (idempotency) or opens one.
+ */
+export async function upload(trx: Db, userId: string, purpose: Purpose, file: IncomingFile): Promise<UploadRow> {
+  if (file.bytes.length === 0) throw uploadError('FILE_EMPTY');
+  if (file.bytes.length > MAX_BYTES[purpose]) throw uploadError('FILE_TOO_LARGE', { max_bytes: MAX_BYTES[purpose] });
+  await assertQuota(db, userId, purpose);
+  const id = randomUUID();
+  try {
+    await storage().put(quarantineKey(id), file.bytes);
+  } catch (err) {
+    throw storageFailed(err, 'quarantine write failed');
+  }
+  const result = await waitForSanitiser(id, purpose, file);
+  if (!result.ok) {
+    throw isUploadErrorCode(result.code) ? uploadError(result.code) : storageFailed(new Error(result.code), 'unknown sanitiser refusal');
+  }
+  const record = async (t: Db): Promise<UploadRow> => {
+    await repo.lockUser(t, userId);
+    await assertQuota(t, userId, purpose);
+    return repo.insert(t, {
+      id,
+      stored_name: result.stored_name,
+      user_id: userId,
+      purpose,
+      mime: result.mime,
+      size: result.size,
+      sha256: result.sha256,
+      storage_key: result.storage_key,
+      created_at: clock.now(),
+    });
+  };
+  try {
+    return trx === db ? await db.transaction(record) : await record(trx);
+  } catch (err) {
+    // Not recorded: the stored file goes too (the daily purge would find it otherwise).
+    await storage().delete(result.storage_key).catch((e: unknown) => logger.warn({ err: e }, 'upload: orphan file not deleted'));
+    throw err;
+  }
+}
+
+/** The bytes behind a verified link; 404 NOT_FOUND when the upload is gone. */
+export async function readFile(name: string): Promise<{ row: UploadRow; bytes: Buffer }> {
+  const row = await repo.byStoredName(db, name);
+  if (!row) throw new AppError(404, 'NOT_FOUND', 'File not found');
+  let bytes: Buffer | null;
+  try {
+    bytes = await storage().get(row.storage_key);
+  } catch (err) {
+    throw storageFailed(err, 'read failed');
+  }
+  if (!bytes) throw new AppError(404, 'NOT_FOUND', 'File not found');
+  return { row, bytes };
+}
+
+// ---------------------------------------------------------------------------------------
+// Binding
+
+/**
+ * Attaches uploads (links as returned by the upload endpoint, or bare upload ids) to one
+ * target, inside the caller's transaction. Each is a compare-and-set on `bound_at IS
+ * NULL`, so two concurrent attaches of one upload cannot both win. Errors: 400
+ * UPLOAD_INVALID_REF, UPLOAD_NOT_FOUND, UPLOAD_NOT_OWNED, UPLOAD_WRONG_PURPOSE; 409
+ * UPLOAD_ALREADY_BOUND, UPLOAD_QUOTA.
+ */
+export async function bindUploads(trx: Db, userId: string, refs: readonly string[], target: { kind: BoundKind; id: string }): Promise<UploadRow[]> {
+  if (refs.length === 0) return [];
+  const names: string[] = [];
+  for (const ref of refs) {
+    const name = storedNameOf(ref);
+    if (!name) throw uploadError('UPLOAD_INVALID_REF', { ref });
+    if (names.includes(name)) throw uploadError('UPLOAD_ALREADY_BOUND', { upload_id: name });
+    names.push(name);
+  }
+  await repo.lockTarget(trx, target.kind, target.id);
+  if ((await repo.countBound(trx, target.kind, target.id)) + names.length > MAX_BOUND[target.kind]) {
+    throw uploadError('UPLOAD_QUOTA', { max: MAX_BOUND[target.kind] });
+  }
+  const at = clock.now();
+  const bound: UploadRow[] = [];
+  for (const name of names) {
+    const row = await repo.bind(trx, name, userId, ACCEPTS[target.kind], { ...target, at });
+    if (row) {
+      bound.push(row);
+      continue;
+    }
+    const found = await repo.byStoredName(trx, name);
+    if (!found) throw uploadError('UPLOAD_NOT_FOUND', { upload_id: name });
+    if (found.user_id !== userId) throw uploadError('UPLOAD_NOT_OWNED', { upload_id: name });
+    if (!ACCEPTS[target.kind].includes(found.purpose)) throw uploadError('UPLOAD_WRONG_PURPOSE', { upload_id: name });
+    throw uploadError('UPLOAD_ALREADY_BOUND', { upload_id: name });
+  }
+  return bound;
+}
+
+/** The refs among `refs` that point at this service's uploads (others are outside links). */
+export function ourRefs(refs: readonly string[]): string[] {
+  return refs.filter(isOurLink);
+}
+
+// ---------------------------------------------------------------------------------------
+// Maintenance
+
+/**
+ * `uploads.purge-unbound`: deletes uploads left unbound for a day (file, then row, each
+ * row only if still unbound), quarantined files older than a day, and stored files that
+ * have no row (an answer that was rolled back after the worker stored the file).
+ */
+export async function purgeUnbound(batch = 500): Promise<{ rows: number; quarantine: number; orphans: number }> {
+  const cutoff = clock.nowMs() - UNBOUND_TTL_MS;
+  let rows = 0;
+  for (;;) {
+    const stale = await repo.unboundBefore(db, new Date(cutoff), batch);
+    for (const row of stale) {
+      // Row first (only if still unbound: a binding that wins the race keeps its file).
+      if (!(await repo.deleteIfUnbound(db, row.id))) continue;
+      rows++;
+      await storage().delete(row.storage_key);
+    }
+    if (stale.length < batch) break;
+  }
+  let quarantine = 0;
+  for (const o of await storage().list('quarantine/')) {
+    if (o.modifiedMs < cutoff) {
+      await storage().delete(o.key);
+      quarantine++;
+    }
+  }
+  let orphans = 0;
+  const old = (await storage().list('files/')).filter((o) => o.modifiedMs < cutoff);
+  for (let i = 0; i < old.length; i += batch) {
+    const slice = old.slice(i, i + batch);
+    const known = await repo.existingNames(db, slice.map((o) => o.key.slice('files/'.length)));
+    for (const o of slice) {
+      if (!known.has(o.key.slice('files/'.length))) {
+        await storage().delete(o.key);
+        orphans++;
+      }
+    }
+  }
+  return { rows, quarantine, orphans };
+}
+
+export { StorageError };
