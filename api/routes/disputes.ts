@@ -6,6 +6,8 @@ import * as S from '../../shared/disputes/schemas.js';
 import * as disputes from '../../shared/disputes/service.js';
 import { serializeDispute, serializeDisputeView, serializeMessage } from '../../shared/disputes/serialize.js';
 import type { Actor } from '../../shared/escrows/service.js';
+import type { MessageRow } from '../../shared/disputes/repo.js';
+import { freshLinks } from '../../shared/uploads/links.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth } from '../middleware/auth.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
@@ -30,10 +32,13 @@ disputesRouter.get('/v1/disputes/:id', auth(), byId, async (ctx) => {
   ok(ctx, serializeDisputeView(await disputes.getDispute(actor(ctx), idOf(ctx))));
 });
 
+// Evidence links to uploads are re-signed for the reader (signed links are per user and short-lived).
+const forReader = (ctx: Ctx, m: MessageRow) => ({ ...serializeMessage(m), evidence_urls: freshLinks(m.evidence_urls, ctx.state.principal!.userId) });
+
 disputesRouter.get('/v1/disputes/:id/messages', auth(), byId, async (ctx) => {
-  ok(ctx, (await disputes.listMessages(actor(ctx), idOf(ctx))).map(serializeMessage));
+  ok(ctx, (await disputes.listMessages(actor(ctx), idOf(ctx))).map((m) => forReader(ctx, m)));
 });
 
 disputesRouter.post('/v1/disputes/:id/messages', auth(), byId, validate({ body: S.message }), async (ctx) => {
-  ok(ctx, serializeMessage(await disputes.postMessage(actor(ctx), idOf(ctx), bodyOf<disputes.MessageInput>(ctx))), 201);
+  ok(ctx, forReader(ctx, await disputes.postMessage(actor(ctx), idOf(ctx), bodyOf<disputes.MessageInput>(ctx))), 201);
 });

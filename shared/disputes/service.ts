@@ -13,6 +13,7 @@ import { recordStaffAction } from '../staff/audit.js';
 import * as escrowRepo from '../escrows/repo.js';
 import { markDisputed, partyOf, settleRefund, settleRelease, type Actor } from '../escrows/service.js';
 import { TRANSITIONS, type EscrowStatus } from '../escrows/states.js';
+import { bindUploads, ourRefs } from '../uploads/service.js';
 import * as repo from './repo.js';
 import type { DisputeRow, DisputeView, MessageRow } from './repo.js';
 
@@ -110,6 +111,8 @@ export async function postMessage(actor: Actor, id: string, input: MessageInput)
   return db.transaction(async (trx) => {
     const { dispute, role } = await loadForParticipant(trx, actor, id);
     if (dispute.status === 'resolved') throw new AppError(409, 'DISPUTE_CLOSED', 'This dispute is resolved; it takes no more messages');
+    // Evidence links to this service's uploads are bound to the dispute (uploader only, once).
+    await bindUploads(trx, actor.userId, ourRefs(input.evidence_urls ?? []), { kind: 'dispute', id: dispute.id });
     const message = await repo.insertMessage(trx, {
       dispute_id: dispute.id,
       sender_id: actor.userId,

@@ -56,12 +56,14 @@ export function storedNameOf(ref: string): string | null {
   return STORED_NAME.test(name) ? name : null;
 }
 
-/** True when the link points at this service's file route (whether or not it is valid). */
+/**
+ * True when the reference points at this service (any path of its origin, so a mangled
+ * upload link is caught as UPLOAD_INVALID_REF rather than kept as an outside link).
+ */
 export function isOurLink(ref: string): boolean {
   if (STORED_NAME.test(ref)) return true;
   if (!URL.canParse(ref)) return false;
-  const url = new URL(ref);
-  return url.origin === new URL(config.publicBaseUrl).origin && url.pathname.startsWith('/v1/upload/');
+  return new URL(ref).origin === new URL(config.publicBaseUrl).origin;
 }
 
 /** Stored links re-signed for the reader (other links unchanged). */

@@ -17,6 +17,10 @@ export class S3Storage implements Storage {
       endpoint: cfg.endpoint || undefined,
       forcePathStyle: cfg.forcePathStyle,
       credentials: cfg.accessKeyId ? { accessKeyId: cfg.accessKeyId, secretAccessKey: cfg.secretAccessKey } : undefined,
+      // Checksums only where the API requires them: S3-compatible stores (MinIO, s3rver,
+      // older Ceph) do not all accept the SDK's default aws-chunked trailing checksums.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
     });
   }
 
