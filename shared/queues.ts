@@ -31,6 +31,7 @@ export const JOBS = {
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
+  'exports.audit-csv': 'exports',
   'uploads.sanitise': 'upload-sanitise',
   'uploads.purge-unbound': 'upload-sanitise',
 } as const satisfies Record<string, QueueName>;

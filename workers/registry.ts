@@ -11,10 +11,11 @@ import { gatewayCallbacks } from './gateway-callbacks.js';
 import { notifications } from './notifications.js';
 import { payouts } from './payouts.js';
 import { timers } from './timers.js';
+import { exportsQueue } from './exports.js';
 import { uploads } from './uploads.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();

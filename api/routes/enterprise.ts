@@ -14,6 +14,7 @@ import { UUID_V4 } from '../../shared/ids.js';
 import { turnstileEnabled, verifyTurnstile } from '../../shared/auth/turnstile.js';
 import { isWorkspaceKey, loadWorkspaceKey, resolveAccess, type Access, type Caller, type RouteRule } from '../../shared/enterprise/access.js';
 import { readFeed, type FeedQuery } from '../../shared/enterprise/events.js';
+import { dateString, exportOf, parseRange, requestAuditExport, type ExportRow } from '../../shared/enterprise/exports.js';
 import { createKey, KEYS_PER_WORKSPACE, listKeys, revokeKey } from '../../shared/enterprise/keys.js';
 import * as S from '../../shared/enterprise/schemas.js';
 import * as ent from '../../shared/enterprise/service.js';
@@ -359,6 +360,39 @@ enterpriseRouter.get(`${P}/events`, ...chain('GET', `${P}/events`, { role: 'view
     ...(page.next_before !== undefined ? { next_before: page.next_before } : {}),
   };
 });
+
+// 4.9 Audit export (finance; 5 per minute; built by the exports worker) --------------------
+
+const exportPending = (ctx: Ctx, row: ExportRow) => {
+  ctx.set('Retry-After', '2');
+  ctx.set('Location', `${P}/audit/export.csv?export_id=${row.id}`);
+  ok(ctx, { export_id: row.id, status: row.status, from: dateString(row.range_from), to: dateString(row.range_to) }, 202);
+};
+
+enterpriseRouter.get(
+  `${P}/audit/export.csv`,
+  ...chain('GET', `${P}/audit/export.csv`, { role: 'finance', schemas: { query: S.auditExport } }),
+  async (ctx) => {
+    const q = queryOf<{ from?: string; to?: string; export_id?: string }>(ctx);
+    const actor = actorOf(ctx);
+    if (q.export_id === undefined) {
+      // Only a new export spends the 5 per minute; fetching one that is being built does not.
+      await consume(ctx, LIMITS.auditExport);
+      exportPending(ctx, await requestAuditExport(actor, parseRange(q)));
+      return;
+    }
+    const row = await exportOf(actor.workspaceId, q.export_id);
+    if (row.status !== 'ready') {
+      exportPending(ctx, row);
+      return;
+    }
+    ctx.set('Content-Type', 'text/csv; charset=utf-8');
+    ctx.set('Content-Disposition', `attachment; filename="audit-${row.id}.csv"`);
+    if (row.truncated) ctx.set('X-Export-Truncated', 'true');
+    ctx.status = 200;
+    ctx.body = row.csv;
+  },
+);
 
 // 4.10 Workspace API keys (dashboard session only; admin; 60 per minute) --------------------
 

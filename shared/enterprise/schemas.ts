@@ -95,4 +95,5 @@ export const events = Joi.object({
 export const auditExport = Joi.object({
   from: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/),
   to: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/),
+  export_id: Joi.string().max(64),
 });

@@ -104,6 +104,7 @@ const ROUTES: RouteCase[] = [
     },
   },
   { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
+  { method: 'GET', template: `${E}/audit/export.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/audit/export.csv` }) },
   { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },
   { method: 'POST', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/api-keys`, body: { label: 'matrix', scopes: ['read'] } }) },
   {
