@@ -47,6 +47,18 @@ export interface EventRow {
   created_at: Date;
 }
 
+export const DEFAULT_OPERATOR_LABEL = 'Operator';
+
+/**
+ * The label operator actions carry in the feed (decision D9): the setting
+ * `enterprise_operator_label`, default "Operator". Staff moves pass it as `actorLabel`
+ * with no `actor`, so no staff member's name or address reaches a workspace.
+ */
+export async function operatorLabel(trx: Db): Promise<string> {
+  const row = (await trx('settings').select('value').where({ key: 'enterprise_operator_label' }).first()) as { value: unknown } | undefined;
+  return typeof row?.value === 'string' && row.value.trim() !== '' ? row.value.trim() : DEFAULT_OPERATOR_LABEL;
+}
+
 /** Appends one event; must run inside the transaction that makes the change. */
 export async function appendEvent(trx: Db, workspaceId: string, input: EventInput): Promise<EventRow> {
   if (!trx.isTransaction) throw new Error('appendEvent must run inside the change transaction');

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createWorkspace, headersOf, sessionOf, type Cred } from '../../factories/enterprise.js';
 import { db } from '../../../shared/db.js';
-import { appendEvent } from '../../../shared/enterprise/events.js';
+import { appendEvent, operatorLabel } from '../../../shared/enterprise/events.js';
 import { createCounterparty, type Actor } from '../../../shared/enterprise/service.js';
 
 interface Item {
@@ -139,6 +139,12 @@ describe('enterprise event feed', () => {
       ['seq', 'id', 'event', 'entity_type', 'entity_id', 'deal_id', 'deal_reference', 'actor', 'actor_label', 'amount', 'summary', 'created_at', 'livemode'].sort(),
     );
     expect(JSON.stringify(page)).to.not.match(/127\.0\.0\.1|::1|"ip"/);
+  });
+
+  it('the operator label is a setting (default "Operator")', async () => {
+    expect(await operatorLabel(db)).to.equal('Operator');
+    await db('settings').insert({ key: 'enterprise_operator_label', value: JSON.stringify('Tim Rekber'), updated_at: new Date() });
+    expect(await operatorLabel(db)).to.equal('Tim Rekber');
   });
 
   it("never shows another workspace's events, whatever the query", async () => {
