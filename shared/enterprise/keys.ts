@@ -43,8 +43,9 @@ export async function listKeys(workspaceId: string): Promise<KeyListRow[]> {
   return (await listQuery(db, workspaceId).orderBy([{ column: 'k.created_at', order: 'desc' }, { column: 'k.id', order: 'desc' }])) as KeyListRow[];
 }
 
+/** The short prefix shown in lists (`key_preview`): the key starts with it. */
 export function previewOf(plaintext: string): string {
-  return `${plaintext.slice(0, WORKSPACE_KEY_PREFIX.length + 6)}…`;
+  return plaintext.slice(0, WORKSPACE_KEY_PREFIX.length + 8);
 }
 
 export async function createKey(
