@@ -13,7 +13,7 @@ import { config } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
 import { localised, uploadError } from '../../shared/uploads/errors.js';
 import { verifyLink } from '../../shared/uploads/links.js';
-import { serializeConfig, serializeUpload } from '../../shared/uploads/serialize.js';
+import { serializeAttachment, serializeConfig, serializeUpload } from '../../shared/uploads/serialize.js';
 import * as uploads from '../../shared/uploads/service.js';
 import { extensionOf } from '../../shared/uploads/sanitise/detect.js';
 import type { Purpose } from '../../shared/uploads/sanitise/index.js';
@@ -21,6 +21,8 @@ import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
 import { auth } from '../middleware/auth.js';
 import { idempotent, txOf } from '../middleware/idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
+import { bodyOf, validate } from '../middleware/validate.js';
+import Joi from 'joi';
 
 export const uploadsRouter = createRouter();
 
@@ -151,4 +153,20 @@ uploadsRouter.get('/v1/upload/files/:name', localise(), auth(), async (ctx) => {
   ctx.set('Cache-Control', 'private, no-store');
   ctx.set('X-Upload-Sha256', row.sha256);
   ctx.body = bytes;
+});
+
+// Escrow attachments (spec 4.5: "escrow attachments use it"): a party attaches their own
+// `escrow` upload, once; parties and staff list them with links signed for the reader.
+const attachBody = Joi.object({ attachment_url: Joi.string().trim().min(1).max(2048).required() });
+const caller = (ctx: Ctx): uploads.Caller => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
+const escrowIdOf = (ctx: Ctx) => String(ctx.params.id ?? '');
+
+uploadsRouter.post('/api/escrows/:id/attachments', auth(), localise(), validate({ body: attachBody }), idempotent(), async (ctx) => {
+  const rows = await uploads.attachToEscrow(txOf(ctx), caller(ctx), escrowIdOf(ctx), bodyOf<{ attachment_url: string }>(ctx).attachment_url);
+  ok(ctx, { escrow_id: escrowIdOf(ctx), attachments: rows.map((r) => serializeAttachment(r, caller(ctx).userId)) }, 201);
+});
+
+uploadsRouter.get('/api/escrows/:id/attachments', auth(), async (ctx) => {
+  const rows = await uploads.escrowAttachments(caller(ctx), escrowIdOf(ctx));
+  ok(ctx, { escrow_id: escrowIdOf(ctx), attachments: rows.map((r) => serializeAttachment(r, caller(ctx).userId)) });
 });

@@ -92,3 +92,9 @@ export async function existingNames(trx: Db, names: readonly string[]): Promise<
   const rows: { stored_name: string }[] = await trx('uploads').whereIn('stored_name', names).select('stored_name');
   return new Set(rows.map((r) => r.stored_name));
 }
+
+/** The uploads bound to one target, in the order they were attached. */
+export async function boundTo(trx: Db, kind: BoundKind, id: string): Promise<UploadRow[]> {
+  const rows = (await trx('uploads').where({ bound_kind: kind, bound_id: id }).orderBy([{ column: 'bound_at' }, { column: 'id' }])) as UploadRow[];
+  return rows.map(toRow);
+}

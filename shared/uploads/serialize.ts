@@ -52,3 +52,16 @@ export function serializeConfig(): Record<string, unknown> {
     },
   };
 }
+
+/** An upload attached to an escrow, as one of the escrow's readers sees it. */
+export function serializeAttachment(row: UploadRow, readerId: string): Record<string, unknown> {
+  return {
+    upload_id: row.stored_name,
+    url: signLink(row.stored_name, readerId),
+    mime: row.mime,
+    size: row.size,
+    sha256: row.sha256,
+    uploaded_by: row.user_id,
+    attached_at: row.bound_at?.toISOString() ?? null,
+  };
+}

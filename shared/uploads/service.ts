@@ -18,6 +18,7 @@ import { createQueueConnection } from '../redis.js';
 import { isUploadErrorCode, uploadError } from './errors.js';
 import { isOurLink, storedNameOf } from './links.js';
 import * as repo from './repo.js';
+import * as escrowRepo from '../escrows/repo.js';
 import type { BoundKind, UploadRow } from './repo.js';
 import { sanitise, type Purpose } from './sanitise/index.js';
 import { storage, StorageError } from './storage/index.js';
@@ -241,6 +242,43 @@ export async function bindUploads(trx: Db, userId: string, refs: readonly string
     throw uploadError('UPLOAD_ALREADY_BOUND', { upload_id: name });
   }
   return bound;
+}
+
+// ---------------------------------------------------------------------------------------
+// Escrow attachments
+
+export interface Caller {
+  userId: string;
+  role: 'user' | 'admin';
+}
+
+const escrowNotFound = () => new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+
+async function escrowFor(trx: Db, caller: Caller, escrowId: string, staffMayRead: boolean): Promise<void> {
+  if (!UUID_V4.test(escrowId)) throw escrowNotFound();
+  const escrow = await escrowRepo.findById(trx, escrowId);
+  if (!escrow) throw escrowNotFound();
+  const party = escrow.buyer_id === caller.userId || escrow.seller_id === caller.userId;
+  if (!party && !(staffMayRead && caller.role === 'admin')) throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+}
+
+/**
+ * POST /api/escrows/:id/attachments: a party attaches one of their own `escrow` uploads
+ * (the link as returned, or the upload id) to the escrow. Answers every attachment.
+ */
+export async function attachToEscrow(trx: Db, caller: Caller, escrowId: string, ref: string): Promise<UploadRow[]> {
+  const run = async (t: Db): Promise<UploadRow[]> => {
+    await escrowFor(t, caller, escrowId, false);
+    await bindUploads(t, caller.userId, [ref], { kind: 'escrow', id: escrowId });
+    return repo.boundTo(t, 'escrow', escrowId);
+  };
+  return trx === db ? db.transaction(run) : run(trx);
+}
+
+/** GET /api/escrows/:id/attachments: the parties and staff. */
+export async function escrowAttachments(caller: Caller, escrowId: string): Promise<UploadRow[]> {
+  await escrowFor(db, caller, escrowId, true);
+  return repo.boundTo(db, 'escrow', escrowId);
 }
 
 /** The refs among `refs` that point at this service's uploads (others are outside links). */

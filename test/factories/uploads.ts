@@ -8,6 +8,8 @@ import type { Purpose } from '../../shared/uploads/sanitise/index.js';
 import { storage } from '../../shared/uploads/storage/index.js';
 
 export interface UploadOptions {
+  /** A fixed id (the stored name is `<id>.jpg`). */
+  id?: string;
   purpose?: Purpose;
   createdAt?: Date;
   bound?: { kind: BoundKind; id: string };
@@ -16,7 +18,7 @@ export interface UploadOptions {
 }
 
 export async function createUploadRow(userId: string, options: UploadOptions = {}): Promise<UploadRow> {
-  const id = randomUUID();
+  const id = options.id ?? randomUUID();
   const bytes = options.bytes ?? Buffer.from('stand-in bytes');
   const name = `${id}.jpg`;
   if (options.bytes) await storage().put(`files/${name}`, bytes);

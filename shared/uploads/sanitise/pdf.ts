@@ -201,15 +201,25 @@ export async function sanitisePdf(bytes: Buffer, maxPages: number): Promise<PdfO
     if (isUnsupported(err)) return { ok: false, code: 'PDF_UNSUPPORTED_ENCODING' };
     return { ok: false, code: 'PDF_DAMAGED' };
   }
-  // Prove it: parse the output again and look for anything left.
+  const refusal = await verifyClean(out);
+  if (refusal) return { ok: false, code: refusal };
+  return { ok: true, bytes: Buffer.from(out), pages };
+}
+
+/**
+ * The proof step: parses `bytes` again and walks every object. Active content left is
+ * PDF_ACTIVE_CONTENT, an attached file PDF_EMBEDDED_FILE, an unreadable result
+ * PDF_DAMAGED; null when clean.
+ */
+export async function verifyClean(bytes: Uint8Array): Promise<'PDF_ACTIVE_CONTENT' | 'PDF_EMBEDDED_FILE' | 'PDF_DAMAGED' | null> {
   let again: PDFDocument;
   try {
-    again = await load(out);
+    again = await load(bytes);
   } catch {
-    return { ok: false, code: 'PDF_DAMAGED' };
+    return 'PDF_DAMAGED';
   }
   const left = inspect(again);
-  if (left.active.length > 0) return { ok: false, code: 'PDF_ACTIVE_CONTENT' };
-  if (left.embedded.length > 0) return { ok: false, code: 'PDF_EMBEDDED_FILE' };
-  return { ok: true, bytes: Buffer.from(out), pages };
+  if (left.active.length > 0) return 'PDF_ACTIVE_CONTENT';
+  if (left.embedded.length > 0) return 'PDF_EMBEDDED_FILE';
+  return null;
 }

@@ -21,6 +21,10 @@ import { createGateway } from '../../factories/payments.js';
 import type { EscrowStatus } from '../../../shared/escrows/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
+import { createUploadRow } from '../../factories/uploads.js';
+
+/** The buyer's upload the attachments row attaches (made by its setup). */
+const STRANGERS_UPLOAD = '0c6f9d2e-3b1a-4e5f-8a7b-9c0d1e2f3a4b';
 
 type Client = ReturnType<typeof api>;
 type Party = 'buyer' | 'seller';
@@ -97,6 +101,17 @@ async function paymentLink(w: World, manual = false) {
 }
 
 const ROUTES: RouteCase[] = [
+  {
+    name: 'POST /api/escrows/:id/attachments',
+    status: 'paid',
+    method: 'post',
+    template: '/api/escrows/:id/attachments', path: (w) => `/api/escrows/${w.escrowId}/attachments`,
+    body: { attachment_url: `${STRANGERS_UPLOAD}.jpg` },
+    party: 'buyer',
+    ok: 201,
+    setup: async (w) => void (await createUploadRow(w.buyer.id, { id: STRANGERS_UPLOAD })),
+  },
+  { name: 'GET /api/escrows/:id/attachments', status: 'paid', method: 'get', template: '/api/escrows/:id/attachments', path: (w) => `/api/escrows/${w.escrowId}/attachments`, party: 'seller', ok: 200 },
   { name: 'GET /api/escrows/:id', status: 'paid', method: 'get', template: '/api/escrows/:id', path: (w) => `/api/escrows/${w.escrowId}`, party: 'buyer', ok: 200 },
   {
     name: 'POST /api/escrows/:id/send',

@@ -193,6 +193,66 @@ describe('uploads: signed links, binding and the purge', function () {
     });
   });
 
+  describe('escrow attachments: POST and GET /api/escrows/:id/attachments', () => {
+    const attach = (key: string, escrowId: string, ref: string, headers: Record<string, string> = {}) =>
+      client.post(`/api/escrows/${escrowId}/attachments`).set(...bearer(key)).set(headers).send({ attachment_url: ref });
+
+    it('a party attaches their own escrow upload once; both parties and staff list it with links signed for them; strangers are refused', async () => {
+      const made = await createEscrow({ status: 'paid' });
+      const buyerKey = await issueKey(made.buyer.id);
+      const sellerKey = await issueKey(made.seller.id);
+      const up = await uploaded(sellerKey);
+      const res = await attach(sellerKey, made.escrow.id, up.url);
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      expect(res.body.data.escrow_id).to.equal(made.escrow.id);
+      expect(res.body.data.attachments).to.have.length(1);
+      expect(res.body.data.attachments[0]).to.include({ upload_id: up.upload_id, uploaded_by: made.seller.id, mime: 'image/jpeg' });
+      const list = await client.get(`/api/escrows/${made.escrow.id}/attachments`).set(...bearer(buyerKey));
+      expect(list.status).to.equal(200);
+      const link = new URL(list.body.data.attachments[0].url as string);
+      expect(link.searchParams.get('u')).to.equal(made.buyer.id);
+      expect((await client.get(pathOf(link.toString())).set(...bearer(buyerKey))).status).to.equal(200);
+      const admin = (await createUser({ role: 'admin' })).user;
+      expect((await client.get(`/api/escrows/${made.escrow.id}/attachments`).set(...bearer(await issueKey(admin.id)))).status).to.equal(200);
+      const stranger = await someone();
+      expect((await client.get(`/api/escrows/${made.escrow.id}/attachments`).set(...bearer(stranger.key))).body.error.code).to.equal('FORBIDDEN');
+      const theirs = await uploaded(stranger.key);
+      expect((await attach(stranger.key, made.escrow.id, theirs.url)).body.error.code).to.equal('FORBIDDEN');
+      expect((await db('uploads').where({ stored_name: theirs.upload_id }).first()).bound_at).to.equal(null);
+      // Once only, also on another escrow; the bare upload id is accepted as a reference.
+      expectUploadError(await attach(sellerKey, made.escrow.id, up.upload_id), 409, 'UPLOAD_ALREADY_BOUND');
+      const other = await createEscrow({ status: 'paid', seller: made.seller });
+      expectUploadError(await attach(sellerKey, other.escrow.id, up.url), 409, 'UPLOAD_ALREADY_BOUND');
+      expect((await client.get(`/api/escrows/${randomUUID()}/attachments`).set(...bearer(buyerKey))).body.error.code).to.equal('ESCROW_NOT_FOUND');
+      expect((await client.get('/api/escrows/nope/attachments').set(...bearer(buyerKey))).body.error.code).to.equal('ESCROW_NOT_FOUND');
+    });
+
+    it("the buyer cannot attach the seller's upload (UPLOAD_NOT_OWNED), nor a kyc upload (UPLOAD_WRONG_PURPOSE); at most 10 per escrow (UPLOAD_QUOTA); an outside link is UPLOAD_INVALID_REF", async () => {
+      const made = await createEscrow({ status: 'paid' });
+      const buyerKey = await issueKey(made.buyer.id);
+      const sellerUp = await uploaded(await issueKey(made.seller.id));
+      expectUploadError(await attach(buyerKey, made.escrow.id, sellerUp.url), 400, 'UPLOAD_NOT_OWNED');
+      const kyc = await uploaded(buyerKey, 'kyc');
+      expectUploadError(await attach(buyerKey, made.escrow.id, kyc.url), 400, 'UPLOAD_WRONG_PURPOSE');
+      expectUploadError(await attach(buyerKey, made.escrow.id, 'https://files.example.com/a.jpg'), 400, 'UPLOAD_INVALID_REF');
+      for (let i = 0; i < MAX_BOUND.escrow; i++) await createUploadRow(made.buyer.id, { bound: { kind: 'escrow', id: made.escrow.id } });
+      const one = await uploaded(buyerKey);
+      const res = await attach(buyerKey, made.escrow.id, one.url, { 'X-Service-Lang': 'en' });
+      expectUploadError(res, 409, 'UPLOAD_QUOTA');
+      expect(res.body.error.message).to.equal(res.body.error.message_en);
+    });
+
+    it('race: the same upload attached to two escrows at once binds to exactly one', async () => {
+      const a = await createEscrow({ status: 'paid' });
+      const b = await createEscrow({ status: 'paid', buyer: a.buyer });
+      const key = await issueKey(a.buyer.id);
+      const up = await uploaded(key);
+      const [r1, r2] = await Promise.all([attach(key, a.escrow.id, up.url), attach(key, b.escrow.id, up.url)]);
+      expect([r1.status, r2.status].sort()).to.deep.equal([201, 409]);
+      expect(await db('uploads').whereNotNull('bound_at').count('* as n').first()).to.deep.include({ n: 1 });
+    });
+  });
+
   describe('uploads.purge-unbound (with the clock)', () => {
     it('deletes unbound uploads older than a day (file and row); keeps bound and recent ones; removes stale quarantine and orphan files', async () => {
       const a = await someone();

@@ -11,6 +11,7 @@ import { PDFDocument, PDFName } from 'pdf-lib';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { inspect } from '../../../shared/uploads/sanitise/pdf.js';
+import { StorageError, useStorage, type Storage } from '../../../shared/uploads/storage/index.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
 import { api } from '../../helpers/app.js';
 import * as H from '../../helpers/hostile-files.js';
@@ -234,6 +235,22 @@ describe('uploads: POST /v1/upload/:type', function () {
     });
   });
 
+  it('a store that fails answers 500 STORAGE_FAILED (with both messages) and records nothing', async () => {
+    const failing: Storage = {
+      put: () => Promise.reject(new StorageError('disk full')),
+      get: () => Promise.resolve(null),
+      delete: () => Promise.resolve(),
+      list: () => Promise.resolve([]),
+    };
+    useStorage(failing);
+    try {
+      expectUploadError(await postFile(client, key, 'escrow', jpg(await H.photo('jpeg'))), 500, 'STORAGE_FAILED');
+    } finally {
+      useStorage(harness.storage);
+    }
+    expect(await countUploads()).to.equal(0);
+  });
+
   it('Idempotency-Key: a retry with the same file answers the first answer (Idempotent-Replay) and stores nothing more; another file -> 422', async () => {
     const idem = randomUUID();
     const photo = await H.photo('jpeg');
@@ -299,6 +316,18 @@ describe('uploads: POST /v1/upload/:type', function () {
       for (const type of ['escrow', 'chat', 'kyc']) {
         expectUploadError(await postFile(client, key, type, jpg(await H.photo('jpeg'))), 429, 'QUOTA_EXCEEDED');
       }
+    });
+
+    it('race: three uploads at once with one kyc slot left: exactly one is stored', async () => {
+      await createUploadRows(userId, 29, 'kyc');
+      const photos = await Promise.all([0, 1, 2].map((i) => H.photo('jpeg', 40 + i, 40)));
+      const answers = await Promise.all(photos.map((p) => postFile(client, key, 'kyc', jpg(p))));
+      expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 429, 429]);
+      for (const a of answers.filter((x) => x.status === 429)) expect(a.body.error.code).to.equal('QUOTA_EXCEEDED');
+      expect(Number(((await db('uploads').where({ user_id: userId, purpose: 'kyc' }).count('* as n').first()) as { n: number }).n)).to.equal(30);
+      // The refused ones left no stored file behind (the worker's file is deleted when the row is refused).
+      const { readdir } = await import('node:fs/promises');
+      expect(await readdir(`${harness.dir}/files`)).to.have.length(1);
     });
 
     it('another user has their own quota', async () => {
