@@ -178,3 +178,20 @@ export async function truncatedPdf(): Promise<Buffer> {
   return full.subarray(0, Math.floor(full.length / 2));
 }
 
+
+/** A PDF whose object stream inflates to `megabytes` MB of zeros (a deflate bomb in the structure pdf-lib decodes). */
+export async function objectStreamBomb(megabytes = 256): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const parts: Buffer[] = [];
+  deflate.on('data', (c: Buffer) => parts.push(c));
+  const done = new Promise<void>((resolve, reject) => {
+    deflate.on('end', resolve);
+    deflate.on('error', reject);
+  });
+  const block = Buffer.alloc(1024 * 1024);
+  for (let i = 0; i < megabytes; i++) if (!deflate.write(block)) await new Promise((r) => deflate.once('drain', r));
+  deflate.end();
+  await done;
+  const data = Buffer.concat(parts).toString('latin1');
+  return handPdf([...PAGE_OBJECTS, `<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length ${data.length} >>\nstream\n${data}\nendstream`]);
+}

@@ -17,6 +17,7 @@ import {
   PDFStream,
   type PDFObject,
 } from 'pdf-lib';
+import { inflateSync } from 'node:zlib';
 
 export type PdfOutcome =
   | { ok: true; bytes: Buffer; pages: number }
@@ -170,11 +171,43 @@ function hasUndecodableStructureStream(bytes: Buffer): boolean {
   return false;
 }
 
+/** What the object and cross-reference streams of one PDF may inflate to, in total. */
+export const MAX_STRUCTURE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * pdf-lib inflates object and cross-reference streams in memory while it loads, and a
+ * deflate stream expands up to about 1,000 times: a 10 MB upload could ask for 10 GB.
+ * Each such stream is inflated here first with zlib's output cap; more than
+ * MAX_STRUCTURE_BYTES in total is refused before pdf-lib sees the file.
+ */
+export function structureStreamsTooLarge(bytes: Buffer): boolean {
+  const text = bytes.toString('latin1');
+  let total = 0;
+  for (const m of text.matchAll(/\/Type\s*\/(?:ObjStm|XRef)(?![A-Za-z0-9])/g)) {
+    const at = text.indexOf('stream', m.index);
+    if (at < 0) continue;
+    let start = at + 'stream'.length;
+    if (text[start] === '\r') start++;
+    if (text[start] === '\n') start++;
+    const end = text.indexOf('endstream', start);
+    if (end < 0) continue;
+    try {
+      total += inflateSync(bytes.subarray(start, end), { maxOutputLength: MAX_STRUCTURE_BYTES - total + 1 }).length;
+    } catch (err) {
+      if (err instanceof RangeError) return true;
+      continue; // not deflate, or damaged: pdf-lib decides
+    }
+    if (total > MAX_STRUCTURE_BYTES) return true;
+  }
+  return false;
+}
+
 async function load(bytes: Uint8Array): Promise<PDFDocument> {
   return PDFDocument.load(bytes, { throwOnInvalidObject: true, updateMetadata: false });
 }
 
 export async function sanitisePdf(bytes: Buffer, maxPages: number): Promise<PdfOutcome> {
+  if (structureStreamsTooLarge(bytes)) return { ok: false, code: 'PDF_DAMAGED' };
   let doc: PDFDocument;
   try {
     doc = await load(bytes);

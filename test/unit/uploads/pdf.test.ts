@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { PDFDocument, PDFName, PDFString } from 'pdf-lib';
-import { inspect, sanitisePdf, verifyClean } from '../../../shared/uploads/sanitise/pdf.js';
+import { inspect, MAX_STRUCTURE_BYTES, sanitisePdf, structureStreamsTooLarge, verifyClean } from '../../../shared/uploads/sanitise/pdf.js';
 import * as H from '../../helpers/hostile-files.js';
 
 describe('uploads: PDF cleaning and its proof', () => {
@@ -32,5 +32,16 @@ describe('uploads: PDF cleaning and its proof', () => {
     const out = await sanitisePdf(withStreams, 10);
     expect(out.ok).to.equal(true);
     if (out.ok) expect(inspect(await PDFDocument.load(out.bytes))).to.deep.equal({ active: [], embedded: [] });
+  });
+
+  it('an object stream that inflates past 32 MB is refused before pdf-lib loads it (PDF_DAMAGED), with memory bounded', async () => {
+    const bomb = await H.objectStreamBomb(256);
+    expect(bomb.length).to.be.below(1024 * 1024);
+    const before = process.memoryUsage().rss;
+    expect(structureStreamsTooLarge(bomb)).to.equal(true);
+    expect(await sanitisePdf(bomb, 10)).to.deep.equal({ ok: false, code: 'PDF_DAMAGED' });
+    // Bounded by the cap (the inflated bytes would be 256 MB).
+    expect(process.memoryUsage().rss - before).to.be.below(4 * MAX_STRUCTURE_BYTES);
+    expect(structureStreamsTooLarge(await H.objectStreamBomb(8))).to.equal(false);
   });
 });
