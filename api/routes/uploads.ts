@@ -6,7 +6,9 @@
  * routes carries `message_id` and `message_en`; `message` is Indonesian unless
  * `X-Service-Lang: en`.
  */
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { koaBody } from 'koa-body';
 import type { File } from 'formidable';
 import { config } from '../../shared/config.js';
@@ -29,6 +31,8 @@ export const uploadsRouter = createRouter();
 /** Multipart overhead allowed on top of the file (boundaries, part headers, small fields). */
 const MULTIPART_SLACK = 64 * 1024;
 const FORMIDABLE_TOO_LARGE = new Set([1009, 1016]);
+/** Where multipart parts are spooled while a request is read (each removed when it ends). */
+export const INCOMING_DIR = join(tmpdir(), 'escrow-uploads-incoming');
 
 /** Upload errors (and common ones) answered with both languages. */
 const localise = (): Middleware => async (ctx, next) => {
@@ -75,6 +79,9 @@ const readMultipart = (): Middleware => async (ctx, next) => {
     throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
   }
   if (!ctx.is('multipart/form-data')) throw uploadError('NO_FILE');
+  await mkdir(INCOMING_DIR, { recursive: true, mode: 0o700 });
+  // Every part written is removed when the request is done (formidable itself removes the part it was writing when it fails).
+  const spooled: string[] = [];
   const parser = koaBody({
     multipart: true,
     json: false,
@@ -89,14 +96,20 @@ const readMultipart = (): Middleware => async (ctx, next) => {
       maxFields: 10,
       maxFieldsSize: 16 * 1024,
       hashAlgorithm: 'sha256',
+      uploadDir: INCOMING_DIR,
+      onFileBegin: (_name, file) => {
+        spooled.push(file.filepath);
+      },
     },
   });
+  const removeSpooled = () => Promise.all(spooled.map((f) => rm(f, { force: true }).catch(() => undefined)));
   let files: Record<string, File | File[]> | undefined;
   try {
     await parser(ctx, async () => {});
     files = (ctx.request as { files?: Record<string, File | File[]> }).files;
   } catch (err) {
     ctx.req.resume();
+    await removeSpooled();
     if (FORMIDABLE_TOO_LARGE.has(formidableCode(err) ?? 0)) throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
     throw uploadError('NO_FILE');
   }
@@ -115,7 +128,7 @@ const readMultipart = (): Middleware => async (ctx, next) => {
     ctx.state.input.body = read;
     ctx.request.body = { type: purposeOf(ctx), sha256: read.sha256, mime: read.declaredMime, ext: read.declaredExt };
   } finally {
-    await Promise.all(all.map((f) => rm(f.filepath, { force: true }).catch(() => undefined)));
+    await removeSpooled();
   }
   await next();
 };

@@ -12,6 +12,7 @@ import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { inspect } from '../../../shared/uploads/sanitise/pdf.js';
 import { StorageError, useStorage, type Storage } from '../../../shared/uploads/storage/index.js';
+import { INCOMING_DIR } from '../../../api/routes/uploads.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
 import { api } from '../../helpers/app.js';
 import * as H from '../../helpers/hostile-files.js';
@@ -24,6 +25,29 @@ const png = (bytes: Buffer, filename = 'foto.png'): Part => ({ bytes, filename, 
 const pdf = (bytes: Buffer, filename = 'dokumen.pdf'): Part => ({ bytes, filename, contentType: 'application/pdf' });
 const countUploads = async () => Number(((await db('uploads').count('* as n').first()) as { n: number | string }).n);
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A POST whose body is streamed with Transfer-Encoding: chunked (no Content-Length), to a real listening app. */
+async function chunkedPost(path: string, key: string, contentType: string, body: import('node:stream').Readable): Promise<{ status: number; body: { error: { code: string } } }> {
+  const { createServer, request } = await import('node:http');
+  const { createApp } = await import('../../../api/app.js');
+  const server = createServer(createApp().callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  try {
+    return await new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': contentType } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { error: { code: string } } }));
+      });
+      req.on('error', reject);
+      body.pipe(req);
+    });
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
 
 describe('uploads: POST /v1/upload/:type', function () {
   this.timeout(60_000);
@@ -217,9 +241,20 @@ describe('uploads: POST /v1/upload/:type', function () {
       );
     });
 
-    it('a file over the type size -> 413 FILE_TOO_LARGE (5 MB for chat, 10 MB for escrow and kyc)', async () => {
+    it('a file over the type size -> 413 FILE_TOO_LARGE (5 MB for chat, 10 MB for escrow and kyc); nothing spooled is left behind', async () => {
       const photo = await H.photo('jpeg');
       const big = (n: number) => Buffer.concat([photo, Buffer.alloc(n - photo.length)]);
+      // Chunked (no Content-Length): the limit is met while reading the part, not before.
+      const { Readable } = await import('node:stream');
+      const { readdir } = await import('node:fs/promises');
+      const boundary = 'bench-boundary-1234';
+      const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`);
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const spooledBefore = (await readdir(INCOMING_DIR).catch(() => [])).length;
+      const chunked = await chunkedPost('/v1/upload/chat', key, `multipart/form-data; boundary=${boundary}`, Readable.from([head, big(6 * 1024 * 1024), tail]));
+      expect(chunked.status, JSON.stringify(chunked.body)).to.equal(413);
+      expect(chunked.body.error.code).to.equal('FILE_TOO_LARGE');
+      expect((await readdir(INCOMING_DIR)).length, 'spooled parts removed').to.equal(spooledBefore);
       expectUploadError(await postFile(client, key, 'chat', jpg(big(5 * 1024 * 1024 + 1))), 413, 'FILE_TOO_LARGE');
       expectUploadError(await postFile(client, key, 'kyc', jpg(big(10 * 1024 * 1024 + 1))), 413, 'FILE_TOO_LARGE');
       expect(await countUploads()).to.equal(0);
