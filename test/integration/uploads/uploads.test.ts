@@ -5,6 +5,10 @@
  * idempotency, the rate limit and the daily quotas with the clock.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { createServer, request, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { createApp } from '../../../api/app.js';
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { PDFDocument, PDFName } from 'pdf-lib';
@@ -27,12 +31,10 @@ const countUploads = async () => Number(((await db('uploads').count('* as n').fi
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A POST whose body is streamed with Transfer-Encoding: chunked (no Content-Length), to a real listening app. */
-async function chunkedPost(path: string, key: string, contentType: string, body: import('node:stream').Readable): Promise<{ status: number; body: { error: { code: string } } }> {
-  const { createServer, request } = await import('node:http');
-  const { createApp } = await import('../../../api/app.js');
-  const server = createServer(createApp().callback());
+async function chunkedPost(path: string, key: string, contentType: string, body: Readable): Promise<{ status: number; body: { error: { code: string } } }> {
+  const server = createServer(createApp().callback() as RequestListener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as import('node:net').AddressInfo;
+  const { port } = server.address() as AddressInfo;
   try {
     return await new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': contentType } }, (res) => {
@@ -245,7 +247,6 @@ describe('uploads: POST /v1/upload/:type', function () {
       const photo = await H.photo('jpeg');
       const big = (n: number) => Buffer.concat([photo, Buffer.alloc(n - photo.length)]);
       // Chunked (no Content-Length): the limit is met while reading the part, not before.
-      const { Readable } = await import('node:stream');
       const { readdir } = await import('node:fs/promises');
       const boundary = 'bench-boundary-1234';
       const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`);
