@@ -239,9 +239,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (v.UPLOAD_STORAGE === 's3' && !v.S3_BUCKET) {
     throw new ConfigError('Invalid configuration: S3_BUCKET: required when UPLOAD_STORAGE=s3');
   }
-  if (production && !v.UPLOAD_LINK_SECRET) {
-    throw new ConfigError('Invalid configuration: UPLOAD_LINK_SECRET: required when NODE_ENV=production (signed file links)');
-  }
   const publicBaseUrl = (v.PUBLIC_BASE_URL ?? `http://localhost:${v.PORT}`).replace(/\/+$/, '');
   return {
     nodeEnv: v.NODE_ENV,
@@ -301,7 +298,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         secretAccessKey: v.S3_SECRET_ACCESS_KEY,
         forcePathStyle: v.S3_FORCE_PATH_STYLE,
       },
-      // Local runs and tests only: derived from the (development) encryption key.
+      // By default a key of its own derived from ENCRYPTION_KEY (HMAC with a label): the
+      // encryption key itself never signs links.
       linkSecret: v.UPLOAD_LINK_SECRET
         ? Buffer.from(v.UPLOAD_LINK_SECRET, 'utf8')
         : createHmac('sha256', encryptionKey).update('upload-links').digest(),
