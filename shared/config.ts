@@ -125,7 +125,7 @@ const schema = Joi.object({
   TRIPAY_API_KEY: Joi.string().allow('').default(''),
   TRIPAY_PRIVATE_KEY: Joi.string().allow('').default(''),
   TRIPAY_MERCHANT_CODE: Joi.string().allow('').default(''),
-  UPLOAD_DIR: Joi.string().default('var/uploads'),
+  UPLOAD_DIR: Joi.string().default('.data/uploads'),
   UPLOAD_STORAGE: Joi.string().valid('local', 's3').default('local'),
   S3_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).allow('').default(''),
   S3_REGION: Joi.string().default('us-east-1'),
