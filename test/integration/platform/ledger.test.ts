@@ -8,6 +8,7 @@ import {
   checkLedger,
   ensureAccounts,
   post,
+  postMany,
   type Posting,
 } from '../../../shared/ledger/index.js';
 import { clock } from '../../../shared/clock.js';
@@ -533,5 +534,74 @@ describe('platform: ledger', () => {
     expect(await userBalance(user.id)).to.equal(70_000);
     expect(await countRows('journal_entries')).to.equal(1);
     expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  describe('postMany: several postings in one go, as if made one after another', () => {
+    const move = (from: Posting['lines'][number]['account'], to: Posting['lines'][number]['account'], amount: number, postingKey?: string): Posting => ({
+      kind: 'test.move',
+      ...(postingKey ? { postingKey, refType: 'test', refId: postingKey } : {}),
+      lines: [
+        { account: from, amount: -amount },
+        { account: to, amount },
+      ],
+    });
+
+    it('ties every line to its own entry: each entry balances and carries its own reference', async () => {
+      const users = [await createUser(), await createUser(), await createUser()];
+      const postings = users.map((u, k) => move({ system: 'gatewayClearing' }, { userId: u.id }, 1_000 * (k + 1), `batch:${k}`));
+      const results = await postMany(db, postings);
+      expect(results.map((r) => r.duplicate)).to.deep.equal([false, false, false]);
+      expect(new Set(results.map((r) => r.entryId)).size).to.equal(3);
+      for (const [k, u] of users.entries()) {
+        const entry = (await db('journal_entries').where({ id: results[k]!.entryId }).first()) as { ref_id: string; posting_key: string };
+        expect(entry).to.deep.include({ ref_id: `batch:${k}`, posting_key: `batch:${k}` });
+        const lines = (await db('journal_lines').where({ entry_id: results[k]!.entryId }).orderBy('amount')) as { amount: number }[];
+        expect(lines.map((l) => Number(l.amount))).to.deep.equal([-1_000 * (k + 1), 1_000 * (k + 1)]);
+        expect(await userBalance(u.id)).to.equal(1_000 * (k + 1));
+      }
+      expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(-6_000);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('checks balances in order: a credit then a spend of it passes; the spend first refuses all and writes nothing', async () => {
+      const a = await createUser();
+      const b = await createUser();
+      await postMany(db, [move({ system: 'adjustments' }, { userId: a.id }, 500), move({ userId: a.id }, { userId: b.id }, 500)]);
+      expect(await userBalance(a.id)).to.equal(0);
+      expect(await userBalance(b.id)).to.equal(500);
+      const entries = await countRows('journal_entries');
+      const refused = await rejection(postMany(db, [move({ userId: b.id }, { userId: a.id }, 800), move({ system: 'adjustments' }, { userId: b.id }, 800)]));
+      expect(refused).to.be.instanceOf(InsufficientFundsError);
+      expect(await countRows('journal_entries')).to.equal(entries);
+      expect(await userBalance(a.id)).to.equal(0);
+      expect(await userBalance(b.id)).to.equal(500);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('a key already used, or used earlier in the list, is a duplicate of the first entry and moves nothing', async () => {
+      const u = await createUser();
+      const first = await post(db, move({ system: 'gatewayClearing' }, { userId: u.id }, 100, 'dup:old'));
+      const results = await postMany(db, [
+        move({ system: 'gatewayClearing' }, { userId: u.id }, 100, 'dup:old'),
+        move({ system: 'gatewayClearing' }, { userId: u.id }, 200, 'dup:new'),
+        move({ system: 'gatewayClearing' }, { userId: u.id }, 200, 'dup:new'),
+        move({ system: 'gatewayClearing' }, { userId: u.id }, 300),
+      ]);
+      expect(results[0]).to.deep.equal({ entryId: first.entryId, duplicate: true });
+      expect(results[1]!.duplicate).to.equal(false);
+      expect(results[2]).to.deep.equal({ entryId: results[1]!.entryId, duplicate: true });
+      expect(results[3]!.duplicate).to.equal(false);
+      expect(await userBalance(u.id)).to.equal(600);
+      expect(await countRows('journal_entries')).to.equal(3);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('an unbalanced posting anywhere in the list refuses all before touching the database', async () => {
+      const u = await createUser();
+      const bad: Posting = { kind: 'test.bad', lines: [{ account: { userId: u.id }, amount: 5 }, { account: { system: 'adjustments' }, amount: -4 }] };
+      expect(await rejection(postMany(db, [move({ system: 'adjustments' }, { userId: u.id }, 5), bad]))).to.be.instanceOf(UnbalancedPostingError);
+      expect(await countRows('journal_entries')).to.equal(0);
+      expect(await postMany(db, [])).to.deep.equal([]);
+    });
   });
 });
