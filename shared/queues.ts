@@ -23,6 +23,7 @@ export type QueueName = (typeof QUEUE_NAMES)[number];
 export const JOBS = {
   'mail.send': 'mail',
   'notifications.create': 'notifications',
+  'notifications.create-batch': 'notifications',
   'escrows.expire': 'timers',
   'escrows.auto-release': 'timers',
   'escrows.sweep-timers': 'timers',
@@ -37,7 +38,9 @@ export const JOBS = {
 } as const satisfies Record<string, QueueName>;
 export type JobName = keyof typeof JOBS;
 
-export type JobData = Record<string, string | number | boolean | null>;
+export type JobScalar = string | number | boolean | null;
+/** Flat ids and flags; a batch job may carry a list of such records (ids only). */
+export type JobData = Record<string, JobScalar | Record<string, JobScalar>[]>;
 
 export const defaultJobOptions: JobsOptions = {
   attempts: 8,

@@ -1,12 +1,14 @@
 /**
  * Worker entry: runs the BullMQ processors of every queue (or WORKER_QUEUES), the outbox
- * relay and the periodic schedules; closes gracefully on SIGTERM/SIGINT.
+ * relay, the gateway-callbacks inbox and the periodic schedules; closes gracefully on
+ * SIGTERM/SIGINT.
  */
 import { Worker } from 'bullmq';
 import { config } from '../shared/config.js';
 import { db } from '../shared/db.js';
 import { logger } from '../shared/logger.js';
 import { relayOnce } from '../shared/outbox.js';
+import { CALLBACK_BATCH, drainCallbacks } from '../shared/payments/service.js';
 import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
 import { createQueueConnection, redis } from '../shared/redis.js';
 import { closeMailTransport } from '../shared/mail/transport.js';
@@ -51,17 +53,27 @@ if (selected.includes('timers')) {
 }
 
 let stopping = false;
-const relayLoop = (async () => {
+/** Runs `step` again at once while it finds a full batch, else after OUTBOX_POLL_MS. */
+const pollLoop = async (what: string, step: () => Promise<boolean>): Promise<void> => {
   while (!stopping) {
     try {
-      const moved = await relayOnce();
-      if (moved > 0) continue;
+      if (await step()) continue;
     } catch (err) {
-      logger.error({ err }, 'outbox relay failed; retrying');
+      logger.error({ err }, `${what} failed; retrying`);
     }
     await new Promise((resolve) => setTimeout(resolve, config.outboxPollMs));
   }
-})();
+};
+const loops = [pollLoop('outbox relay', async () => (await relayOnce()) > 0)];
+// Stored gateway callbacks are this queue's inbox: reconciled in batches (decision 0009).
+if (selected.includes('gateway-callbacks')) {
+  loops.push(
+    pollLoop('gateway callbacks', async () => {
+      const { processed, failed } = await drainCallbacks();
+      return processed.length + failed.length >= CALLBACK_BATCH;
+    }),
+  );
+}
 
 logger.info({ queues: selected }, 'workers running');
 
@@ -75,7 +87,7 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }, 30_000);
   force.unref();
-  await relayLoop;
+  await Promise.all(loops);
   await Promise.allSettled(workers.map((w) => w.close()));
   await Promise.allSettled([closeQueues(), db.destroy(), redis.quit(), connection.quit()]);
   closeMailTransport();

@@ -19,7 +19,8 @@ export const mail: QueueProcessors = {
   queue: 'mail',
   processors: {
     'mail.send': async (job) => {
-      const emailId = String(job.data.emailId ?? '');
+      const raw = job.data.emailId;
+      const emailId = typeof raw === 'string' || typeof raw === 'number' ? String(raw) : '';
       const row = (await db('outbound_emails').where({ id: emailId }).first()) as EmailRow | undefined;
       if (!row) throw new UnrecoverableError(`outbound e-mail ${emailId} does not exist`);
       if (row.sent_at || row.body_sealed === null) return { skipped: 'already sent' };

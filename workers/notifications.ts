@@ -1,5 +1,5 @@
 import { UnrecoverableError } from 'bullmq';
-import { createFromJob, isNotificationType } from '../shared/notifications/service.js';
+import { createFromJob, createNotices, noticeOf } from '../shared/notifications/service.js';
 import type { QueueProcessors } from './types.js';
 
 /** notifications queue: writes one in-app notification per job; a re-run writes nothing. */
@@ -7,18 +7,19 @@ export const notifications: QueueProcessors = {
   queue: 'notifications',
   processors: {
     'notifications.create': async (job) => {
-      const { user_id, type, escrow_id, dispute_id, outcome } = job.data;
-      if (typeof user_id !== 'string' || typeof escrow_id !== 'string' || !isNotificationType(type)) {
-        throw new UnrecoverableError('notification job data is malformed');
-      }
+      const notice = noticeOf(job.data);
+      if (!notice) throw new UnrecoverableError('notification job data is malformed');
       // The job id (outbox-<id>) is the row's source key: a job sent twice inserts once.
-      return createFromJob(job.id ?? `job-${job.name}-${escrow_id}`, {
-        user_id,
-        type,
-        escrow_id,
-        dispute_id: typeof dispute_id === 'string' ? dispute_id : null,
-        outcome: typeof outcome === 'string' ? outcome : null,
-      });
+      return createFromJob(job.id ?? `job-${job.name}-${notice.escrow_id}`, notice);
+    },
+    'notifications.create-batch': async (job) => {
+      const list = job.data.notices;
+      const notices = Array.isArray(list) ? list.map(noticeOf) : [];
+      if (notices.length === 0 || notices.some((n) => n === undefined)) throw new UnrecoverableError('notification batch job data is malformed');
+      // Source key `<job id>:<index>`: a batch sent twice inserts each notice once.
+      const base = job.id ?? `job-${job.name}`;
+      const created = await createNotices(notices.map((notice, i) => ({ sourceKey: `${base}:${i}`, notice: notice! })));
+      return { created, notices: notices.length };
     },
   },
 };

@@ -50,6 +50,20 @@ export async function findById(trx: Db, id: string): Promise<EscrowRow | undefin
   return (await trx('escrows').where({ id }).first()) as EscrowRow | undefined;
 }
 
+export async function findByIds(trx: Db, ids: readonly string[], options: { lock?: boolean } = {}): Promise<EscrowRow[]> {
+  if (ids.length === 0) return [];
+  // Locked in id order, like every path that locks several rows.
+  const q = trx('escrows').whereIn('id', [...ids]).orderBy('id');
+  if (options.lock) void q.forUpdate();
+  return (await q) as EscrowRow[];
+}
+
+/** Compare-and-set of several escrows with the same change; returns the rows that moved. */
+export async function moveMany(trx: Db, ids: readonly string[], from: readonly EscrowStatus[], changes: Partial<EscrowRow>): Promise<EscrowRow[]> {
+  if (ids.length === 0) return [];
+  return (await trx('escrows').whereIn('id', [...ids]).whereIn('status', from).update(changes).returning('*')) as EscrowRow[];
+}
+
 /**
  * Compare-and-set (ARCHITECTURE rule 3): moves the escrow only if its status is still one
  * of `from` and every extra condition holds. Undefined when someone else moved it first.
@@ -116,14 +130,21 @@ export interface EscrowEvent {
 }
 
 export async function recordEvent(trx: Db, e: EscrowEvent): Promise<void> {
-  await trx('escrow_events').insert({
-    escrow_id: e.escrowId,
-    event: e.event,
-    actor_id: e.actorId,
-    actor_role: e.actorRole,
-    data: JSON.stringify(e.data ?? {}),
-    created_at: e.at,
-  });
+  await recordEvents(trx, [e]);
+}
+
+export async function recordEvents(trx: Db, list: readonly EscrowEvent[]): Promise<void> {
+  if (list.length === 0) return;
+  await trx('escrow_events').insert(
+    list.map((e) => ({
+      escrow_id: e.escrowId,
+      event: e.event,
+      actor_id: e.actorId,
+      actor_role: e.actorRole,
+      data: JSON.stringify(e.data ?? {}),
+      created_at: e.at,
+    })),
+  );
 }
 
 export async function events(trx: Db, escrowId: string): Promise<{ event: string; actor_role: string; data: unknown; created_at: Date }[]> {

@@ -10,7 +10,7 @@ import { db, inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { assertRupiah } from '../money.js';
-import { post, type PostingLine } from '../ledger/index.js';
+import { post, postMany, type PostingLine } from '../ledger/index.js';
 import { enqueue } from '../outbox.js';
 import { notify } from '../notifications/service.js';
 import * as users from '../users/repo.js';
@@ -273,34 +273,69 @@ export interface PaymentConfirmation {
  * of the same escrow answers INVALID_STATE and posts nothing (the posting key also holds).
  */
 export async function markPaid(trxOrDb: Db | undefined, escrowId: string, confirmation: PaymentConfirmation): Promise<EscrowRow> {
-  return inTransaction(trxOrDb, async (trx) => {
-    const e = isUuid(escrowId) ? await repo.findById(trx, escrowId) : undefined;
-    if (!e) throw notFound();
-    const surcharge = assertRupiah(confirmation.surcharge ?? 0, 'surcharge');
+  return (await markPaidMany(trxOrDb, [{ escrowId, ...confirmation }]))[0]!;
+}
+
+/**
+ * `markPaid` for several escrows at once (the gateway-callbacks worker's batches), in a
+ * fixed number of statements: all move or none (INVALID_STATE names the first that cannot).
+ */
+export async function markPaidMany(trxOrDb: Db | undefined, items: readonly (PaymentConfirmation & { escrowId: string })[]): Promise<EscrowRow[]> {
+  if (items.length === 0) return [];
+  const surcharges = items.map((item) => {
+    const surcharge = assertRupiah(item.surcharge ?? 0, 'surcharge');
     if (surcharge < 0) throw new RangeError('surcharge cannot be negative');
+    return surcharge;
+  });
+  return inTransaction(trxOrDb, async (trx) => {
+    if (!items.every((item) => isUuid(item.escrowId))) throw notFound();
+    const ids = items.map((item) => item.escrowId);
+    const found = new Map((await repo.findByIds(trx, ids)).map((e) => [e.id, e]));
+    const from = TRANSITIONS.pay.from as readonly EscrowStatus[];
+    const seen = new Set<string>();
+    for (const id of ids) {
+      const e = found.get(id);
+      if (!e) throw notFound();
+      // Paid twice in one call: the second finds it paid, as it would one after the other.
+      if (seen.has(id)) throw invalidState('paid', 'pay');
+      seen.add(id);
+      if (!from.includes(e.status)) throw invalidState(e.status, 'pay');
+    }
     const now = clock.now();
-    const paid = await transition(trx, e, 'pay', { paid_at: now, updated_at: now });
-    await post(trx, {
-      kind: 'escrow_payment',
-      refType: 'escrow',
-      refId: paid.id,
-      postingKey: `escrow-paid:${paid.id}`,
-      lines: [
-        { account: { system: 'gatewayClearing' }, amount: -(paid.amount + surcharge) },
-        { account: { escrowId: paid.id }, amount: paid.amount },
-        ...(surcharge > 0 ? [{ account: { system: 'gatewayFees' } as const, amount: surcharge }] : []),
-      ],
-    });
-    await repo.recordEvent(trx, {
-      escrowId: paid.id,
-      event: 'payment.completed',
-      actorId: null,
-      actorRole: 'system',
-      data: { reference: confirmation.reference, provider: confirmation.provider ?? null, amount: paid.amount, surcharge },
-      at: now,
-    });
-    await notify(trx, paid.buyer_id, 'payment_success', { escrow_id: paid.id });
-    await notify(trx, paid.seller_id, 'escrow_paid', { escrow_id: paid.id });
+    const moved = new Map((await repo.moveMany(trx, ids, from, { status: TRANSITIONS.pay.to, paid_at: now, updated_at: now })).map((e) => [e.id, e]));
+    for (const id of ids) {
+      if (!moved.has(id)) throw invalidState((await repo.findById(trx, id))?.status ?? found.get(id)!.status, 'pay');
+    }
+    const paid = ids.map((id) => moved.get(id)!);
+    await postMany(
+      trx,
+      paid.map((e, k) => ({
+        kind: 'escrow_payment',
+        refType: 'escrow',
+        refId: e.id,
+        postingKey: `escrow-paid:${e.id}`,
+        lines: [
+          { account: { system: 'gatewayClearing' }, amount: -(e.amount + surcharges[k]!) },
+          { account: { escrowId: e.id }, amount: e.amount },
+          ...(surcharges[k]! > 0 ? [{ account: { system: 'gatewayFees' } as const, amount: surcharges[k]! }] : []),
+        ],
+      })),
+    );
+    await repo.recordEvents(
+      trx,
+      paid.map((e, k) => ({
+        escrowId: e.id,
+        event: 'payment.completed',
+        actorId: null,
+        actorRole: 'system',
+        data: { reference: items[k]!.reference, provider: items[k]!.provider ?? null, amount: e.amount, surcharge: surcharges[k]! },
+        at: now,
+      })),
+    );
+    for (const e of paid) {
+      await notify(trx, e.buyer_id, 'payment_success', { escrow_id: e.id });
+      await notify(trx, e.seller_id, 'escrow_paid', { escrow_id: e.id });
+    }
     return paid;
   });
 }

@@ -1,4 +1,5 @@
 /** SQL for payment links, gateways and stored callbacks. */
+import type { Knex } from 'knex';
 import type { Db } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
@@ -79,6 +80,38 @@ export async function findByOrderForUpdate(trx: Db, gatewayOrderId: string): Pro
   return (await trx('payments').where({ gateway_order_id: gatewayOrderId }).forUpdate().first()) as PaymentRow | undefined;
 }
 
+/** Payment rows by gateway order id, locked in id order. */
+export async function findByOrdersForUpdate(trx: Db, orders: readonly string[]): Promise<PaymentRow[]> {
+  if (orders.length === 0) return [];
+  return (await trx('payments').whereIn('gateway_order_id', [...orders]).orderBy('id').forUpdate()) as PaymentRow[];
+}
+
+/**
+ * Writes decided payment rows (status, paid_at, flag, next_poll_at, updated_at) in one
+ * statement, each a compare-and-set on the status it had when locked. The rows are held
+ * locked by the caller, so a row that does not match means a bug: it throws.
+ */
+export async function applyPaymentChanges(trx: Db, changes: readonly { from: PaymentStatus; row: PaymentRow }[]): Promise<void> {
+  if (changes.length === 0) return;
+  const result = await trx.raw<{ rowCount: number }>(
+    `UPDATE payments p
+        SET status = d.status, paid_at = d.paid_at, flag = d.flag, next_poll_at = d.next_poll_at, updated_at = d.updated_at
+       FROM unnest(?::uuid[], ?::text[], ?::text[], ?::timestamptz[], ?::text[], ?::timestamptz[], ?::timestamptz[])
+            AS d(id, from_status, status, paid_at, flag, next_poll_at, updated_at)
+      WHERE p.id = d.id AND p.status = d.from_status`,
+    [
+      changes.map((c) => c.row.id),
+      changes.map((c) => c.from),
+      changes.map((c) => c.row.status),
+      changes.map((c) => c.row.paid_at),
+      changes.map((c) => c.row.flag),
+      changes.map((c) => c.row.next_poll_at),
+      changes.map((c) => c.row.updated_at),
+    ] as unknown as Knex.RawBinding[], // pg sends arrays with nulls as Postgres arrays
+  );
+  if (result.rowCount !== changes.length) throw new Error(`payments changed under their lock: wrote ${result.rowCount} of ${changes.length}`);
+}
+
 export async function latestForEscrow(trx: Db, escrowId: string): Promise<PaymentRow | undefined> {
   return (await trx('payments').where({ escrow_id: escrowId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as
     | PaymentRow
@@ -110,31 +143,84 @@ export interface CallbackRow {
   outcome: string | null;
 }
 
-/** Stores a delivery; a duplicate only counts one more delivery. Returns the row and whether it was new. */
+/**
+ * Stores a delivery in one statement; a duplicate only counts one more delivery, and makes
+ * a copy still waiting for a retry due at once (the gateway's retry). Returns the row and
+ * whether it was new.
+ */
 export async function upsertCallback(
   trx: Db,
   row: Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string; received_at: Date },
 ): Promise<{ id: number; processed_at: Date | null; inserted: boolean }> {
   const result = await trx.raw<{ rows: { id: number; processed_at: Date | null; inserted: boolean }[] }>(
-    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)
-     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1
+    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
+       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL
+                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
+                              ELSE payment_callbacks.next_attempt_at END
      RETURNING id, processed_at, (xmax = 0) AS inserted`,
-    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at],
+    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at, row.received_at],
   );
   return result.rows[0]!;
 }
 
+const CALLBACK_COLUMNS = ['id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'processed_at', 'outcome'] as const;
+
 export async function callbackForUpdate(trx: Db, id: number): Promise<CallbackRow | undefined> {
+  return (await trx('payment_callbacks').select(...CALLBACK_COLUMNS).where({ id }).forUpdate().first()) as CallbackRow | undefined;
+}
+
+/** Due, unprocessed deliveries in arrival order, locked; rows another worker holds are skipped. */
+export async function dueCallbacksForUpdate(trx: Db, now: Date, limit: number): Promise<CallbackRow[]> {
   return (await trx('payment_callbacks')
-    .select('id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'processed_at', 'outcome')
-    .where({ id })
+    .select(...CALLBACK_COLUMNS)
+    .whereNull('processed_at')
+    .where('next_attempt_at', '<=', now)
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+    .limit(limit)
     .forUpdate()
-    .first()) as CallbackRow | undefined;
+    .skipLocked()) as CallbackRow[];
+}
+
+/** Ids of due, unprocessed deliveries (no lock: each is then processed in its own transaction). */
+export async function dueCallbackIds(trx: Db, now: Date, limit: number): Promise<number[]> {
+  const rows = (await trx('payment_callbacks')
+    .select('id')
+    .whereNull('processed_at')
+    .where('next_attempt_at', '<=', now)
+    .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
+    .limit(limit)) as { id: number }[];
+  return rows.map((r) => Number(r.id));
 }
 
 export async function markCallbackProcessed(trx: Db, id: number, outcome: string, at: Date): Promise<void> {
-  await trx('payment_callbacks').where({ id }).update({ processed_at: at, outcome });
+  await markCallbacksProcessed(trx, [{ id, outcome }], at);
+}
+
+/** Records the outcomes of many deliveries in one statement. */
+export async function markCallbacksProcessed(trx: Db, done: { id: number; outcome: string }[], at: Date): Promise<void> {
+  if (done.length === 0) return;
+  await trx.raw(
+    `UPDATE payment_callbacks c SET processed_at = ?, outcome = d.outcome, next_attempt_at = NULL
+     FROM unnest(?::bigint[], ?::text[]) AS d(id, outcome)
+     WHERE c.id = d.id`,
+    [at, done.map((d) => d.id), done.map((d) => d.outcome)],
+  );
+}
+
+/**
+ * A failed attempt: the error kept for staff, the next try after 1 s, 2 s, 4 s ... at most
+ * `maxBackoffSeconds` (or sooner if the gateway delivers it again).
+ */
+export async function recordCallbackFailure(trx: Db, id: number, error: string, now: Date, maxBackoffSeconds: number): Promise<void> {
+  await trx.raw(
+    `UPDATE payment_callbacks
+        SET attempts = attempts + 1, last_error = ?,
+            next_attempt_at = ?::timestamptz + make_interval(secs => LEAST(power(2, LEAST(attempts, 20)), ?))
+      WHERE id = ? AND processed_at IS NULL`,
+    [error.slice(0, 1000), now, maxBackoffSeconds, id],
+  );
 }
 
 /** The payment the escrow's status shows: the one that paid it, else the newest link. */

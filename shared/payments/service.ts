@@ -13,15 +13,17 @@ import { randomToken } from '../crypto.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { post } from '../ledger/index.js';
-import { enqueue } from '../outbox.js';
+import { postMany, type Posting } from '../ledger/index.js';
+import { logger } from '../logger.js';
+import { collectNotices } from '../notifications/service.js';
 import { recordStaffAction } from '../staff/audit.js';
 import * as escrowRepo from '../escrows/repo.js';
-import { markPaid, partyOf, type Actor } from '../escrows/service.js';
+import type { EscrowRow } from '../escrows/repo.js';
+import { markPaidMany, partyOf, type Actor, type PaymentConfirmation } from '../escrows/service.js';
 import * as users from '../users/repo.js';
 import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
 import * as repo from './repo.js';
-import type { GatewayRow, PaymentRow } from './repo.js';
+import type { GatewayRow, PaymentRow, PaymentStatus } from './repo.js';
 import { surchargeOf } from './surcharge.js';
 
 export type { PaymentRow, GatewayRow } from './repo.js';
@@ -253,10 +255,10 @@ const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
 
 /**
  * POST /api/webhooks/inbound (and /ipn, /payment, /universal): detect the provider, verify
- * the signature on the raw body (403, nothing stored, when it fails), store the delivery and
- * queue its reconciliation in one transaction, and answer at once. A duplicate delivery is
- * acknowledged; if its first copy is not reconciled yet it is queued again (the gateway's
- * retry after a failure mid-processing).
+ * the signature on the raw body (403, nothing stored, when it fails), store the delivery
+ * (one statement: the stored row is the gateway-callbacks worker's inbox) and answer at
+ * once. A duplicate delivery is acknowledged; if its first copy waits for a retry after a
+ * failure, the retry is due at once.
  */
 export async function ingestCallback(delivery: InboundDelivery, source: 'callback' | 'poll' = 'callback'): Promise<IngestResult> {
   const adapter = detectProvider(delivery);
@@ -294,92 +296,216 @@ interface CallbackRecord {
 }
 
 async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
-  return inTransaction(trxOrDb, async (trx) => {
-    const row = await repo.upsertCallback(trx, {
-      provider: c.provider,
-      source: c.source,
-      gateway_order_id: c.gatewayOrderId,
-      status: c.status,
-      amount: c.amount,
-      dedupe_key: c.dedupeKey,
-      raw_body: c.rawBody,
-      headers: JSON.stringify(c.headers),
-      received_at: clock.now(),
-    });
-    if (row.processed_at === null) await enqueue(trx, 'payments.process-callback', { callback_id: row.id });
-    return { id: row.id, inserted: row.inserted };
+  const row = await repo.upsertCallback(trxOrDb, {
+    provider: c.provider,
+    source: c.source,
+    gateway_order_id: c.gatewayOrderId,
+    status: c.status,
+    amount: c.amount,
+    dedupe_key: c.dedupeKey,
+    raw_body: c.rawBody,
+    headers: JSON.stringify(c.headers),
+    received_at: clock.now(),
   });
+  return { id: Number(row.id), inserted: row.inserted };
 }
 
+const reportOf = (cb: repo.CallbackRow): GatewayReport => ({
+  provider: cb.provider,
+  gatewayOrderId: cb.gateway_order_id,
+  status: cb.status,
+  amount: cb.amount === null ? null : Number(cb.amount),
+  source: cb.source,
+});
+
 /**
- * The gateway-callbacks worker: reconciles one stored delivery. Safe to run twice (a
- * processed delivery is skipped; the payment row is locked; postings carry keys).
+ * Reconciles one stored delivery in its own transaction. Safe to run twice (a processed
+ * delivery is skipped; the payment row is locked; postings carry keys).
  */
 export async function processCallback(callbackId: number): Promise<{ outcome: string }> {
-  return db.transaction(async (trx) => {
-    const cb = await repo.callbackForUpdate(trx, callbackId);
-    if (!cb) return { outcome: 'missing' };
-    if (cb.processed_at) return { outcome: cb.outcome ?? 'processed' };
-    const outcome = await reconcile(trx, cb.provider, cb.gateway_order_id, cb.status, cb.amount, cb.source);
-    await repo.markCallbackProcessed(trx, cb.id, outcome, clock.now());
-    return { outcome };
-  });
+  return db.transaction(async (trx) =>
+    collectNotices(trx, async () => {
+      const cb = await repo.callbackForUpdate(trx, callbackId);
+      if (!cb) return { outcome: 'missing' };
+      if (cb.processed_at) return { outcome: cb.outcome ?? 'processed' };
+      const [outcome] = await reconcileMany(trx, [reportOf(cb)]);
+      await repo.markCallbackProcessed(trx, cb.id, outcome!, clock.now());
+      return { outcome: outcome! };
+    }),
+  );
 }
 
-/** One path for every report of a payment's fate: callback, poll, staff. Returns what it did. */
-async function reconcile(trx: Db, provider: string, gatewayOrderId: string, status: GatewayStatus, amount: number | null, source: string): Promise<string> {
-  const payment = await repo.findByOrderForUpdate(trx, gatewayOrderId);
-  if (!payment) return 'unknown_order';
-  // Only the gateway that made the link reports on it; a manual transfer is settled by staff only.
-  if (payment.is_manual || payment.provider !== provider) return 'provider_mismatch';
-  if (payment.status === 'paid') return status === 'paid' ? 'duplicate_paid' : `ignored_${status}_after_paid`;
-  if (status === 'pending') return 'still_pending';
-  const now = clock.now();
-  if (status === 'expired' || status === 'failed') {
-    const moved = await repo.movePayment(trx, payment.id, ['pending'], { status, updated_at: now, next_poll_at: null });
-    return moved ? `marked_${status}` : `ignored_${status}_when_${payment.status}`;
-  }
-  if (amount !== null && amount !== payment.amount) {
-    await trx('payments').where({ id: payment.id }).update({ flag: 'amount_mismatch', updated_at: now, next_poll_at: null });
-    return 'amount_mismatch';
-  }
-  return settlePaid(trx, payment, source);
+/** Deliveries reconciled per transaction by the gateway-callbacks worker. */
+export const CALLBACK_BATCH = 100;
+/** Longest wait before a failed delivery is tried again. */
+export const CALLBACK_MAX_BACKOFF_S = 600;
+
+export interface DrainResult {
+  /** Deliveries reconciled, by id, with what each did. */
+  processed: { id: number; outcome: string }[];
+  /** Deliveries whose reconciliation failed: left unprocessed, retried after a backoff. */
+  failed: { id: number; error: string }[];
 }
 
 /**
- * Marks a payment paid and moves its money: into the escrow when the escrow still waits for
- * it, otherwise (another link paid first, or the escrow was cancelled or expired) onto the
- * buyer's balance, flagged for staff.
+ * The gateway-callbacks worker's loop body: takes up to `limit` due, unprocessed deliveries
+ * (SKIP LOCKED, so several workers share them) and reconciles them in ONE transaction, in
+ * arrival order: one commit, one lock of the hot ledger accounts, one outbox row for all
+ * their notices. If anything in the batch fails, the batch rolls back whole and each
+ * delivery is tried again alone; one that still fails is recorded (attempts, last error)
+ * and retried after a backoff, and never holds up the others.
  */
-async function settlePaid(trx: Db, payment: PaymentRow, source: string): Promise<string> {
-  const now = clock.now();
-  await escrowRepo.lockRow(trx, payment.escrow_id);
-  const escrow = (await escrowRepo.findById(trx, payment.escrow_id))!;
-  const payable = escrow.status === 'pending_payment';
-  const moved = await repo.movePayment(trx, payment.id, ['pending', 'expired', 'failed', 'awaiting_confirmation'], {
-    status: 'paid',
-    paid_at: now,
-    flag: payable ? null : 'credited_to_buyer',
-    next_poll_at: null,
-    updated_at: now,
-  });
-  if (!moved) return 'already_settled';
-  if (payable) {
-    await markPaid(trx, escrow.id, { reference: payment.id, provider: payment.provider, surcharge: payment.surcharge });
-    return 'paid';
+export async function drainCallbacks(limit = CALLBACK_BATCH): Promise<DrainResult> {
+  try {
+    const processed = await db.transaction(async (trx) =>
+      collectNotices(trx, async () => {
+        const due = await repo.dueCallbacksForUpdate(trx, clock.now(), limit);
+        const outcomes = await reconcileMany(trx, due.map(reportOf));
+        const done = due.map((cb, k) => ({ id: Number(cb.id), outcome: outcomes[k]! }));
+        await repo.markCallbacksProcessed(trx, done, clock.now());
+        return done;
+      }),
+    );
+    return { processed, failed: [] };
+  } catch (err) {
+    logger.warn({ err }, 'callback batch failed; reconciling its deliveries one by one');
   }
-  await post(trx, {
-    kind: 'payment_credit',
-    refType: 'payment',
-    refId: payment.id,
-    postingKey: `payment-credit:${payment.id}`,
-    memo: `paid after the escrow became ${escrow.status} (${source})`,
-    lines: [
-      { account: { system: 'gatewayClearing' }, amount: -payment.amount },
-      { account: { userId: payment.buyer_id }, amount: payment.amount },
-    ],
-  });
-  return 'credited_to_buyer';
+  const result: DrainResult = { processed: [], failed: [] };
+  for (const id of await repo.dueCallbackIds(db, clock.now(), limit)) {
+    try {
+      result.processed.push({ id, ...(await processCallback(id)) });
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      await repo.recordCallbackFailure(db, id, error, clock.now(), CALLBACK_MAX_BACKOFF_S);
+      logger.error({ callback_id: id, err }, 'callback reconciliation failed; it will be retried');
+      result.failed.push({ id, error });
+    }
+  }
+  return result;
+}
+
+/** What a gateway (a callback, a status poll) or staff says about a payment link. */
+export interface GatewayReport {
+  provider: string;
+  gatewayOrderId: string;
+  status: GatewayStatus;
+  amount: number | null;
+  source: string;
+}
+
+const SETTLEABLE: readonly PaymentStatus[] = ['pending', 'expired', 'failed', 'awaiting_confirmation'];
+
+/**
+ * The decisions of one transaction about payment links whose rows (and escrows) it holds
+ * locked, made in memory in order, then written in a fixed number of statements
+ * (`apply`). One reconciliation path for callbacks, polls and staff, whether it settles one
+ * report or a batch of a hundred: each report sees the effect of the ones before it.
+ */
+class Settlements {
+  /** Payments as they will be, by id; with the status each had when locked. */
+  private readonly changed = new Map<string, { from: PaymentStatus; row: PaymentRow }>();
+  private readonly toPay: (PaymentConfirmation & { escrowId: string })[] = [];
+  private readonly credits: Posting[] = [];
+
+  constructor(
+    private readonly now: Date,
+    /** Locked payment rows by gateway order id. */
+    private readonly payments: Map<string, PaymentRow>,
+    /** Locked escrow rows by id (those a paid report may settle). */
+    private readonly escrows: Map<string, EscrowRow>,
+  ) {}
+
+  private change(payment: PaymentRow, changes: Partial<PaymentRow>): void {
+    const from = this.changed.get(payment.id)?.from ?? payment.status;
+    Object.assign(payment, changes);
+    this.changed.set(payment.id, { from, row: payment });
+  }
+
+  /** Returns what the report did (written on the callback as its outcome). */
+  report(r: GatewayReport): string {
+    const payment = this.payments.get(r.gatewayOrderId);
+    if (!payment) return 'unknown_order';
+    // Only the gateway that made the link reports on it; a manual transfer is settled by staff only.
+    if (payment.is_manual || payment.provider !== r.provider) return 'provider_mismatch';
+    if (payment.status === 'paid') return r.status === 'paid' ? 'duplicate_paid' : `ignored_${r.status}_after_paid`;
+    if (r.status === 'pending') return 'still_pending';
+    if (r.status === 'expired' || r.status === 'failed') {
+      if (payment.status !== 'pending') return `ignored_${r.status}_when_${payment.status}`;
+      this.change(payment, { status: r.status, updated_at: this.now, next_poll_at: null });
+      return `marked_${r.status}`;
+    }
+    if (r.amount !== null && r.amount !== payment.amount) {
+      this.change(payment, { flag: 'amount_mismatch', updated_at: this.now, next_poll_at: null });
+      return 'amount_mismatch';
+    }
+    return this.settle(payment, r.source);
+  }
+
+  /**
+   * Marks a payment paid and moves its money: into the escrow when the escrow still waits
+   * for it, otherwise (another link paid first, or the escrow was cancelled or expired)
+   * onto the buyer's balance, flagged for staff.
+   */
+  settle(payment: PaymentRow, source: string): string {
+    if (!SETTLEABLE.includes(payment.status)) return 'already_settled';
+    const escrow = this.escrows.get(payment.escrow_id);
+    if (!escrow) throw new Error(`escrow ${payment.escrow_id} of payment ${payment.id} was not locked`);
+    const payable = escrow.status === 'pending_payment';
+    this.change(payment, { status: 'paid', paid_at: this.now, flag: payable ? null : 'credited_to_buyer', next_poll_at: null, updated_at: this.now });
+    if (payable) {
+      escrow.status = 'paid';
+      this.toPay.push({ escrowId: escrow.id, reference: payment.id, provider: payment.provider, surcharge: payment.surcharge });
+      return 'paid';
+    }
+    this.credits.push({
+      kind: 'payment_credit',
+      refType: 'payment',
+      refId: payment.id,
+      postingKey: `payment-credit:${payment.id}`,
+      memo: `paid after the escrow became ${escrow.status} (${source})`,
+      lines: [
+        { account: { system: 'gatewayClearing' }, amount: -payment.amount },
+        { account: { userId: payment.buyer_id }, amount: payment.amount },
+      ],
+    });
+    return 'credited_to_buyer';
+  }
+
+  /** Writes the decisions: the payment rows (compare-and-set on the status each was locked with), the escrows, the money. */
+  async apply(trx: Db): Promise<void> {
+    await repo.applyPaymentChanges(trx, [...this.changed.values()]);
+    await markPaidMany(trx, this.toPay);
+    await postMany(trx, this.credits);
+  }
+}
+
+/**
+ * One path for every report of a payment's fate: callback, poll, staff. Locks the reports'
+ * payments, then the escrows a paid report may settle (the order of every path that holds
+ * both: the worker locks a gateway payment, then its escrow). Returns what each report did.
+ */
+async function reconcileMany(trx: Db, reports: readonly GatewayReport[]): Promise<string[]> {
+  if (reports.length === 0) return [];
+  const payments = new Map((await repo.findByOrdersForUpdate(trx, [...new Set(reports.map((r) => r.gatewayOrderId))])).map((p) => [p.gateway_order_id, p]));
+  const escrowIds = new Set<string>();
+  for (const r of reports) {
+    const p = payments.get(r.gatewayOrderId);
+    if (r.status === 'paid' && p && !p.is_manual && p.provider === r.provider) escrowIds.add(p.escrow_id);
+  }
+  const escrows = new Map((await escrowRepo.findByIds(trx, [...escrowIds], { lock: true })).map((e) => [e.id, e]));
+  const settlements = new Settlements(clock.now(), payments, escrows);
+  const outcomes = reports.map((r) => settlements.report(r));
+  await settlements.apply(trx);
+  return outcomes;
+}
+
+/** Staff confirmation of a claimed manual transfer: the same settlement as a gateway's paid report. */
+async function settlePaid(trx: Db, payment: PaymentRow, source: string): Promise<string> {
+  const escrow = (await escrowRepo.findById(trx, payment.escrow_id))!;
+  const settlements = new Settlements(clock.now(), new Map([[payment.gateway_order_id, payment]]), new Map([[escrow.id, escrow]]));
+  const outcome = settlements.settle(payment, source);
+  await settlements.apply(trx);
+  return outcome;
 }
 
 // ---- The status poller (a lost callback never loses a payment) ---------------------------

@@ -1,8 +1,12 @@
-/** Runs the outbox relay and then every queued job in-process, with the real processors. */
+/**
+ * Runs the outbox relay, the gateway-callbacks inbox and then every queued job in-process,
+ * with the real processors.
+ */
 import { randomUUID } from 'node:crypto';
 import { Worker, type Job } from 'bullmq';
 import { config } from '../../shared/config.js';
 import { relayAll } from '../../shared/outbox.js';
+import { drainCallbacks } from '../../shared/payments/service.js';
 import { QUEUE_NAMES, type JobData, type QueueName } from '../../shared/queues.js';
 import { createQueueConnection } from '../../shared/redis.js';
 import { buildRegistry, queueProcessor } from '../../workers/registry.js';
@@ -18,10 +22,29 @@ export interface RanJob {
 
 const registry = buildRegistry();
 
-/** Relays the outbox, then runs waiting jobs until none are left. Returns what ran. */
+/** Name of the records `runJobs` adds for stored callbacks the gateway-callbacks inbox reconciled. */
+export const CALLBACK_RECORD = 'callbacks.reconcile';
+
+/**
+ * Drains the due gateway callbacks (as the worker's loop does), relays the outbox, then runs
+ * waiting jobs until none are left. Returns what ran; each reconciled or failed callback is
+ * a record named `callbacks.reconcile` with result `{ outcome }` or an error.
+ */
 export async function runJobs(queues: readonly QueueName[] = QUEUE_NAMES): Promise<RanJob[]> {
-  await relayAll();
   const ran: RanJob[] = [];
+  if (queues.includes('gateway-callbacks')) {
+    for (;;) {
+      const { processed, failed } = await drainCallbacks();
+      const records: RanJob[] = [
+        ...processed.map((p) => ({ queue: 'gateway-callbacks' as const, name: CALLBACK_RECORD, id: `callback-${p.id}`, data: { callback_id: p.id }, result: { outcome: p.outcome } })),
+        ...failed.map((f) => ({ queue: 'gateway-callbacks' as const, name: CALLBACK_RECORD, id: `callback-${f.id}`, data: { callback_id: f.id }, error: f.error })),
+      ];
+      // In arrival order, as the worker takes them.
+      ran.push(...records.sort((a, b) => Number(a.data.callback_id) - Number(b.data.callback_id)));
+      if (processed.length + failed.length === 0 || failed.length > 0) break;
+    }
+  }
+  await relayAll();
   const connection = createQueueConnection();
   try {
     for (const queue of queues) {

@@ -12,13 +12,14 @@ import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { api } from '../../helpers/app.js';
 import { countRows, issueKey } from '../../helpers/auth-signin-util.js';
-import { runJobs, type RanJob } from '../../helpers/jobs.js';
+import { CALLBACK_RECORD, runJobs, type RanJob } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createGateway, sandboxCallback } from '../../factories/payments.js';
 import { createUser } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
+import { redis } from '../../../shared/redis.js';
 import type { EscrowRow } from '../../../shared/escrows/repo.js';
 import { balanceOf, checkLedger } from '../../../shared/ledger/index.js';
 import { enqueue } from '../../../shared/outbox.js';
@@ -102,6 +103,9 @@ interface StoredCallback {
   processed_at: Date | null;
   outcome: string | null;
   raw_body: string;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: Date | null;
 }
 
 async function callbacks(): Promise<StoredCallback[]> {
@@ -172,7 +176,9 @@ describe('inbound gateway callbacks (sandbox)', function () {
         expect(stored).to.deep.include({ gateway_order_id: l.order, status: 'paid', amount: TOTAL, source: 'callback', deliveries: 1, processed_at: null, outcome: null, raw_body: cb.body });
         // Nothing is applied before the worker runs.
         await expectUnpaid(l);
-        expect(await countRows('outbox', { job: 'payments.process-callback' })).to.equal(1);
+        // The stored row is the worker's inbox: due now, nothing else queued.
+        expect(stored!.next_attempt_at!.toISOString()).to.equal(clock.now().toISOString());
+        expect(await countRows('outbox', { job: 'payments.process-callback' })).to.equal(0);
         noErrors(await runJobs());
         await expectPaidOnce(l);
         const [after] = await callbacks();
@@ -285,7 +291,7 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
       const ran = await runJobs();
       noErrors(ran);
-      expect(ran.filter((j) => j.name === 'payments.process-callback').map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }]);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }]);
       await expectPaidOnce(l);
       const escrow = await escrowRow(l.escrowId);
       expect(escrow.paid_at!.toISOString()).to.equal(T0.toISOString());
@@ -319,12 +325,13 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l.order, 'paid', TOTAL, PATHS[0]), false);
       for (let i = 1; i < 5; i += 1) expectAccepted(await callback(client, l.order, 'paid', TOTAL, PATHS[i % 4]), true);
       noErrors(await runJobs());
-      // And twice more after it was applied: acknowledged, not queued again.
-      const queued = await countRows('outbox', { job: 'payments.process-callback' });
+      // And twice more after it was applied: acknowledged, not reconciled again.
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
-      expect(await countRows('outbox', { job: 'payments.process-callback' })).to.equal(queued);
-      noErrors(await runJobs());
+      expect((await callbacks())[0]!.next_attempt_at).to.equal(null);
+      const again = await runJobs();
+      noErrors(again);
+      expect(again.filter((j) => j.name === CALLBACK_RECORD)).to.deep.equal([]);
       const stored = await callbacks();
       expect(stored).to.have.length(1);
       expect(stored[0]).to.deep.include({ deliveries: 7, outcome: 'paid' });
@@ -417,7 +424,7 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l2.order, 'paid', TOTAL), false);
       const ran = await runJobs();
       noErrors(ran);
-      expect(ran.filter((j) => j.name === 'payments.process-callback').map((j) => j.result)).to.deep.equal([{ outcome: 'credited_to_buyer' }]);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'credited_to_buyer' }]);
       expect(await paymentRow(l2.paymentId)).to.deep.include({ status: 'paid', flag: 'credited_to_buyer' });
       expect(await paymentRow(l1.paymentId)).to.deep.include({ status: 'paid', flag: null });
       expect((await escrowRow(l1.escrowId)).status).to.equal('paid');
@@ -457,14 +464,14 @@ describe('inbound gateway callbacks (sandbox)', function () {
     };
     afterEach(dropTrigger);
 
-    it('the job fails, nothing is half-applied; the retried delivery is queued again and pays exactly once', async () => {
+    it('the reconciliation fails, nothing is half-applied; the retried delivery is due at once and pays exactly once', async () => {
       const l = await link();
       await db.raw(`CREATE FUNCTION test_injected_failure() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'injected failure while reconciling'; END $$`);
       await db.raw('CREATE TRIGGER test_injected_failure BEFORE UPDATE ON escrows FOR EACH ROW EXECUTE FUNCTION test_injected_failure()');
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
       const ran = await runJobs();
-      const failed = ran.filter((j) => j.name === 'payments.process-callback');
+      const failed = ran.filter((j) => j.name === CALLBACK_RECORD);
       expect(failed).to.have.length(1);
       expect(failed[0]!.error).to.include('injected failure');
       // Nothing of the reconciliation survived: the payment row is still pending, the callback unprocessed.
@@ -472,6 +479,12 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expect((await callbacks())[0]).to.deep.include({ processed_at: null, outcome: null });
       await expectUnpaid(l);
       expect(await countRows('outbox', { job: 'notifications.create' })).to.equal(1); // the escrow_invited notice only
+      expect(await countRows('outbox', { job: 'notifications.create-batch' })).to.equal(0);
+      // The failure is kept for staff and the delivery waits 1 s before its next attempt.
+      const waiting = (await callbacks())[0]!;
+      expect(waiting).to.deep.include({ attempts: 1 });
+      expect(waiting.last_error).to.include('injected failure');
+      expect(waiting.next_attempt_at!.getTime()).to.equal(clock.nowMs() + 1000);
       await dropTrigger();
       // The gateway retries the same callback: acknowledged as a duplicate, queued again.
       expectAccepted(await callback(client, l.order, 'paid', TOTAL, PATHS[2]), true);
@@ -482,6 +495,56 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
       noErrors(await runJobs());
       await expectPaidOnce(l);
+    });
+
+    it('without a new delivery, the worker tries again after its backoff (1 s, then 2 s, 4 s ...)', async () => {
+      const l = await link();
+      await db.raw(`CREATE FUNCTION test_injected_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'injected failure while reconciling'; END $$`);
+      await db.raw('CREATE TRIGGER test_injected_failure BEFORE UPDATE ON escrows FOR EACH ROW EXECUTE FUNCTION test_injected_failure()');
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
+      expect((await runJobs()).filter((j) => j.name === CALLBACK_RECORD && j.error)).to.have.length(1);
+      clock.advance(1000);
+      expect((await runJobs()).filter((j) => j.name === CALLBACK_RECORD && j.error)).to.have.length(1);
+      expect((await callbacks())[0]).to.deep.include({ attempts: 2 });
+      expect((await callbacks())[0]!.next_attempt_at!.getTime()).to.equal(clock.nowMs() + 2000);
+      await dropTrigger();
+      // Not due yet: nothing runs.
+      clock.advance(1999);
+      expect((await runJobs()).filter((j) => j.name === CALLBACK_RECORD)).to.deep.equal([]);
+      await expectUnpaid(l);
+      clock.advance(1);
+      const ran = await runJobs();
+      noErrors(ran);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }]);
+      await expectPaidOnce(l);
+      expect((await callbacks())[0]).to.deep.include({ deliveries: 1, attempts: 2, outcome: 'paid', next_attempt_at: null });
+    });
+
+    it('one delivery that keeps failing does not hold up the others of its batch', async () => {
+      const a = await link();
+      const b = await link();
+      await db.raw(`CREATE FUNCTION test_injected_failure() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'injected failure for one escrow'; END $$`);
+      await db.raw(`CREATE TRIGGER test_injected_failure BEFORE UPDATE ON escrows FOR EACH ROW
+        WHEN (OLD.id = '${a.escrowId}') EXECUTE FUNCTION test_injected_failure()`);
+      expectAccepted(await callback(client, a.order, 'paid', TOTAL), false);
+      expectAccepted(await callback(client, b.order, 'paid', TOTAL), false);
+      const ran = (await runJobs()).filter((j) => j.name === CALLBACK_RECORD);
+      expect(ran).to.have.length(2);
+      expect(ran[0]!.error).to.include('injected failure for one escrow');
+      expect(ran[1]!.result).to.deep.equal({ outcome: 'paid' });
+      expect((await escrowRow(a.escrowId)).status).to.equal('pending_payment');
+      expect((await escrowRow(b.escrowId)).status).to.equal('paid');
+      expect(await balanceOf(db, { escrowId: b.escrowId })).to.equal(AMOUNT);
+      expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(-TOTAL);
+      expect(await checkLedger(db)).to.deep.equal([]);
+      await dropTrigger();
+      clock.advance(1000);
+      noErrors(await runJobs());
+      expect((await escrowRow(a.escrowId)).status).to.equal('paid');
+      expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(-2 * TOTAL);
+      expect(await checkLedger(db)).to.deep.equal([]);
     });
 
     it('a failure while posting to the ledger also leaves nothing behind', async () => {
@@ -504,6 +567,36 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
       noErrors(await runJobs());
       await expectPaidOnce(l);
+    });
+  });
+
+  describe('batches', () => {
+    it('deliveries due together are reconciled in one transaction; their notices leave in one outbox row, each written once', async () => {
+      const links = [await link(), await link(), await link()];
+      await runJobs(); // the escrow_invited notices
+      for (const l of links) expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
+      const ran = await runJobs();
+      noErrors(ran);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }, { outcome: 'paid' }, { outcome: 'paid' }]);
+      const batches = (await db('outbox').where({ job: 'notifications.create-batch' })) as { id: number; payload: { notices: { type: string; escrow_id: string }[] } }[];
+      expect(batches).to.have.length(1);
+      expect(batches[0]!.payload.notices.map((n) => `${n.type}:${n.escrow_id}`)).to.have.members(
+        links.flatMap((l) => [`payment_success:${l.escrowId}`, `escrow_paid:${l.escrowId}`]),
+      );
+      expect(await countRows('outbox', { job: 'notifications.create' })).to.equal(3); // escrow_invited only
+      const paidNotes = async () => db('notifications').whereIn('type', ['payment_success', 'escrow_paid']).count<{ count: string }[]>('* as count');
+      expect(Number((await paidNotes())[0]!.count)).to.equal(6);
+      for (const l of links) {
+        expect(await db('notifications').where({ user_id: l.buyer.id, type: 'payment_success' })).to.have.length(1);
+        expect(await db('notifications').where({ user_id: l.seller.id, type: 'escrow_paid' })).to.have.length(1);
+      }
+      // The batch job sent again (Redis lost its completion): nothing is written twice.
+      await redis.flushdb();
+      await db('outbox').where({ id: batches[0]!.id }).update({ relayed_at: null, completed_at: null });
+      const rerun = await runJobs();
+      expect(rerun.filter((j) => j.name === 'notifications.create-batch').map((j) => j.result)).to.deep.equal([{ created: 0, notices: 6 }]);
+      expect(Number((await paidNotes())[0]!.count)).to.equal(6);
+      expect(await checkLedger(db)).to.deep.equal([]);
     });
   });
 
@@ -542,7 +635,7 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
       const ran = await runJobs();
       noErrors(ran);
-      expect(ran.filter((j) => j.name === 'payments.process-callback').map((j) => j.result)).to.deep.include({ outcome: 'duplicate_paid' });
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.include({ outcome: 'duplicate_paid' });
       await expectPaidOnce(l);
     });
 
