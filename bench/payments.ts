@@ -26,20 +26,26 @@
  * 5. Verifies: every link paid exactly once and unflagged, every escrow paid with one
  *    `escrow_payment` journal entry, one `payment.completed` event and its held balance,
  *    one stored callback per order with both deliveries counted, every callback processed,
- *    the callback jobs completed, the two notices per escrow written once, `checkLedger`
+ *    the notice jobs completed, the two notices per escrow written once, `checkLedger`
  *    clean; HTTP: every answer 200, exactly one `duplicate: false` per order.
- * 6. Stops the API and the worker, then runs pgbench on a scratch database
+ * 6. Backlog run: stops the worker, sends the backlog orders' callbacks the same way (the
+ *    API stores them; nothing is reconciled), starts a new worker and waits until every
+ *    backlog link is paid: the worker's reconciliation rate alone, (payments paid after the
+ *    first batch) ÷ (last `paid_at` − first `paid_at`). Verified like step 5.
+ * 7. Stops the API and the worker, then runs pgbench on a scratch database
  *    (`<bench db>_pgbench`): `pgbench -i -s 10`, then `pgbench -b tpcb-like -c <connections>
- *    -j 2 -T <the reconciliation window, whole seconds>`. No pgbench: said so, not a failure.
+ *    -j 2 -T <the reconciliation window in whole seconds, at least 30>`. No pgbench: said so,
+ *    not a failure.
  *
  * The figures go to bench/README.md between the `payments-results` markers. Exit code 1
  * when a callback was lost or doubled (or any check failed); the goal itself is reported,
  * not asserted.
  *
  * Tunables (environment): BENCH_CONNECTIONS (50: autocannon connections and pgbench
- * clients), BENCH_PAY_ORDERS (5000), BENCH_PAY_WARMUP (500 orders), BENCH_PAY_USERS (200),
+ * clients), BENCH_PAY_ORDERS (5000), BENCH_PAY_BACKLOG (5000 orders; 0: no backlog run),
+ * BENCH_PAY_WARMUP (500 orders), BENCH_PAY_USERS (200),
  * BENCH_PAY_TIMEOUT (180 s to wait for reconciliation after the last callback),
- * BENCH_PGBENCH_SCALE (10), BENCH_PGBENCH_DURATION (default: the reconciliation window),
+ * BENCH_PGBENCH_SCALE (10), BENCH_PGBENCH_DURATION (default: the reconciliation window, at least 30 s),
  * BENCH_WORKER_CONCURRENCY (default: the worker's own WORKER_CONCURRENCY default),
  * BENCH_LOG_LEVEL (info), BENCH_PAY_CPU_PROF (a directory: the API and the worker run under
  * `node --cpu-prof` and write api.cpuprofile and worker.cpuprofile there). Nothing is pinned.
@@ -86,6 +92,8 @@ const COPIES = 2;
 const CONNECTIONS = intFromEnv('BENCH_CONNECTIONS', 50, 1, 1000);
 const ORDERS = intFromEnv('BENCH_PAY_ORDERS', 5000, 100, 200_000);
 const WARMUP_ORDERS = intFromEnv('BENCH_PAY_WARMUP', 500, 0, 50_000);
+/** Orders of the second run: callbacks stored while the worker is stopped, then reconciled by the worker alone. */
+const BACKLOG_ORDERS = intFromEnv('BENCH_PAY_BACKLOG', 5000, 0, 200_000);
 const USERS = intFromEnv('BENCH_PAY_USERS', 200, 2, 9999);
 const SETTLE_TIMEOUT_S = intFromEnv('BENCH_PAY_TIMEOUT', 180, 10, 3600);
 const PGBENCH_SCALE = intFromEnv('BENCH_PGBENCH_SCALE', 10, 1, 1000);
@@ -243,11 +251,8 @@ function assertAlive(children: Child[]): void {
   for (const c of children) if (c.exit) throw new Error(describeExit(c));
 }
 
-async function pendingSince(since: string): Promise<number> {
-  const r = await one<{ n: number }>(
-    `SELECT count(*)::int AS n FROM payments WHERE status = 'pending' AND NOT is_manual AND provider = 'sandbox' AND created_at >= ?`,
-    [since],
-  );
+async function pendingOf(orders: readonly SeedOrder[]): Promise<number> {
+  const r = await one<{ n: number }>(`SELECT count(*)::int AS n FROM payments WHERE status = 'pending' AND id = ANY(?::uuid[])`, [orders.map((o) => o.paymentId)]);
   return r.n;
 }
 
@@ -468,11 +473,9 @@ async function relayCost(): Promise<RelayCost | null> {
   try {
     const db = await benchDb();
     const plan = await db.transaction(async (trx) => {
-      const r = await trx.raw<{ rows: Record<string, string>[] }>(
-        `EXPLAIN (ANALYZE, BUFFERS) SELECT id, queue, job, payload FROM outbox
-          WHERE relayed_at IS NULL AND dead_at IS NULL AND available_at <= ? ORDER BY id LIMIT 200 FOR UPDATE SKIP LOCKED`,
-        [new Date()],
-      );
+      const { dueRows } = await import('../shared/outbox.js');
+      const q = dueRows(trx, 200).toSQL();
+      const r = await trx.raw<{ rows: Record<string, string>[] }>(`EXPLAIN (ANALYZE, BUFFERS) ${q.sql}`, q.bindings as Knex.RawBinding[]);
       return r.rows.map((row) => Object.values(row)[0] ?? '');
     });
     const ms = Number(/Execution Time: ([0-9.]+) ms/.exec(plan.join('\n'))?.[1] ?? Number.NaN);
@@ -499,7 +502,8 @@ interface Verification {
   heldMismatch: number;
   callbacks: { rows: number; orders: number; deliveries: number; unprocessed: number; outcomes: Record<string, number>; byDeliveries: Record<string, number> };
   unprocessedAnywhere: number;
-  jobs: { rows: number; callbacks: number; requeued: number; open: number; dead: number };
+  /** Outbox rows of the notices written since the run began, and callbacks that needed more than one attempt. */
+  jobs: { rows: number; batches: number; open: number; dead: number; retried: number };
   notices: Record<string, { rows: number; escrows: number }>;
   ledgerViolations: string[];
   lost: number;
@@ -568,16 +572,13 @@ async function verify(orders: readonly SeedOrder[], outboxIdBefore: number, http
     ).map((r) => [String(r.deliveries), r.n]),
   );
   const anywhere = await one<{ n: number }>(`SELECT count(*)::int AS n FROM payment_callbacks WHERE processed_at IS NULL`);
-  const callbackIds = (await all<{ id: number }>(`SELECT id FROM payment_callbacks WHERE gateway_order_id = ANY(?)`, [orderIds])).map((r) => r.id);
-  const jobs = await one<{ rows: number; callbacks: number; requeued: number; open: number; dead: number }>(
-    `WITH jobs AS (
-       SELECT (payload->>'callback_id')::bigint AS cid, completed_at, dead_at FROM outbox
-        WHERE id > ? AND job = 'payments.process-callback' AND (payload->>'callback_id')::bigint = ANY(?::bigint[]))
-     SELECT (SELECT count(*)::int FROM jobs) AS rows, (SELECT count(DISTINCT cid)::int FROM jobs) AS callbacks,
-            (SELECT count(*)::int FROM (SELECT cid FROM jobs GROUP BY cid HAVING count(*) > 1) r) AS requeued,
-            (SELECT count(*)::int FROM jobs WHERE completed_at IS NULL AND dead_at IS NULL) AS open,
-            (SELECT count(*)::int FROM jobs WHERE dead_at IS NOT NULL) AS dead`,
-    [outboxIdBefore, callbackIds],
+  const jobs = await one<{ rows: number; batches: number; open: number; dead: number; retried: number }>(
+    `SELECT count(*)::int AS rows, count(*) FILTER (WHERE job = 'notifications.create-batch')::int AS batches,
+            count(*) FILTER (WHERE completed_at IS NULL AND dead_at IS NULL)::int AS open,
+            count(*) FILTER (WHERE dead_at IS NOT NULL)::int AS dead,
+            (SELECT count(*)::int FROM payment_callbacks WHERE gateway_order_id = ANY(?) AND attempts > 0) AS retried
+       FROM outbox WHERE id > ? AND job IN ('notifications.create', 'notifications.create-batch')`,
+    [orderIds, outboxIdBefore],
   );
   const notices = Object.fromEntries(
     (
@@ -609,7 +610,7 @@ async function verify(orders: readonly SeedOrder[], outboxIdBefore: number, http
   want(cb.deliveries === COPIES * n, `payment_callbacks count ${cb.deliveries} deliveries, expected ${COPIES * n}`);
   want(cb.unprocessed === 0 && anywhere.n === 0, `unprocessed callbacks: ${cb.unprocessed} of this run, ${anywhere.n} in the database`);
   want((outcomes.paid ?? 0) === n, `callback outcomes ${JSON.stringify(outcomes)}, expected paid × ${n}`);
-  want(jobs.callbacks === n && jobs.open === 0 && jobs.dead === 0, `callback jobs: ${jobs.rows} rows for ${jobs.callbacks} callbacks, ${jobs.open} open, ${jobs.dead} dead`);
+  want(jobs.open === 0 && jobs.dead === 0, `notice jobs: ${jobs.rows} outbox rows, ${jobs.open} open, ${jobs.dead} dead`);
   for (const type of ['payment_success', 'escrow_paid']) {
     const t = notices[type];
     want(t?.rows === n && t.escrows === n, `${type} notices: ${t?.rows ?? 0} rows for ${t?.escrows ?? 0} escrows, expected ${n}`);
@@ -796,7 +797,19 @@ async function runPgbench(binary: string, seconds: number): Promise<PgbenchResul
 // ---------------------------------------------------------------------------------------
 // Reporting
 
+interface BacklogRun {
+  n: number;
+  unpaidBefore: number;
+  storeSeconds: number;
+  /** First to last payment paid. */
+  seconds: number;
+  rate: number;
+  cpu: CpuUse | null;
+  verification: Verification;
+}
+
 interface RunInfo {
+  backlog: BacklogRun | null;
   seed: PaymentSeed;
   warmupSeconds: number;
   load: LoadResult;
@@ -873,7 +886,7 @@ function cpuLines(phases: Phase[]): string[] {
 function relayLine(r: { before: RelayCost | null; after: RelayCost | null }): string {
   const one = (c: RelayCost | null) => (c ? `${fmt1(c.ms)} ms (${c.summary})` : 'not measured');
   return (
-    `- The outbox relay's query (\`relayOnce\`: due, unrelayed rows by id, \`LIMIT 200 FOR UPDATE SKIP LOCKED\`; EXPLAIN ANALYZE with nothing due) ` +
+    `- The outbox relay's query (\`relayOnce\`: due, unrelayed rows in \`(available_at, id)\` order, \`LIMIT 200 FOR UPDATE SKIP LOCKED\`; EXPLAIN ANALYZE with nothing due) ` +
     `before the measured callbacks: ${one(r.before)}; after the run: ${one(r.after)}.`
   );
 }
@@ -883,7 +896,7 @@ function statsLine(st: DbStats | null, n: number, copies: number): string {
   const per = (x: number) => (x / n).toFixed(1);
   return (
     `- Database work per payment, from the first callback until the outbox was drained (\`pg_stat_database\` of the bench database; ` +
-    `each payment is ${copies} deliveries, its callback jobs and its two notices; the bench's own polling, one query every ${POLL_MS} ms, included): ${per(st.commits)} commits, ${per(st.inserted)} rows inserted, ` +
+    `each payment is ${copies} deliveries, its share of a reconciliation batch and its two notices; the bench's own polling, one query every ${POLL_MS} ms, included): ${per(st.commits)} commits, ${per(st.inserted)} rows inserted, ` +
     `${per(st.updated)} updated, ${per(st.fetched)} fetched; ${fmtInt(st.rollbacks)} rollbacks in all. ` +
     (Number.isFinite(st.walSyncs) ? `WAL (server-wide, \`pg_stat_wal\`): ${per(st.walRecords)} records and ${per(st.walSyncs)} syncs per payment.` : '')
   );
@@ -918,8 +931,9 @@ function report(info: RunInfo): { markdown: string; ingestRate: number; reconRat
   const pgRow = pg
     ? `| pgbench \`tpcb-like\`, ${CONNECTIONS} clients, \`-j ${PGBENCH_THREADS}\`, ${pg.seconds} s, scale ${PGBENCH_SCALE} | ${fmtInt(pg.tps)} transactions/s | latency average ${fmt1(pg.latencyMs)} ms, ${fmtInt(pg.transactions)} transactions, ${fmtInt(pg.failed)} failed |`
     : `| pgbench | not run | ${info.pgbenchMissing ?? info.pgbenchError ?? 'unknown'} |`;
-  const verdict =
-    share === null ? 'no pgbench figure to compare with' : share >= TARGET_SHARE ? `target ≥ ${fmtPct(TARGET_SHARE * 100)}: **met**` : `target ≥ ${fmtPct(TARGET_SHARE * 100)}: **not met**`;
+  const verdictOf = (x: number) => (x >= TARGET_SHARE ? `target ≥ ${fmtPct(TARGET_SHARE * 100)}: **met**` : `target ≥ ${fmtPct(TARGET_SHARE * 100)}: **not met**`);
+  const verdict = share === null ? 'no pgbench figure to compare with' : verdictOf(share);
+  const b = info.backlog;
   const lines = [
     `Measured ${info.startedAt.toISOString().replace(/\.\d+Z$/, 'Z')} on commit ${gitRevision()}. ` +
       `Load average (1, 5, 15 min) before seeding: ${info.loadavgs.before}; when the callbacks started: ${info.loadavgs.loadStart}; ` +
@@ -932,13 +946,20 @@ function report(info: RunInfo): { markdown: string; ingestRate: number; reconRat
     `| Callback ingestion, \`POST ${INBOUND}\` (HTTP) | ${fmtInt(ingestRate)} requests/s | ${fmtInt(requests)} signed callbacks (${fmtInt(n)} orders × ${COPIES}) in ${fmt1(ingestSeconds)} s, ${CONNECTIONS} connections; p50 ${fmtMs(r.latency.p50)} ms, p99 ${fmtMs(r.latency.p99)} ms |`,
     `| End-to-end reconciliation (API + outbox relay + worker) | ${fmtInt(reconRate)} payments/s | ${fmtInt(n)} payments paid in ${fmt1(windowSeconds)} s, first callback received → last payment paid |`,
     `| Reconciliations ÷ pgbench TPS | **${share === null ? 'n/a' : fmtPct(share * 100)}** | ${verdict} |`,
-    `| Ingestion ÷ pgbench TPS | ${pg ? fmtPct((ingestRate / pg.tps) * 100) : 'n/a'} | |`,
+    `| Ingestion ÷ pgbench TPS | **${pg ? fmtPct((ingestRate / pg.tps) * 100) : 'n/a'}** | ${pg ? verdictOf(ingestRate / pg.tps) : ''} |`,
+    ...(b
+      ? [
+          `| Backlog reconciliation (worker alone, API idle) | ${fmtInt(b.rate)} payments/s | ${fmtInt(b.n)} stored callbacks (${fmtInt(b.unpaidBefore)} unpaid when the worker started), first to last payment paid in ${fmt1(b.seconds)} s |`,
+          `| Backlog reconciliation ÷ pgbench TPS | **${pg ? fmtPct((b.rate / pg.tps) * 100) : 'n/a'}** | ${pg ? verdictOf(b.rate / pg.tps) : ''} |`,
+          `| Backlog: lost / doubled | **${b.verification.lost} / ${b.verification.doubled}** | ${b.verification.problems.length === 0 ? 'every check passed' : `**${b.verification.problems.length} check(s) failed**: ${b.verification.problems.join('; ')}`} |`,
+        ]
+      : []),
     `| Callbacks lost / doubled | **${v.lost} / ${v.doubled}** | ${v.problems.length === 0 ? 'every check below passed' : `**${v.problems.length} check(s) failed**: ${v.problems.join('; ')}`} |`,
     '',
     `- Callback → paid latency per payment (first delivery's \`received_at\` → \`paid_at\`): p50 ${fmtMs(info.timing.latency.p50)} ms, ` +
       `p90 ${fmtMs(info.timing.latency.p90)} ms, p99 ${fmtMs(info.timing.latency.p99)} ms, max ${fmtMs(info.timing.latency.max)} ms. ` +
       `When the last callback was answered, ${fmtInt(info.paidAtIngestEnd)} of ${fmtInt(n)} payments were paid; the last one was paid ` +
-      `${fmt1((info.timing.lastPaid.getTime() - info.load.endedAt) / 1000)} s after that. The notices (\`notifications.create\`, two per payment) were all written ${fmt1(info.drainedMs / 1000)} s after the last payment.`,
+      `${fmt1((info.timing.lastPaid.getTime() - info.load.endedAt) / 1000)} s after that. The notices (two per payment, in \`notifications.create-batch\` jobs) were all written ${fmt1(info.drainedMs / 1000)} s after the last payment.`,
     `- HTTP: ${fmtInt(info.load.tally.ok)} answers 200 of ${fmtInt(requests)} sent (${r.errors} errors, ${r.timeouts} timeouts); ` +
       `${fmtInt(info.load.tally.fresh)} said \`duplicate: false\` and ${fmtInt(info.load.tally.duplicate)} \`duplicate: true\`. ` +
       `The two copies of an order are the same bytes; orders go in blocks of ${CONNECTIONS}, each block's first copies then its second copies.`,
@@ -949,17 +970,25 @@ function report(info: RunInfo): { markdown: string; ingestRate: number; reconRat
       `\`payment_callbacks\` ${fmtInt(v.callbacks.rows)} rows for ${fmtInt(v.callbacks.orders)} orders counting ${fmtInt(v.callbacks.deliveries)} deliveries ` +
       `(rows by deliveries: ${Object.entries(v.callbacks.byDeliveries).map(([d, c]) => `${d}×${fmtInt(c)}`).join(', ')}), outcomes ` +
       `${Object.entries(v.callbacks.outcomes).map(([o, c]) => `${o} ${fmtInt(c)}`).join(', ')}; unprocessed callbacks in the whole database: ` +
-      `${v.unprocessedAnywhere}; \`payments.process-callback\` jobs ${fmtInt(v.jobs.rows)} for ${fmtInt(v.jobs.callbacks)} callbacks ` +
-      `(${fmtInt(v.jobs.requeued)} callbacks queued twice: the duplicate arrived before the first copy was reconciled; the second job found it processed), ` +
-      `${v.jobs.open} open, ${v.jobs.dead} dead; notices ${Object.entries(v.notices).map(([t, c]) => `${t} ${fmtInt(c.rows)} for ${fmtInt(c.escrows)} escrows`).join(', ')}; ` +
+      `${v.unprocessedAnywhere}; callbacks that needed a second attempt: ${fmtInt(v.jobs.retried)}; notice jobs in the outbox ${fmtInt(v.jobs.rows)} ` +
+      `(${fmtInt(v.jobs.batches)} \`notifications.create-batch\`), ${v.jobs.open} open, ${v.jobs.dead} dead; notices ${Object.entries(v.notices).map(([t, c]) => `${t} ${fmtInt(c.rows)} for ${fmtInt(c.escrows)} escrows`).join(', ')}; ` +
       `\`checkLedger\`: ${v.ledgerViolations.length === 0 ? 'no violation' : v.ledgerViolations.slice(0, 3).join('; ')}.`,
     ...cpuLines(info.phases),
+    ...(b
+      ? [
+          `- Backlog run: ${fmtInt(b.n)} orders' callbacks (× ${COPIES}) stored by the API in ${fmt1(b.storeSeconds)} s with the worker stopped, then a new worker started; ` +
+            (b.cpu ? `CPU from its start until every backlog link was paid: ${cpuText(b.cpu)}. ` : '') +
+            `Checked like the measured run: payments ${fmtInt(b.verification.payments.paid)} paid, ${b.verification.payments.flagged} flagged; ` +
+            `\`escrow_payment\` entries ${fmtInt(b.verification.journal.entries)} for ${fmtInt(b.verification.journal.escrows)} escrows; notices ` +
+            `${Object.entries(b.verification.notices).map(([t, c]) => `${t} ${fmtInt(c.rows)}`).join(', ')}; \`checkLedger\`: ${b.verification.ledgerViolations.length === 0 ? 'no violation' : b.verification.ledgerViolations.slice(0, 3).join('; ')}.`,
+        ]
+      : []),
     cpuCostLine(info.phases[info.phases.length - 1]?.cpu ?? null, n, info.pgbench),
     statsLine(info.stats, n, COPIES),
     relayLine(info.relay),
     `- Lost = links not paid + deliveries answered 200 but not counted in \`payment_callbacks\`; doubled = extra journal entries, ` +
       `events, callback rows or notices for one payment, money credited to a buyer instead, or more than one \`duplicate: false\` per order.`,
-    `- Seeded ${fmtInt(info.seed.warmup.length + n)} escrows with a pending sandbox link in ${fmt1(info.seed.seconds)} s ` +
+    `- Seeded ${fmtInt(info.seed.warmup.length + n + (info.backlog?.n ?? 0))} escrows with a pending sandbox link in ${fmt1(info.seed.seconds)} s ` +
       `(\`createDirect\` + \`pay()\`, ${info.seed.users} users, sandbox gateway row ${info.seed.gateway})` +
       ` in the bench's own database \`${info.database}\` (Redis db 14, queue prefix \`${QUEUE_PREFIX}\`), after purging the outbox rows of earlier runs ` +
       `(${fmtInt(info.seed.purged.completed)} completed rows, as the sweeper would after its 7-day retention, and ${fmtInt(info.seed.purged.timers)} expiry timers of paid escrows), ` +
@@ -969,7 +998,7 @@ function report(info: RunInfo): { markdown: string; ingestRate: number; reconRat
       `WORKER_CONCURRENCY ${info.workerConcurrency} per queue, OUTBOX_POLL_MS default); both \`NODE_ENV=development\`, \`SANDBOX_MODE=1\`, ` +
       `\`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null, the database pool default (10 each). ` +
       (pg
-        ? `pgbench: \`${path.basename(pg.binary)}\` (${pg.version}), scratch database \`${pg.database}\` initialised with \`-i -s ${PGBENCH_SCALE}\` in ${fmt1(pg.initSeconds)} s, run after the API and the worker stopped, for the reconciliation window rounded to whole seconds${PGBENCH_DURATION ? ' (overridden by BENCH_PGBENCH_DURATION)' : ''}.`
+        ? `pgbench: \`${path.basename(pg.binary)}\` (${pg.version}), scratch database \`${pg.database}\` initialised with \`-i -s ${PGBENCH_SCALE}\` in ${fmt1(pg.initSeconds)} s, run after the API and the worker stopped, for the reconciliation window in whole seconds, at least 30 s${PGBENCH_DURATION ? ' (overridden by BENCH_PGBENCH_DURATION)' : ''}.`
         : `pgbench: ${info.pgbenchMissing ?? info.pgbenchError}.`),
     `- Node ${process.version}, ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} logical cores ` +
       '(nothing pinned: the API, the worker, Postgres, Redis, autocannon and pgbench all share the cores), ' +
@@ -985,10 +1014,10 @@ async function seedPayments(env: NodeJS.ProcessEnv): Promise<PaymentSeed> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'escrow-bench-'));
   try {
     const file = path.join(dir, 'seed.json');
-    const args = ['--import', 'tsx', 'bench/seed-payments.ts', file, String(USERS), String(WARMUP_ORDERS), String(ORDERS)];
+    const args = ['--import', 'tsx', 'bench/seed-payments.ts', file, String(USERS), String(WARMUP_ORDERS), String(ORDERS + BACKLOG_ORDERS)];
     await runToCompletion('seed (bench/seed-payments.ts)', args, env, 600_000);
     const seed = JSON.parse(await readFile(file, 'utf8')) as PaymentSeed;
-    if (seed.orders.length !== ORDERS || seed.warmup.length !== WARMUP_ORDERS) throw new Error('seed wrote fewer orders than asked');
+    if (seed.orders.length !== ORDERS + BACKLOG_ORDERS || seed.warmup.length !== WARMUP_ORDERS) throw new Error('seed wrote fewer orders than asked');
     return seed;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -1042,6 +1071,8 @@ async function main(): Promise<void> {
   if (!pgbenchBinary) console.log(`bench: ${pgbenchMissing}`);
 
   const seed = await seedPayments(env);
+  // The first ORDERS are the measured run; the rest the backlog run.
+  const backlog = seed.orders.splice(ORDERS);
 
   const port = await freePort();
   const prof = (name: string) => (CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
@@ -1061,7 +1092,7 @@ async function main(): Promise<void> {
     }
     console.log(`bench: warm-up: ${COPIES * seed.warmup.length} callbacks in ${((wl.endedAt - wl.startedAt) / 1000).toFixed(1)} s`);
   }
-  await waitUntil('warm-up reconciliation', children, 300_000, async () => (await pendingSince(seed.startedAt)) === ORDERS);
+  await waitUntil('warm-up reconciliation', children, 300_000, async () => (await pendingOf(seed.orders)) === ORDERS && (await pendingOf(backlog)) === BACKLOG_ORDERS);
   await waitUntil('outbox drain before the measured run', children, 300_000, async () => (await openOutbox(seed.outboxIdBefore)) === 0);
   const warmupSeconds = (Date.now() - w0) / 1000;
   console.log(`bench: warm-up done in ${warmupSeconds.toFixed(1)} s; ${ORDERS} links pending`);
@@ -1084,22 +1115,22 @@ async function main(): Promise<void> {
     assertAlive(children);
     if (!finished && Date.now() - lastLog >= 5000) {
       lastLog = Date.now();
-      console.log(`bench: ${ORDERS - (await pendingSince(seed.startedAt))} of ${ORDERS} paid so far`);
+      console.log(`bench: ${ORDERS - (await pendingOf(seed.orders))} of ${ORDERS} paid so far`);
     }
   }
   const load = await loadPromise;
   const cpuAtIngestEnd = cpuSnapshot(pids);
-  const paidWhenIngestEnded = ORDERS - (await pendingSince(seed.startedAt));
+  const paidWhenIngestEnded = ORDERS - (await pendingOf(seed.orders));
   const loadEnd = loadavg();
   console.log(
     `bench: ${load.tally.sent} callbacks sent in ${((load.endedAt - load.startedAt) / 1000).toFixed(1)} s ` +
       `(${load.tally.ok} answered 200)`,
   );
-  await waitUntil('reconciliation of every measured payment', children, SETTLE_TIMEOUT_S * 1000, async () => (await pendingSince(seed.startedAt)) === 0).catch(
+  await waitUntil('reconciliation of every measured payment', children, SETTLE_TIMEOUT_S * 1000, async () => (await pendingOf(seed.orders)) === 0).catch(
     (err: unknown) => console.error(`bench: ${err instanceof Error ? err.message : String(err)}`),
   );
   const cpuAtAllPaid = cpuSnapshot(pids);
-  const paidAtEnd = ORDERS - (await pendingSince(seed.startedAt));
+  const paidAtEnd = ORDERS - (await pendingOf(seed.orders));
   const phases: Phase[] = [
     { label: 'While the callbacks came in (until autocannon returned)', paid: paidWhenIngestEnded, cpu: cpuUse(cpuAtStart, cpuAtIngestEnd) },
     { label: 'After, the worker catching up with the API idle', paid: paidAtEnd - paidWhenIngestEnded, cpu: cpuUse(cpuAtIngestEnd, cpuAtAllPaid) },
@@ -1123,14 +1154,54 @@ async function main(): Promise<void> {
   console.log(`bench: verified: lost ${verification.lost}, doubled ${verification.doubled}, ${verification.problems.length} failed checks`);
   for (const p of verification.problems) console.error(`bench: check failed: ${p}`);
 
-  await stopChild(api);
+  // Backlog run: the worker stopped, the backlog's callbacks stored by the API, then a new
+  // worker reconciles them alone (the API idle): the worker's own reconciliation rate.
+  let backlogRun: BacklogRun | null = null;
   await stopChild(worker, 35_000);
+  if (backlog.length > 0) {
+    const stored = await sendCallbacks(base, callbackSequence(backlog, sandboxSignature, secret, CONNECTIONS), CONNECTIONS);
+    console.log(`bench: backlog: ${stored.tally.sent} callbacks stored in ${((stored.endedAt - stored.startedAt) / 1000).toFixed(1)} s with the worker stopped`);
+    const unpaidBefore = await pendingOf(backlog);
+    const worker2 = startChild('worker, backlog run (node dist/workers/index.js)', [...prof('worker-backlog'), 'dist/workers/index.js'], { ...env, PUBLIC_BASE_URL: `http://${HOST}:${port}` }, { pin: false });
+    const pids2 = { api: api.proc.pid, worker: worker2.proc.pid, bench: process.pid };
+    const cpu0 = cpuSnapshot(pids2);
+    await waitUntil('reconciliation of the backlog', [api, worker2], SETTLE_TIMEOUT_S * 1000, async () => (await pendingOf(backlog)) === 0).catch((err: unknown) =>
+      console.error(`bench: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    const cpu1 = cpuSnapshot(pids2);
+    await waitUntil('outbox drain after the backlog run', [api, worker2], SETTLE_TIMEOUT_S * 1000, async () => (await openOutbox(seed.outboxIdBefore)) === 0).catch(
+      (err: unknown) => console.error(`bench: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    const spread = await one<{ first_paid: Date; last_paid: Date; in_first: number; paid: number }>(
+      `SELECT min(paid_at) AS first_paid, max(paid_at) AS last_paid, count(*) FILTER (WHERE status = 'paid')::int AS paid,
+              count(*) FILTER (WHERE paid_at = (SELECT min(paid_at) FROM payments WHERE id = ANY(?::uuid[])))::int AS in_first
+         FROM payments WHERE id = ANY(?::uuid[])`,
+      [backlog.map((o) => o.paymentId), backlog.map((o) => o.paymentId)],
+    );
+    const verification = await verify(backlog, seed.outboxIdBefore, stored.tally);
+    console.log(`bench: backlog verified: lost ${verification.lost}, doubled ${verification.doubled}, ${verification.problems.length} failed checks`);
+    for (const p of verification.problems) console.error(`bench: backlog check failed: ${p}`);
+    const seconds = (spread.last_paid.getTime() - spread.first_paid.getTime()) / 1000;
+    backlogRun = {
+      n: backlog.length,
+      unpaidBefore,
+      storeSeconds: (stored.endedAt - stored.startedAt) / 1000,
+      seconds,
+      // The first batch's payments share one paid_at: the rate counts those paid after it.
+      rate: seconds > 0 ? (spread.paid - spread.in_first) / seconds : Number.NaN,
+      cpu: cpuUse(cpu0, cpu1),
+      verification,
+    };
+    await stopChild(worker2, 35_000);
+  }
+  await stopChild(api);
 
   let pgbench: PgbenchResult | null = null;
   let pgbenchError: string | null = null;
   if (pgbenchBinary) {
     const windowSeconds = (t.lastPaid.getTime() - t.firstReceived.getTime()) / 1000;
-    const seconds = PGBENCH_DURATION ?? Math.max(5, Math.round(windowSeconds));
+    // At least 30 s: a steadier rate than a run as short as the window.
+    const seconds = PGBENCH_DURATION ?? Math.max(30, Math.round(windowSeconds));
     try {
       pgbench = await runPgbench(pgbenchBinary, seconds);
       console.log(`bench: pgbench: ${pgbench.tps.toFixed(1)} tps over ${seconds} s`);
@@ -1141,6 +1212,7 @@ async function main(): Promise<void> {
   }
 
   const { markdown, ingestRate, reconRate, share } = report({
+    backlog: backlogRun,
     seed,
     warmupSeconds,
     load,
@@ -1169,6 +1241,8 @@ async function main(): Promise<void> {
       `; lost ${verification.lost}, doubled ${verification.doubled}`,
   );
   if (verification.problems.length > 0 || verification.lost > 0 || verification.doubled > 0) process.exitCode = 1;
+  const bv = backlogRun?.verification;
+  if (bv && (bv.problems.length > 0 || bv.lost > 0 || bv.doubled > 0)) process.exitCode = 1;
 }
 
 stopChildrenOnSignals('bench');
