@@ -5,6 +5,7 @@ import { db } from '../shared/db.js';
 import { flushLogs, logger } from '../shared/logger.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
+import { closeUploadEvents } from '../shared/uploads/service.js';
 import { createApp } from './app.js';
 
 const app = createApp();
@@ -27,7 +28,7 @@ async function shutdown(signal: string): Promise<void> {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
-  await Promise.allSettled([db.destroy(), closeQueues(), redis.quit()]);
+  await Promise.allSettled([db.destroy(), closeQueues(), redis.quit(), closeUploadEvents()]);
   logger.info('api stopped');
   await flushLogs();
   process.exit(0);
