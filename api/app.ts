@@ -24,6 +24,8 @@ import { webhooksRouter } from './routes/webhooks.js';
 import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
 import { adminSessionOnly } from './middleware/auth.js';
+import { checkoutRouter } from './routes/checkout.js';
+import { consoleRouter } from './routes/console.js';
 
 export interface AppDeps {
   redis?: Redis;
@@ -51,6 +53,12 @@ export const routers: AppRouter[] = [
   sandboxRouter,
 ];
 
+/**
+ * Server-rendered pages (hosted checkout, sign-in, operator console; issue 12): not API
+ * routes, so not in `routers` (the OpenAPI and route-table tests walk that list).
+ */
+export const pageRouters: AppRouter[] = [checkoutRouter, consoleRouter];
+
 /** Routers mounted only in sandbox mode (decision D4): never reachable in production. */
 export const SANDBOX_ONLY: ReadonlySet<AppRouter> = new Set([sandboxRouter]);
 
@@ -68,6 +76,7 @@ export function createApp(deps: AppDeps = {}): AppKoa {
     if (SANDBOX_ONLY.has(router) && !sandbox) continue;
     app.use(router.routes());
   }
+  for (const router of pageRouters) app.use(router.routes());
   // Last: only requests no route took get here.
   use(queueDashboard(adminSessionOnly()));
   return app;

@@ -1,0 +1,107 @@
+/** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
+import type { DisputeView } from '../../shared/disputes/repo.js';
+import type { ClaimedPayment, ListedUser } from '../../shared/checkout/console.js';
+import type { StaffListed } from '../../shared/withdrawals/service.js';
+import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
+import { csrfField, html, rupiah, type Html } from './html.js';
+
+export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'users';
+
+const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : '');
+
+export function consoleNav(active: ConsoleSection, who: string, csrf: string): Html {
+  const link = (section: ConsoleSection, href: string, label: string) =>
+    html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
+  return html`<nav class="console card">
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Manual payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+<span class="muted">${who}</span>
+<form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
+</nav>`;
+}
+
+export function flash(done: unknown): Html {
+  return typeof done === 'string' && /^[a-z_.]{1,40}$/.test(done) ? html`<p class="notice" id="flash">Done: ${done}</p>` : html``;
+}
+
+export function overview(counts: { disputes: number; payments: number; withdrawals: number }): Html {
+  return html`<section class="card" id="overview"><h1>Operator console</h1><ul>
+<li><a href="/admin/disputes">Disputes to rule</a>: <strong id="count-disputes">${counts.disputes}</strong></li>
+<li><a href="/admin/payments">Manual payments to confirm</a>: <strong id="count-payments">${counts.payments}</strong></li>
+<li><a href="/admin/withdrawals">Withdrawals to approve</a>: <strong id="count-withdrawals">${counts.withdrawals}</strong></li>
+<li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
+<li><a href="${QUEUE_DASHBOARD_PATH}">Queues (Bull Board)</a></li>
+</ul>
+<p class="muted">Payment-service orders: not in the console yet (the orders service is not part of this build).</p></section>`;
+}
+
+export function disputesTable(rows: DisputeView[], csrf: string): Html {
+  return html`<section class="card"><h1>Disputes to rule</h1>
+${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
+<table id="disputes"><thead><tr><th>Opened</th><th>Escrow</th><th>Parties</th><th>Reason</th><th>Status</th><th>Ruling</th></tr></thead><tbody>
+${rows.map(
+  (d) => html`<tr data-id="${d.id}">
+<td>${iso(d.created_at)}</td>
+<td>${d.item_name}<br>${rupiah(d.amount)}<br><span class="muted">${d.escrow_id}</span></td>
+<td>Buyer: ${d.buyer_full_name} &lt;${d.buyer_email}&gt;<br>Seller: ${d.seller_full_name} &lt;${d.seller_email}&gt;</td>
+<td>${d.reason_category}<br><span class="muted">${d.description}</span></td>
+<td class="status">${d.status}</td>
+<td><form method="post" action="/admin/disputes/${d.id}/resolve" data-confirm="Record this ruling? Release and refund move money.">
+${csrfField(csrf)}
+<select name="outcome" required><option value="release">Release to seller</option><option value="refund">Refund buyer</option><option value="hold">Hold</option></select>
+<input type="text" name="note" placeholder="Note (why)" maxlength="2000">
+<button type="submit">Rule</button>
+</form></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+export function paymentsTable(rows: ClaimedPayment[], csrf: string): Html {
+  return html`<section class="card"><h1>Manual payments to confirm</h1>
+${rows.length === 0 ? html`<p id="none">No claimed transfers.</p>` : ''}
+<table id="payments"><thead><tr><th>Claimed</th><th>Escrow</th><th>Buyer</th><th>Amount</th><th>Reference</th><th>Decision</th></tr></thead><tbody>
+${rows.map(
+  (p) => html`<tr data-id="${p.id}">
+<td>${iso(p.claimed_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id}</span></td><td>${p.buyer_email}</td>
+<td>${rupiah(p.amount)}</td><td>${p.claim_reference ?? ''}</td>
+<td><form method="post" action="/admin/payments/${p.id}/confirm" data-confirm="Confirm that this transfer arrived?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit">Confirm</button></form>
+<form method="post" action="/admin/payments/${p.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Reject</button></form></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+export function withdrawalsTable(rows: StaffListed[], csrf: string): Html {
+  return html`<section class="card"><h1>Withdrawals to approve</h1>
+${rows.length === 0 ? html`<p id="none">No pending withdrawals.</p>` : ''}
+<table id="withdrawals"><thead><tr><th>Requested</th><th>Who</th><th>Amount</th><th>Method</th><th>Risk</th><th>Decision</th></tr></thead><tbody>
+${rows.map(
+  ({ row: w, user }) => html`<tr data-id="${w.id}">
+<td>${iso(w.created_at)}</td><td>${user ? html`${user.full_name}<br>${user.email}` : w.user_id}</td>
+<td>${rupiah(w.amount)}<br><span class="muted">net ${rupiah(w.net_amount)}</span></td><td>${w.method}</td>
+<td>${w.risk_action}${w.risk_flags.length ? html`<br><span class="muted">${w.risk_flags.join(', ')}</span>` : ''}</td>
+<td><form method="post" action="/admin/withdrawals/${w.id}/approve" data-confirm="Approve this payout?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note${w.risk_action === 'review' ? ' (required)' : ''}" maxlength="2000"><button type="submit">Approve</button></form>
+<form method="post" action="/admin/withdrawals/${w.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Reject</button></form></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+export function usersTable(rows: ListedUser[], q: string, csrf: string): Html {
+  return html`<section class="card"><h1>Users</h1>
+<form method="get" action="/admin/users"><input type="search" name="q" value="${q}" placeholder="Email, username or name"><button type="submit">Search</button></form>
+<table id="users"><thead><tr><th>Account</th><th>Role</th><th>Status</th><th>Move</th></tr></thead><tbody>
+${rows.map(
+  (u) => html`<tr data-id="${u.id}">
+<td>${u.full_name}<br>${u.email} · @${u.username}</td><td>${u.role}</td><td class="status">${u.status}</td>
+<td>${
+    u.status === 'active'
+      ? html`<form method="post" action="/admin/users/${u.id}/suspend" data-confirm="Suspend this account? Its sessions end.">${csrfField(csrf)}<input type="text" name="note" placeholder="Why" maxlength="2000"><button type="submit" class="danger">Suspend</button></form>`
+      : u.status === 'suspended'
+        ? html`<form method="post" action="/admin/users/${u.id}/reactivate">${csrfField(csrf)}<input type="text" name="note" placeholder="Why" maxlength="2000"><button type="submit">Reactivate</button></form>`
+        : ''
+  }</td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}

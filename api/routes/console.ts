@@ -1,0 +1,171 @@
+/**
+ * The operator console under /admin (an admin session only; decision D2). Plain
+ * server-rendered pages; every move goes through the same service as its /v1/admin route
+ * (which records the staff action), and every form is CSRF-checked with the session's
+ * synchronizer token. Bull Board stays at /admin/queues (admin-queues.ts).
+ */
+import { AppError } from '../../shared/errors.js';
+import * as authService from '../../shared/auth/service.js';
+import { consoleCounts, claimedPayments, findUsers } from '../../shared/checkout/console.js';
+import { listDisputes, OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
+import { staffConfirm, staffReject } from '../../shared/payments/service.js';
+import { reactivateUser, suspendUser } from '../../shared/users/service.js';
+import * as withdrawals from '../../shared/withdrawals/service.js';
+import { createRouter, type Ctx } from '../context.js';
+import { clearSessionCookie } from '../middleware/auth.js';
+import * as T from '../pages/console.js';
+import { assertCsrf, formOf, html, page, pageSession, redirect, sendPage, type Html, type PageSession } from '../pages/html.js';
+
+export const consoleRouter = createRouter();
+
+/** The admin behind the cookie; anyone else is sent to sign in (anonymous) or refused (403). */
+async function staffSession(ctx: Ctx): Promise<PageSession | null> {
+  const session = await pageSession(ctx);
+  if (!session) {
+    const next = /^\/admin(\/[a-z]+)?$/.test(ctx.path) ? ctx.path : '/admin';
+    redirect(ctx, `/sign-in?next=${encodeURIComponent(next)}`);
+    return null;
+  }
+  if (session.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Staff only');
+  return session;
+}
+
+function consolePage(ctx: Ctx, section: T.ConsoleSection, session: PageSession, body: Html): void {
+  sendPage(ctx, 200, {
+    title: `Console · ${section}`,
+    lang: 'en',
+    scripts: ['console.js'],
+    body: html`${T.consoleNav(section, session.displayName, session.csrfToken)}${T.flash(ctx.query.done)}${body}`,
+  });
+}
+
+const noteOf = (form: URLSearchParams): string | null => {
+  const note = (form.get('note') ?? '').trim();
+  if (note.length > 2000) throw new AppError(400, 'NOTE_TOO_LONG', 'The note may be at most 2000 characters');
+  return note === '' ? null : note;
+};
+
+/** A console move: admin session, CSRF token, the service call, then back to the list. */
+function move(back: string, done: string, run: (ctx: Ctx, session: PageSession, form: URLSearchParams) => Promise<unknown>) {
+  return page(async (ctx) => {
+    const form = await formOf(ctx);
+    const session = await staffSession(ctx);
+    if (!session) return;
+    assertCsrf(form, session);
+    await run(ctx, session, form);
+    redirect(ctx, `${back}?done=${done}`);
+  });
+}
+
+consoleRouter.get(
+  '/admin',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'overview', session, T.overview(await consoleCounts()));
+  }),
+);
+
+consoleRouter.get(
+  '/admin/disputes',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (!session) return;
+    const actor = { userId: session.userId, role: session.role };
+    const open = await listDisputes(actor, { status: 'open', page: 1, limit: 50 });
+    const held = await listDisputes(actor, { status: 'on_hold', page: 1, limit: 50 });
+    consolePage(ctx, 'disputes', session, T.disputesTable([...open.rows, ...held.rows], session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/disputes/:id/resolve',
+  move('/admin/disputes', 'dispute.resolve', async (ctx, session, form) => {
+    const outcome = form.get('outcome') ?? '';
+    if (!(OUTCOMES as readonly string[]).includes(outcome)) throw new AppError(400, 'INVALID_OUTCOME', 'outcome must be release, refund or hold');
+    await resolveDispute(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { outcome: outcome as Outcome, note: noteOf(form) });
+  }),
+);
+
+consoleRouter.get(
+  '/admin/payments',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'payments', session, T.paymentsTable(await claimedPayments(), session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payments/:id/confirm',
+  move('/admin/payments', 'payment.confirm', async (ctx, session, form) => {
+    await staffConfirm(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payments/:id/reject',
+  move('/admin/payments', 'payment.reject', async (ctx, session, form) => {
+    await staffReject(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.get(
+  '/admin/withdrawals',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (!session) return;
+    const { rows } = await withdrawals.listForStaff({ status: 'pending', page: 1, limit: 50 });
+    consolePage(ctx, 'withdrawals', session, T.withdrawalsTable(rows, session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/withdrawals/:id/approve',
+  move('/admin/withdrawals', 'withdrawal.approve', async (ctx, session, form) => {
+    await withdrawals.approve(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { note: noteOf(form) });
+  }),
+);
+
+consoleRouter.post(
+  '/admin/withdrawals/:id/reject',
+  move('/admin/withdrawals', 'withdrawal.reject', async (ctx, session, form) => {
+    await withdrawals.reject(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { note: noteOf(form) });
+  }),
+);
+
+consoleRouter.get(
+  '/admin/users',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (!session) return;
+    const q = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
+    consolePage(ctx, 'users', session, T.usersTable(await findUsers(q), q, session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/users/:id/suspend',
+  move('/admin/users', 'user.suspend', async (ctx, session, form) => {
+    await suspendUser({ actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/users/:id/reactivate',
+  move('/admin/users', 'user.reactivate', async (ctx, session, form) => {
+    await reactivateUser({ actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/sign-out',
+  page(async (ctx) => {
+    const form = await formOf(ctx);
+    const session = await pageSession(ctx);
+    if (session) {
+      assertCsrf(form, session);
+      await authService.logout(session.sessionId);
+      clearSessionCookie(ctx);
+    }
+    redirect(ctx, '/sign-in');
+  }),
+);

@@ -1,0 +1,40 @@
+/** Reads of the operator console that no other service offers (the moves themselves go through their own services). */
+import { db } from '../db.js';
+import type { PaymentRow } from '../payments/repo.js';
+import type { UserRow } from '../users/repo.js';
+
+export interface ClaimedPayment extends PaymentRow {
+  item_name: string;
+  buyer_email: string;
+}
+
+/** Manual transfers the buyer says were sent, oldest first: staff confirm or reject them. */
+export async function claimedPayments(limit = 50): Promise<ClaimedPayment[]> {
+  return db<ClaimedPayment>('payments as p')
+    .join('escrows as e', 'e.id', 'p.escrow_id')
+    .join('users as u', 'u.id', 'p.buyer_id')
+    .where('p.status', 'awaiting_confirmation')
+    .orderBy([{ column: 'p.claimed_at', order: 'asc' }, { column: 'p.id', order: 'asc' }])
+    .limit(limit)
+    .select<ClaimedPayment[]>('p.*', 'e.item_name', 'u.email as buyer_email');
+}
+
+export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;
+
+/** Accounts whose email, username or name contains `q` (newest first); the newest accounts without `q`. */
+export async function findUsers(q: string, limit = 50): Promise<ListedUser[]> {
+  const query = db('users').select('id', 'email', 'username', 'full_name', 'role', 'status', 'created_at');
+  const term = q.trim();
+  if (term !== '') {
+    const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    void query.where((w) => void w.whereILike('email', like).orWhereILike('username', like).orWhereILike('full_name', like));
+  }
+  return (await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit)) as ListedUser[];
+}
+
+export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number }> {
+  const [d] = await db('disputes').whereIn('status', ['open', 'on_hold']).count<{ count: string }[]>('* as count');
+  const [p] = await db('payments').where('status', 'awaiting_confirmation').count<{ count: string }[]>('* as count');
+  const [w] = await db('withdrawals').where('status', 'pending').count<{ count: string }[]>('* as count');
+  return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0) };
+}

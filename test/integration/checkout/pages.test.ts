@@ -1,0 +1,276 @@
+/**
+ * Issue 12 over HTTP: the hosted checkout and sign-in pages, the operator console, their
+ * CSRF checks and their headers. The browser flows are in test/e2e/.
+ */
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { createApp } from '../../../api/app.js';
+import { clock } from '../../../shared/clock.js';
+import { db } from '../../../shared/db.js';
+import { createEscrow } from '../../factories/escrows.js';
+import { createGateway } from '../../factories/payments.js';
+import { createUser, DEFAULT_PASSWORD, signIn } from '../../factories/users.js';
+import { createWithdrawal } from '../../factories/withdrawals.js';
+
+const agent = () => supertest.agent(createApp().callback());
+
+const CSRF_FIELD = /name="_csrf" value="([^"]+)"/;
+const tokenIn = (text: string): string => CSRF_FIELD.exec(text)?.[1] ?? '';
+
+function expectPageHeaders(res: supertest.Response): void {
+  expect(res.headers['content-type']).to.match(/^text\/html/);
+  const csp = String(res.headers['content-security-policy']);
+  expect(csp).to.include("script-src 'self'");
+  expect(csp).to.include("frame-ancestors 'none'");
+  expect(csp).to.not.include('unsafe-inline');
+  expect(res.headers['cache-control']).to.equal('no-store');
+  expect(res.headers['x-frame-options']).to.equal('DENY');
+  expect(res.text).to.not.match(/<script(?![^>]*\ssrc=)[^>]*>/); // no inline script
+}
+
+describe('hosted checkout pages (issue 12)', () => {
+  beforeEach(async () => {
+    await createGateway({ provider: 'sandbox', feePercent: '0.7', feeFixed: 500 });
+  });
+
+  it('shows the preview to anyone, escaped, with the seller badge, countdown and a sign-in link back', async () => {
+    const seller = (await createUser({ fullName: 'Toko <b>Baik</b>' })).user;
+    await db('users').where({ id: seller.id }).update({ kyc_status: 'verified' });
+    const { escrow } = await createEscrow({ seller, item: '<script>alert(1)</script> Sepatu', amount: 150_000 });
+    const res = await agent().get(`/pay/${escrow.id}`);
+    expect(res.status).to.equal(200);
+    expectPageHeaders(res);
+    expect(res.text).to.include('&lt;script&gt;alert(1)&lt;/script&gt; Sepatu');
+    expect(res.text).to.include('Toko &lt;b&gt;Baik&lt;/b&gt;');
+    expect(res.text).to.include('Rp150.000');
+    expect(res.text).to.match(/id="seller-badge">✓ Terverifikasi/);
+    expect(res.text).to.include(`data-expires-at="${escrow.expires_at.toISOString()}"`);
+    expect(res.text).to.include(`href="/sign-in?next=${encodeURIComponent(`/pay/${escrow.id}`)}"`);
+    expect(res.text).to.include('<html lang="id">');
+    const en = await agent().get(`/pay/${escrow.id}?lang=en`);
+    expect(en.text).to.include('<html lang="en">').and.include('Sign in to pay').and.include('✓ Verified');
+  });
+
+  it('expired, cancelled and unknown escrows get a clear page, not an error envelope', async () => {
+    const { escrow } = await createEscrow();
+    clock.set(new Date(escrow.expires_at.getTime() + 1000));
+    const expired = await agent().get(`/pay/${escrow.id}`);
+    expect(expired.status).to.equal(200);
+    expect(expired.text).to.include('id="expired"').and.include('kedaluwarsa');
+    clock.reset();
+    const cancelled = (await createEscrow({ status: 'cancelled' })).escrow;
+    const c = await agent().get(`/pay/${cancelled.id}?lang=en`);
+    expect(c.text).to.include('id="cancelled"').and.include('was cancelled');
+    const missing = await agent().get('/pay/0b6f3a56-8d5e-4c1e-9a57-3c1b2a1d0e9f');
+    expect(missing.status).to.equal(404);
+    expectPageHeaders(missing);
+    expect(missing.text).to.include('id="error"');
+  });
+
+  it('signs in through the form (double-submit token) and goes back to the checkout with a Lax HttpOnly cookie', async () => {
+    const { escrow, buyer } = await createEscrow();
+    const browser = agent();
+    const next = `/pay/${escrow.id}`;
+    const form = await browser.get(`/sign-in?next=${encodeURIComponent(next)}`);
+    expectPageHeaders(form);
+    const token = tokenIn(form.text);
+    expect(token).to.not.equal('');
+    const noToken = await browser.post('/sign-in').type('form').send({ email: buyer.email, password: DEFAULT_PASSWORD, next });
+    expect(noToken.status).to.equal(403);
+    expect(noToken.headers['set-cookie'] ?? []).to.satisfy((c: string[]) => !c.some((x) => x.startsWith('session')));
+    const wrong = await agent().post('/sign-in').type('form').send({ _csrf: token, email: buyer.email, password: DEFAULT_PASSWORD, next });
+    expect(wrong.status).to.equal(403); // the field without its cookie (another browser)
+    const bad = await browser.post('/sign-in').type('form').send({ _csrf: token, email: buyer.email, password: 'Wrong1Horse', next });
+    expect(bad.status).to.equal(401);
+    expect(bad.text).to.include('id="sign-in-error"');
+    const good = await browser.post('/sign-in').type('form').send({ _csrf: tokenIn(bad.text), email: buyer.email, password: DEFAULT_PASSWORD, next });
+    expect(good.status).to.equal(303);
+    expect(good.headers.location).to.equal(next);
+    const cookie = (good.headers['set-cookie'] as unknown as string[]).find((c) => /^[^=]+=[^;]{20,}/.test(c) && /httponly/i.test(c) && !c.startsWith('signin_csrf'));
+    expect(cookie).to.match(/samesite=lax/i);
+    expect(cookie).to.not.match(/;\s*secure/i); // loopback http
+    const page = await browser.get(next);
+    expect(page.text).to.include('id="pay-form"');
+  });
+
+  it('never sends a signed-in person to another site', async () => {
+    const { user } = await createUser();
+    const browser = agent();
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/pay/../admin']) {
+      const form = await browser.get(`/sign-in?next=${encodeURIComponent(next)}`);
+      expect(form.text).to.not.include('name="next"');
+      const res = await browser.post('/sign-in').type('form').send({ _csrf: tokenIn(form.text), email: user.email, password: DEFAULT_PASSWORD, next });
+      expect(res.status).to.equal(200);
+      expect(res.headers.location).to.equal(undefined);
+    }
+  });
+
+  it('shows the buyer each method with surcharge and total, pays only with the session token, then renders the QRIS image', async () => {
+    const { escrow, buyer } = await createEscrow({ amount: 150_000 });
+    const browser = agent();
+    await signIn(browser, buyer.email);
+    const page = await browser.get(`/pay/${escrow.id}`);
+    expectPageHeaders(page);
+    // 0.7% of 150,000 = 1,050, plus 500 fixed
+    expect(page.text).to.include('value="sandbox:qris"').and.include('Rp1.550').and.include('Rp151.550');
+    const token = tokenIn(page.text);
+    const none = await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:qris' });
+    expect(none.status).to.equal(403);
+    expect(none.text).to.include('CSRF_FAILED');
+    const wrong = await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:qris', _csrf: `${token}x` });
+    expect(wrong.status).to.equal(403);
+    expect(await db('payments').where({ escrow_id: escrow.id })).to.have.length(0);
+    const json = await browser.post(`/pay/${escrow.id}/pay`).set('Content-Type', 'application/json').send(JSON.stringify({ choice: 'sandbox:qris', _csrf: token }));
+    expect(json.status).to.equal(415);
+    const paid = await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:qris', _csrf: token });
+    expect(paid.status).to.equal(303);
+    expect(paid.headers.location).to.equal(`/pay/${escrow.id}`);
+    const row = (await db('payments').where({ escrow_id: escrow.id }).first()) as { amount: number; surcharge: number; method: string };
+    expect(row).to.deep.include({ amount: 151_550, surcharge: 1550, method: 'qris' });
+    const shown = await browser.get(`/pay/${escrow.id}`);
+    expect(shown.text).to.match(/<img src="data:image\/png;base64,[A-Za-z0-9+/=]{200,}"/);
+    expect(shown.text).to.include(`data-status-url="/api/escrows/${escrow.id}/payment-status"`).and.include('Rp151.550');
+  });
+
+  it('shows a virtual account number with a copy button', async () => {
+    const { escrow, buyer } = await createEscrow();
+    const browser = agent();
+    await signIn(browser, buyer.email);
+    const token = tokenIn((await browser.get(`/pay/${escrow.id}`)).text);
+    await browser.post(`/pay/${escrow.id}/pay?lang=en`).type('form').send({ choice: 'sandbox:bank_transfer', _csrf: token }).expect(303);
+    const shown = await browser.get(`/pay/${escrow.id}?lang=en`);
+    const va = /id="va-number">(\d+)</.exec(shown.text)?.[1];
+    expect(va).to.match(/^8808\d{12}$/);
+    expect(shown.text).to.include(`data-copy="${va}"`).and.include('Virtual account number');
+  });
+
+  it('does not let a signed-in stranger pay, and says why', async () => {
+    const { escrow } = await createEscrow();
+    const stranger = (await createUser()).user;
+    const browser = agent();
+    const csrf = await signIn(browser, stranger.email);
+    const page = await browser.get(`/pay/${escrow.id}`);
+    expect(page.text).to.include('id="not-buyer"').and.not.include('id="pay-form"');
+    const res = await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:qris', _csrf: csrf });
+    expect(res.status).to.equal(403);
+    expect(res.text).to.include('NOT_BUYER');
+  });
+
+  it('serves only the known static files, from our origin', async () => {
+    const js = await agent().get('/static/pages/checkout.js');
+    expect(js.status).to.equal(200);
+    expect(js.headers['content-type']).to.match(/^text\/javascript/);
+    expect(js.text).to.include('data-status-url');
+    expect((await agent().get('/static/pages/html.ts')).status).to.equal(404);
+    expect((await agent().get('/static/pages/..%2Fhtml.ts')).status).to.equal(404);
+  });
+});
+
+describe('operator console (issue 12)', () => {
+  async function adminAgent() {
+    const admin = (await createUser({ role: 'admin', fullName: 'Staff One' })).user;
+    const browser = agent();
+    await signIn(browser, admin.email);
+    return { admin, browser };
+  }
+
+  it('sends anonymous visitors to sign in and refuses non-staff', async () => {
+    const anon = await agent().get('/admin/disputes');
+    expect(anon.status).to.equal(303);
+    expect(anon.headers.location).to.equal(`/sign-in?next=${encodeURIComponent('/admin/disputes')}`);
+    const user = (await createUser()).user;
+    const browser = agent();
+    const csrf = await signIn(browser, user.email);
+    const refused = await browser.get('/admin');
+    expect(refused.status).to.equal(403);
+    expectPageHeaders(refused);
+    const { escrow } = await createEscrow({ status: 'disputed' });
+    const d = (await db('disputes').where({ escrow_id: escrow.id }).first()) as { id: string };
+    const move = await browser.post(`/admin/disputes/${d.id}/resolve`).type('form').send({ _csrf: csrf, outcome: 'refund' });
+    expect(move.status).to.equal(403);
+    expect(((await db('disputes').where({ id: d.id }).first()) as { status: string }).status).to.equal('open');
+  });
+
+  it('rules a dispute only with the session token, through the service and its audit trail', async () => {
+    const { browser } = await adminAgent();
+    const { escrow } = await createEscrow({ status: 'disputed', item: 'Kamera <x>' });
+    const d = (await db('disputes').where({ escrow_id: escrow.id }).first()) as { id: string };
+    const list = await browser.get('/admin/disputes');
+    expect(list.status).to.equal(200);
+    expectPageHeaders(list);
+    expect(list.text).to.include(`action="/admin/disputes/${d.id}/resolve"`).and.include('Kamera &lt;x&gt;');
+    const token = tokenIn(list.text);
+    const none = await browser.post(`/admin/disputes/${d.id}/resolve`).type('form').send({ outcome: 'refund' });
+    expect(none.status).to.equal(403);
+    const wrong = await browser.post(`/admin/disputes/${d.id}/resolve`).type('form').send({ outcome: 'refund', _csrf: 'not-the-token' });
+    expect(wrong.status).to.equal(403);
+    expect(((await db('disputes').where({ id: d.id }).first()) as { status: string }).status).to.equal('open');
+    const ok = await browser.post(`/admin/disputes/${d.id}/resolve`).type('form').send({ outcome: 'refund', note: 'no tracking', _csrf: token });
+    expect(ok.status).to.equal(303);
+    expect(ok.headers.location).to.equal('/admin/disputes?done=dispute.resolve');
+    expect(await db('disputes').where({ id: d.id }).first()).to.deep.include({ status: 'resolved', outcome: 'refund' });
+    expect(((await db('escrows').where({ id: escrow.id }).first()) as { status: string }).status).to.equal('refunded');
+    const audit = (await db('staff_audit').where({ target_id: d.id })) as { action: string; note: string }[];
+    expect(audit).to.have.length(1);
+    expect(audit[0]!.note).to.equal('no tracking');
+    const again = await browser.post(`/admin/disputes/${d.id}/resolve`).type('form').send({ outcome: 'release', _csrf: token });
+    expect(again.status).to.equal(409);
+    expect(again.text).to.include('INVALID_STATE');
+  });
+
+  it('suspends and reactivates a user with an audit row each', async () => {
+    const { browser } = await adminAgent();
+    const target = (await createUser({ email: 'target-person@example.com' })).user;
+    const list = await browser.get('/admin/users?q=target-person');
+    expect(list.text).to.include(`action="/admin/users/${target.id}/suspend"`);
+    const token = tokenIn(list.text);
+    expect((await browser.post(`/admin/users/${target.id}/suspend`).type('form').send({ note: 'fraud' })).status).to.equal(403);
+    await browser.post(`/admin/users/${target.id}/suspend`).type('form').send({ note: 'fraud', _csrf: token }).expect(303);
+    expect(((await db('users').where({ id: target.id }).first()) as { status: string }).status).to.equal('suspended');
+    await browser.post(`/admin/users/${target.id}/reactivate`).type('form').send({ _csrf: token }).expect(303);
+    expect(((await db('users').where({ id: target.id }).first()) as { status: string }).status).to.equal('active');
+    const actions = ((await db('staff_audit').where({ target_id: target.id }).orderBy('id')) as { action: string }[]).map((a) => a.action);
+    expect(actions).to.deep.equal(['user.suspend', 'user.reactivate']);
+  });
+
+  it('approves and rejects withdrawals through the withdrawals service', async () => {
+    const { browser } = await adminAgent();
+    const a = (await createWithdrawal()).withdrawal;
+    const b = (await createWithdrawal()).withdrawal;
+    const list = await browser.get('/admin/withdrawals');
+    expect(list.text).to.include(`/admin/withdrawals/${a.id}/approve`).and.include(`/admin/withdrawals/${b.id}/reject`);
+    const token = tokenIn(list.text);
+    expect((await browser.post(`/admin/withdrawals/${a.id}/approve`).type('form').send({ _csrf: 'x' })).status).to.equal(403);
+    await browser.post(`/admin/withdrawals/${a.id}/approve`).type('form').send({ _csrf: token }).expect(303);
+    await browser.post(`/admin/withdrawals/${b.id}/reject`).type('form').send({ _csrf: token, note: 'wrong account' }).expect(303);
+    expect(((await db('withdrawals').where({ id: a.id }).first()) as { status: string }).status).to.equal('approved');
+    expect(((await db('withdrawals').where({ id: b.id }).first()) as { status: string }).status).to.equal('rejected');
+    const actions = ((await db('staff_audit').whereIn('target_id', [a.id, b.id]).orderBy('id')) as { action: string }[]).map((x) => x.action);
+    expect(actions).to.deep.equal(['withdrawal.approve', 'withdrawal.reject']);
+  });
+
+  it('confirms a claimed manual transfer', async () => {
+    const { browser } = await adminAgent();
+    await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', config: { banks: [] } });
+    const { escrow, buyer } = await createEscrow();
+    const buyerAgent = agent();
+    const csrf = await signIn(buyerAgent, buyer.email);
+    await buyerAgent.post(`/api/escrows/${escrow.id}/pay`).set('X-CSRF-Token', csrf).send({ method: 'bank_transfer', provider: 'manual_bca' }).expect(201);
+    const claim = await buyerAgent.post(`/api/escrows/${escrow.id}/claim-payment`).set('X-CSRF-Token', csrf).send({ reference: 'TRF-123' });
+    expect(claim.status, JSON.stringify(claim.body)).to.equal(200);
+    const p = (await db('payments').where({ escrow_id: escrow.id }).first()) as { id: string };
+    const list = await browser.get('/admin/payments');
+    expect(list.text).to.include(`/admin/payments/${p.id}/confirm`).and.include('TRF-123');
+    await browser.post(`/admin/payments/${p.id}/confirm`).type('form').send({ _csrf: tokenIn(list.text) }).expect(303);
+    expect(((await db('escrows').where({ id: escrow.id }).first()) as { status: string }).status).to.equal('paid');
+    expect(await db('staff_audit').where({ target_id: p.id, action: 'payment.confirm' })).to.have.length(1);
+  });
+
+  it('links the queue dashboard and counts the work waiting', async () => {
+    const { browser } = await adminAgent();
+    await createEscrow({ status: 'disputed' });
+    const res = await browser.get('/admin');
+    expect(res.status).to.equal(200);
+    expect(res.text).to.include('href="/admin/queues"').and.match(/id="count-disputes">1</);
+  });
+});
