@@ -16,6 +16,8 @@ export QUEUE_PREFIX=escrow-test
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL" --recreate
 node_modules/.bin/tsx scripts/migrate.ts
+# Browser tests (test/e2e): Debian's chromium, installed with apt-get when missing and possible.
+bash scripts/ensure-chromium.sh
 if [[ $# -gt 0 ]]; then
   # Named files only (`npm test -- test/integration/x.test.ts`): .mocharc.json's spec
   # list would be merged with them, so its other settings are given here instead.
