@@ -23,6 +23,7 @@ import { paymentsRouter } from './routes/payments.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
+import { ordersRouter } from './routes/orders.js';
 import { adminSessionOnly } from './middleware/auth.js';
 import { checkoutRouter } from './routes/checkout.js';
 import { consoleRouter } from './routes/console.js';
@@ -49,6 +50,7 @@ export const routers: AppRouter[] = [
   withdrawalsRouter,
   uploadsRouter,
   enterpriseRouter,
+  ordersRouter,
   adminRouter,
   sandboxRouter,
 ];

@@ -27,6 +27,8 @@ export const JOBS = {
   'escrows.expire': 'timers',
   'escrows.auto-release': 'timers',
   'escrows.sweep-timers': 'timers',
+  'orders.sla-refund': 'timers',
+  'orders.sweep-sla': 'timers',
   'payouts.send': 'payouts',
   'payments.process-callback': 'gateway-callbacks',
   'payments.poll-pending': 'gateway-callbacks',

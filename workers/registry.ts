@@ -59,6 +59,7 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
   { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
   { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
   { id: 'sweep-escrow-timers', job: 'escrows.sweep-timers', everyMs: 60_000 },
+  { id: 'sweep-order-sla', job: 'orders.sweep-sla', everyMs: 60_000 },
   { id: 'poll-pending-payments', job: 'payments.poll-pending', everyMs: 60_000 },
   { id: 'purge-unbound-uploads', job: 'uploads.purge-unbound', everyMs: 3600_000 },
 ];

@@ -3,6 +3,7 @@ import { db } from '../shared/db.js';
 import { purgeExpired } from '../shared/idempotency.js';
 import { sweepOutbox } from '../shared/outbox.js';
 import { runAutoRelease, runExpiry, sweepTimers } from '../shared/escrows/service.js';
+import { runSlaRefund, sweepSla } from '../shared/orders/service.js';
 import type { QueueProcessors } from './types.js';
 
 function escrowIdOf(data: unknown): string {
@@ -25,5 +26,12 @@ export const timers: QueueProcessors = {
     'escrows.auto-release': async (job) => runAutoRelease(escrowIdOf(job.data)),
     // The sweeper fires every due timer whose job was lost.
     'escrows.sweep-timers': async () => sweepTimers(),
+    // Payment-service order SLA (issue 11, D6): the job re-reads the order and refunds only past its deadline.
+    'orders.sla-refund': async (job) => {
+      const id = (job.data as { order_id?: unknown } | null)?.order_id;
+      if (typeof id !== 'string') throw new UnrecoverableError('job data lacks order_id');
+      return runSlaRefund(id);
+    },
+    'orders.sweep-sla': async () => sweepSla(),
   },
 };

@@ -13,6 +13,10 @@ export const SYSTEM_ACCOUNTS = {
   gatewayFees: { code: 'platform:gateway_fees', kind: 'platform_fee', allowNegative: false },
   // Money that left the platform to a user's bank, e-wallet or crypto address (withdrawals paid out).
   payoutsSent: { code: 'payouts:sent', kind: 'system', allowNegative: false },
+  // Money paid for payment-service orders, held until the order is delivered or refunded (issue 11).
+  ordersHeld: { code: 'orders:held', kind: 'system', allowNegative: false },
+  // What a delivered payment-service order earns the platform (item price and service fee).
+  ordersRevenue: { code: 'platform:orders_revenue', kind: 'platform_fee', allowNegative: false },
   // Counterpart for corrections and opening balances made by staff.
   adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
 } as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;

@@ -7,7 +7,9 @@ export type PaymentStatus = 'pending' | 'paid' | 'expired' | 'failed' | 'awaitin
 
 export interface PaymentRow {
   id: string;
-  escrow_id: string;
+  /** The escrow the link pays, or null when it pays a payment-service order (exactly one is set). */
+  escrow_id: string | null;
+  order_id: string | null;
   buyer_id: string;
   provider: string;
   method: PaymentMethod;
@@ -52,10 +54,8 @@ export async function enabledGateways(trx: Db): Promise<GatewayRow[]> {
   return (await trx('payment_gateways').where({ enabled: true, in_maintenance: false }).orderBy([{ column: 'sort_order' }, { column: 'provider' }])) as GatewayRow[];
 }
 
-export type NewPayment = Pick<
-  PaymentRow,
-  'escrow_id' | 'buyer_id' | 'provider' | 'method' | 'is_manual' | 'gateway_order_id' | 'escrow_amount' | 'surcharge' | 'amount' | 'created_at' | 'updated_at'
-> &
+export type NewPayment = Partial<Pick<PaymentRow, 'escrow_id' | 'order_id'>> &
+  Pick<PaymentRow, 'buyer_id' | 'provider' | 'method' | 'is_manual' | 'gateway_order_id' | 'escrow_amount' | 'surcharge' | 'amount' | 'created_at' | 'updated_at'> &
   Partial<Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_bank' | 'redirect_url' | 'deep_link_url' | 'raw_response' | 'expires_at' | 'next_poll_at'>>;
 
 export async function insertPayment(trx: Db, row: NewPayment): Promise<PaymentRow> {
@@ -227,6 +227,21 @@ export async function recordCallbackFailure(trx: Db, id: number, error: string, 
 export async function currentForEscrow(trx: Db, escrowId: string): Promise<PaymentRow | undefined> {
   return (await trx('payments')
     .where({ escrow_id: escrowId })
+    .orderByRaw("(status = 'paid' AND flag IS NULL) DESC, created_at DESC, id DESC")
+    .first()) as PaymentRow | undefined;
+}
+
+/** The newest link of a payment-service order. */
+export async function latestForOrder(trx: Db, orderId: string): Promise<PaymentRow | undefined> {
+  return (await trx('payments').where({ order_id: orderId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as
+    | PaymentRow
+    | undefined;
+}
+
+/** The payment an order's status shows: the one that paid it, else the newest link. */
+export async function currentForOrder(trx: Db, orderId: string): Promise<PaymentRow | undefined> {
+  return (await trx('payments')
+    .where({ order_id: orderId })
     .orderByRaw("(status = 'paid' AND flag IS NULL) DESC, created_at DESC, id DESC")
     .first()) as PaymentRow | undefined;
 }

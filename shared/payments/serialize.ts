@@ -7,6 +7,7 @@ export function serializePaymentRecord(p: PaymentRow) {
   return {
     id: p.id,
     escrow_id: p.escrow_id,
+    order_id: p.order_id,
     provider: p.provider,
     method: p.method,
     gateway_order_id: p.gateway_order_id,
@@ -47,6 +48,7 @@ export function serializeInitiation(p: PaymentRow) {
     surcharge: p.surcharge,
     qr_string: p.qr_string,
     is_manual: p.is_manual,
+    order_id: p.order_id,
   };
 }
 

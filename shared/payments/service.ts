@@ -21,6 +21,9 @@ import * as escrowRepo from '../escrows/repo.js';
 import type { EscrowRow } from '../escrows/repo.js';
 import { markPaidMany, partyOf, type Actor, type PaymentConfirmation } from '../escrows/service.js';
 import * as users from '../users/repo.js';
+import { markOrdersPaid, type OrderPayment } from '../orders/paid.js';
+import * as orderRepo from '../orders/repo.js';
+import type { OrderRow } from '../orders/repo.js';
 import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
 import * as repo from './repo.js';
 import type { GatewayRow, PaymentRow, PaymentStatus } from './repo.js';
@@ -99,58 +102,84 @@ export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: strin
     if (current.expires_at <= clock.now()) {
       throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
     }
-    const gateway = await chooseGateway(trx, method, input.provider, current.amount);
-    const surcharge = surchargeOf(current.amount, gateway);
-    const total = current.amount + surcharge;
-    const now = clock.now();
-    const gatewayOrderId = newGatewayOrderId();
-    const base = {
-      escrow_id: current.id,
-      buyer_id: actor.userId,
-      provider: gateway.provider,
-      method,
-      is_manual: gateway.is_manual,
-      gateway_order_id: gatewayOrderId,
-      escrow_amount: current.amount,
-      surcharge,
-      amount: total,
-      created_at: now,
-      updated_at: now,
-    };
-    if (gateway.is_manual) {
-      // A manual transfer: the buyer transfers to the configured account and claims it.
-      return repo.insertPayment(trx, { ...base, expires_at: current.expires_at, raw_response: JSON.stringify({ manual: true, config: gateway.config }) });
-    }
-    const adapter = adapterFor(gateway.provider)!;
-    const expiresAt = new Date(now.getTime() + LINK_LIFETIME_MS[method]);
-    const buyer = (await users.findById(trx, actor.userId))!;
-    let charge;
-    try {
-      charge = await adapter.createCharge({
-        gatewayOrderId,
-        amount: total,
-        method,
-        expiresAt,
-        itemName: current.item_name,
-        buyer: { id: buyer.id, email: buyer.email, fullName: buyer.full_name },
-      });
-    } catch (err) {
-      if (err instanceof GatewayError) throw new AppError(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
-      throw err;
-    }
-    return repo.insertPayment(trx, {
-      ...base,
-      qr_string: charge.qrString,
-      qr_url: charge.qrUrl,
-      va_number: charge.vaNumber,
-      va_bank: charge.vaBank,
-      redirect_url: charge.paymentUrl,
-      deep_link_url: charge.deepLinkUrl,
-      raw_response: JSON.stringify(charge.raw ?? {}),
-      expires_at: expiresAt,
-      next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
-    });
+    return openLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
   });
+}
+
+/** What a payment link pays: an escrow or a payment-service order (exactly one). */
+export interface LinkTarget {
+  escrowId?: string;
+  orderId?: string;
+  /** The amount the target takes (escrow amount, order total); the surcharge comes on top. */
+  amount: number;
+  itemName: string;
+  /** How long a manual transfer stays payable. */
+  manualExpiresAt: Date | null;
+}
+
+/**
+ * Chooses the gateway and opens the link (a gateway call, or a manual record) inside the
+ * caller's transaction, which holds the target's row locked and has checked its state.
+ */
+export async function openLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<PaymentRow> {
+  const gateway = await chooseGateway(trx, method, provider, target.amount);
+  const surcharge = surchargeOf(target.amount, gateway);
+  const total = target.amount + surcharge;
+  const now = clock.now();
+  const gatewayOrderId = newGatewayOrderId();
+  const base = {
+    escrow_id: target.escrowId ?? null,
+    order_id: target.orderId ?? null,
+    buyer_id: actor.userId,
+    provider: gateway.provider,
+    method,
+    is_manual: gateway.is_manual,
+    gateway_order_id: gatewayOrderId,
+    escrow_amount: target.amount,
+    surcharge,
+    amount: total,
+    created_at: now,
+    updated_at: now,
+  };
+  if (gateway.is_manual) {
+    // A manual transfer: the buyer transfers to the configured account and claims it.
+    return repo.insertPayment(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) });
+  }
+  const adapter = adapterFor(gateway.provider)!;
+  const expiresAt = new Date(now.getTime() + LINK_LIFETIME_MS[method]);
+  const buyer = (await users.findById(trx, actor.userId))!;
+  let charge;
+  try {
+    charge = await adapter.createCharge({
+      gatewayOrderId,
+      amount: total,
+      method,
+      expiresAt,
+      itemName: target.itemName,
+      buyer: { id: buyer.id, email: buyer.email, fullName: buyer.full_name },
+    });
+  } catch (err) {
+    if (err instanceof GatewayError) throw new AppError(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
+    throw err;
+  }
+  return repo.insertPayment(trx, {
+    ...base,
+    qr_string: charge.qrString,
+    qr_url: charge.qrUrl,
+    va_number: charge.vaNumber,
+    va_bank: charge.vaBank,
+    redirect_url: charge.paymentUrl,
+    deep_link_url: charge.deepLinkUrl,
+    raw_response: JSON.stringify(charge.raw ?? {}),
+    expires_at: expiresAt,
+    next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
+  });
+}
+
+export function parseMethod(value: string | undefined): PaymentMethod {
+  if (value === undefined || value === '') throw new AppError(400, 'MISSING_METHOD', 'method is required');
+  if (!isMethod(value)) throw new AppError(400, 'UNSUPPORTED_METHOD', `method must be one of ${PAYMENT_METHODS.join(', ')}`);
+  return value;
 }
 
 // ---- Reads ----------------------------------------------------------------------------
@@ -215,8 +244,9 @@ export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext,
   return inTransaction(trxOrDb, async (trx) => {
     const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
     if (!seen) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
-    // Lock order as in claim and cancel: the escrow row first, then the payment.
-    await escrowRepo.lockRow(trx, seen.escrow_id);
+    // Lock order as in claim and cancel: the escrow (or order) row first, then the payment.
+    if (seen.escrow_id !== null) await escrowRepo.lockRow(trx, seen.escrow_id);
+    else await orderRepo.findById(trx, seen.order_id!, { lock: true });
     const payment = (await repo.findForUpdate(trx, paymentId))!;
     if (payment.status !== 'awaiting_confirmation') {
       throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
@@ -406,6 +436,7 @@ class Settlements {
   private readonly changed = new Map<string, { from: PaymentStatus; row: PaymentRow }>();
   private readonly toPay: (PaymentConfirmation & { escrowId: string })[] = [];
   private readonly credits: Posting[] = [];
+  private readonly toPayOrders: OrderPayment[] = [];
 
   constructor(
     private readonly now: Date,
@@ -413,6 +444,8 @@ class Settlements {
     private readonly payments: Map<string, PaymentRow>,
     /** Locked escrow rows by id (those a paid report may settle). */
     private readonly escrows: Map<string, EscrowRow>,
+    /** Locked payment-service order rows by id (those a paid report may settle). */
+    private readonly orders: Map<string, OrderRow> = new Map(),
   ) {}
 
   private change(payment: PaymentRow, changes: Partial<PaymentRow>): void {
@@ -448,21 +481,43 @@ class Settlements {
    */
   settle(payment: PaymentRow, source: string): string {
     if (!SETTLEABLE.includes(payment.status)) return 'already_settled';
-    const escrow = this.escrows.get(payment.escrow_id);
-    if (!escrow) throw new Error(`escrow ${payment.escrow_id} of payment ${payment.id} was not locked`);
-    const payable = escrow.status === 'pending_payment';
-    this.change(payment, { status: 'paid', paid_at: this.now, flag: payable ? null : 'credited_to_buyer', next_poll_at: null, updated_at: this.now });
-    if (payable) {
-      escrow.status = 'paid';
-      this.toPay.push({ escrowId: escrow.id, reference: payment.id, provider: payment.provider, surcharge: payment.surcharge });
-      return 'paid';
+    let payable: boolean;
+    let targetStatus: string;
+    if (payment.order_id !== null) {
+      // A payment-service order (issue 11): awaiting_payment, or pending_review for a claimed manual transfer.
+      const order = this.orders.get(payment.order_id);
+      if (!order) throw new Error(`order ${payment.order_id} of payment ${payment.id} was not locked`);
+      payable = order.status === 'awaiting_payment' || order.status === 'pending_review';
+      targetStatus = order.status;
+      if (payable) {
+        order.status = 'paid';
+        this.toPayOrders.push({
+          orderId: order.id,
+          via: payment.is_manual ? 'manual' : 'gateway',
+          reference: payment.id,
+          surcharge: payment.surcharge,
+          actorRole: source === 'staff' ? 'admin' : 'system',
+          actorId: null,
+        });
+      }
+    } else {
+      const escrow = this.escrows.get(payment.escrow_id!);
+      if (!escrow) throw new Error(`escrow ${payment.escrow_id} of payment ${payment.id} was not locked`);
+      payable = escrow.status === 'pending_payment';
+      targetStatus = escrow.status;
+      if (payable) {
+        escrow.status = 'paid';
+        this.toPay.push({ escrowId: escrow.id, reference: payment.id, provider: payment.provider, surcharge: payment.surcharge });
+      }
     }
+    this.change(payment, { status: 'paid', paid_at: this.now, flag: payable ? null : 'credited_to_buyer', next_poll_at: null, updated_at: this.now });
+    if (payable) return 'paid';
     this.credits.push({
       kind: 'payment_credit',
       refType: 'payment',
       refId: payment.id,
       postingKey: `payment-credit:${payment.id}`,
-      memo: `paid after the escrow became ${escrow.status} (${source})`,
+      memo: `paid after the ${payment.order_id !== null ? 'order' : 'escrow'} became ${targetStatus} (${source})`,
       lines: [
         { account: { system: 'gatewayClearing' }, amount: -payment.amount },
         { account: { userId: payment.buyer_id }, amount: payment.amount },
@@ -475,6 +530,7 @@ class Settlements {
   async apply(trx: Db): Promise<void> {
     await repo.applyPaymentChanges(trx, [...this.changed.values()]);
     await markPaidMany(trx, this.toPay);
+    await markOrdersPaid(trx, this.toPayOrders, this.now);
     await postMany(trx, this.credits);
   }
 }
@@ -488,21 +544,32 @@ async function reconcileMany(trx: Db, reports: readonly GatewayReport[]): Promis
   if (reports.length === 0) return [];
   const payments = new Map((await repo.findByOrdersForUpdate(trx, [...new Set(reports.map((r) => r.gatewayOrderId))])).map((p) => [p.gateway_order_id, p]));
   const escrowIds = new Set<string>();
+  const orderIds = new Set<string>();
   for (const r of reports) {
     const p = payments.get(r.gatewayOrderId);
-    if (r.status === 'paid' && p && !p.is_manual && p.provider === r.provider) escrowIds.add(p.escrow_id);
+    if (r.status === 'paid' && p && !p.is_manual && p.provider === r.provider) {
+      if (p.order_id !== null) orderIds.add(p.order_id);
+      else escrowIds.add(p.escrow_id!);
+    }
   }
   const escrows = new Map((await escrowRepo.findByIds(trx, [...escrowIds], { lock: true })).map((e) => [e.id, e]));
-  const settlements = new Settlements(clock.now(), payments, escrows);
+  const orders = new Map((await orderRepo.findByIdsForUpdate(trx, [...orderIds])).map((o) => [o.id, o]));
+  const settlements = new Settlements(clock.now(), payments, escrows, orders);
   const outcomes = reports.map((r) => settlements.report(r));
   await settlements.apply(trx);
   return outcomes;
 }
 
 /** Staff confirmation of a claimed manual transfer: the same settlement as a gateway's paid report. */
-async function settlePaid(trx: Db, payment: PaymentRow, source: string): Promise<string> {
-  const escrow = (await escrowRepo.findById(trx, payment.escrow_id))!;
-  const settlements = new Settlements(clock.now(), new Map([[payment.gateway_order_id, payment]]), new Map([[escrow.id, escrow]]));
+export async function settlePaid(trx: Db, payment: PaymentRow, source: string): Promise<string> {
+  const escrow = payment.escrow_id !== null ? await escrowRepo.findById(trx, payment.escrow_id) : undefined;
+  const order = payment.order_id !== null ? await orderRepo.findById(trx, payment.order_id) : undefined;
+  const settlements = new Settlements(
+    clock.now(),
+    new Map([[payment.gateway_order_id, payment]]),
+    new Map(escrow ? [[escrow.id, escrow]] : []),
+    new Map(order ? [[order.id, order]] : []),
+  );
   const outcome = settlements.settle(payment, source);
   await settlements.apply(trx);
   return outcome;

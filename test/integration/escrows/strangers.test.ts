@@ -22,6 +22,18 @@ import type { EscrowStatus } from '../../../shared/escrows/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
 import { createUploadRow } from '../../factories/uploads.js';
+import { createOrder } from '../../factories/orders.js';
+import { pay as payOrder } from '../../../shared/orders/service.js';
+
+/** The buyer's payment-service order of the jasabayar rows (made by their setup). */
+const STRANGERS_ORDER = '5d1e2f3a-4b5c-4d6e-9f70-8192a3b4c5d6';
+/** A payment-service order of the buyer, optionally with a payment link (sandbox QRIS or a manual transfer). */
+async function buyerOrder(w: World, link?: 'gateway' | 'manual'): Promise<void> {
+  await createOrder(w.buyer.id, { id: STRANGERS_ORDER });
+  if (link === undefined) return;
+  await gateways();
+  await payOrder(undefined, { userId: w.buyer.id, role: 'user' }, STRANGERS_ORDER, link === 'manual' ? { method: 'bank_transfer', provider: 'manual_bca' } : { method: 'qris', provider: 'sandbox' });
+}
 
 /** The buyer's upload the attachments row attaches (made by its setup). */
 const STRANGERS_UPLOAD = '0c6f9d2e-3b1a-4e5f-8a7b-9c0d1e2f3a4b';
@@ -49,6 +61,8 @@ const WATCHED = [
   'payments',
   'payment_callbacks',
   'sandbox_charges',
+  'service_orders',
+  'service_order_events',
 ] as const;
 
 async function dump(): Promise<Record<string, unknown[]>> {
@@ -204,6 +218,40 @@ const ROUTES: RouteCase[] = [
     party: 'buyer',
     ok: 200,
     setup: async (w) => void (await paymentLink(w, true)),
+  },
+  { name: 'GET /api/jasabayar/:id', status: 'pending_payment', method: 'get', template: '/api/jasabayar/:id', path: () => `/api/jasabayar/${STRANGERS_ORDER}`, party: 'buyer', ok: 200, setup: (w) => buyerOrder(w) },
+  { name: 'POST /api/jasabayar/:id/cancel', status: 'pending_payment', method: 'post', template: '/api/jasabayar/:id/cancel', path: () => `/api/jasabayar/${STRANGERS_ORDER}/cancel`, body: {}, party: 'buyer', ok: 200, setup: (w) => buyerOrder(w) },
+  {
+    name: 'POST /api/jasabayar/:id/pay',
+    status: 'pending_payment',
+    method: 'post',
+    template: '/api/jasabayar/:id/pay', path: () => `/api/jasabayar/${STRANGERS_ORDER}/pay`,
+    body: { method: 'qris' },
+    party: 'buyer',
+    ok: 201,
+    setup: async (w) => {
+      await buyerOrder(w);
+      await gateways();
+    },
+  },
+  {
+    name: 'POST /api/jasabayar/:id/claim-payment',
+    status: 'pending_payment',
+    method: 'post',
+    template: '/api/jasabayar/:id/claim-payment', path: () => `/api/jasabayar/${STRANGERS_ORDER}/claim-payment`,
+    body: { reference: 'transfer 12:00' },
+    party: 'buyer',
+    ok: 200,
+    setup: (w) => buyerOrder(w, 'manual'),
+  },
+  {
+    name: 'GET /api/jasabayar/:id/payment-status',
+    status: 'pending_payment',
+    method: 'get',
+    template: '/api/jasabayar/:id/payment-status', path: () => `/api/jasabayar/${STRANGERS_ORDER}/payment-status`,
+    party: 'buyer',
+    ok: 200,
+    setup: (w) => buyerOrder(w, 'gateway'),
   },
 ];
 

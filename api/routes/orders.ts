@@ -1,0 +1,91 @@
+/**
+ * Payment-service orders, "jasabayar" (consumer spec 4.8; issue 11; decision 0012) and the
+ * operator's moves under /v1/admin. Every mutation accepts an Idempotency-Key: the service
+ * joins the request's transaction, so the change and the stored answer commit together.
+ */
+import * as S from '../../shared/orders/schemas.js';
+import * as orders from '../../shared/orders/service.js';
+import { serializeConfig, serializeOrder, serializeOrderDetail } from '../../shared/orders/serialize.js';
+import type { OrderStatus } from '../../shared/orders/states.js';
+import { serializeInitiation, serializePaymentRecord } from '../../shared/payments/serialize.js';
+import { ok, createRouter, type Ctx } from '../context.js';
+import { auth, requireAdmin } from '../middleware/auth.js';
+import { idempotent, txOf } from '../middleware/idempotency.js';
+import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
+
+export const ordersRouter = createRouter();
+
+const actor = (ctx: Ctx): orders.Actor => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
+const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
+const byId = validate({ params: S.idParams });
+const staff = (ctx: Ctx): orders.StaffContext => ({
+  actorId: ctx.state.principal!.userId,
+  ip: ctx.ip,
+  note: bodyOf<{ note?: string | null }>(ctx).note || null,
+});
+
+ordersRouter.get('/api/jasabayar/config', auth(), async (ctx) => {
+  ok(ctx, serializeConfig(await orders.getConfig()));
+});
+
+ordersRouter.post('/api/jasabayar/quote', auth(), validate({ body: S.quote }), idempotent(), async (ctx) => {
+  ok(ctx, await orders.quoteFor(bodyOf<{ item_price: number }>(ctx).item_price));
+});
+
+ordersRouter.post('/api/jasabayar', auth(), validate({ body: S.create }), idempotent(), async (ctx) => {
+  ok(ctx, serializeOrder(await orders.create(txOf(ctx), actor(ctx), bodyOf<orders.CreateInput>(ctx))), 201);
+});
+
+ordersRouter.get('/api/jasabayar', auth(), validate({ query: S.list }), async (ctx) => {
+  const q = queryOf<{ status?: OrderStatus; page: number; limit: number }>(ctx);
+  const { rows, total } = await orders.list(actor(ctx), q);
+  ctx.body = {
+    success: true,
+    data: rows.map(serializeOrder),
+    pagination: { page: q.page, limit: q.limit, total, total_pages: Math.ceil(total / q.limit) },
+  };
+});
+
+ordersRouter.get('/api/jasabayar/:id', auth(), byId, async (ctx) => {
+  ctx.set('Cache-Control', 'no-store');
+  const view = await orders.getForReader(actor(ctx), idOf(ctx));
+  ok(ctx, serializeOrderDetail(view.order, view.credentials, view.events));
+});
+
+ordersRouter.post('/api/jasabayar/:id/cancel', auth(), byId, validate({ body: S.empty }), idempotent(), async (ctx) => {
+  await orders.cancel(txOf(ctx), actor(ctx), idOf(ctx));
+  ctx.body = { success: true };
+});
+
+ordersRouter.post('/api/jasabayar/:id/pay', auth(), byId, validate({ body: S.pay }), idempotent(), async (ctx) => {
+  const result = await orders.pay(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<orders.PayInput>(ctx));
+  if (result.kind === 'balance') ok(ctx, { method: 'balance', order: serializeOrder(result.order) });
+  else ok(ctx, serializeInitiation(result.payment), 201);
+});
+
+ordersRouter.post('/api/jasabayar/:id/claim-payment', auth(), byId, validate({ body: S.claim }), idempotent(), async (ctx) => {
+  ok(ctx, serializePaymentRecord(await orders.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<{ reference?: string }>(ctx))));
+});
+
+ordersRouter.get('/api/jasabayar/:id/payment-status', auth(), byId, async (ctx) => {
+  ctx.set('Cache-Control', 'no-store');
+  ok(ctx, serializePaymentRecord(await orders.paymentStatus(actor(ctx), idOf(ctx))));
+});
+
+// ---- Operator moves ---------------------------------------------------------------------
+
+ordersRouter.post('/v1/admin/jasabayar/:id/confirm-payment', auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
+  ok(ctx, serializeOrder(await orders.confirmPayment(txOf(ctx), staff(ctx), idOf(ctx))));
+});
+
+ordersRouter.post('/v1/admin/jasabayar/:id/process', auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
+  ok(ctx, serializeOrder(await orders.startProcessing(txOf(ctx), staff(ctx), idOf(ctx))));
+});
+
+ordersRouter.post('/v1/admin/jasabayar/:id/deliver', auth(), requireAdmin(), byId, validate({ body: S.deliver }), idempotent(), async (ctx) => {
+  ok(ctx, serializeOrder(await orders.deliver(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<orders.DeliverInput>(ctx))));
+});
+
+ordersRouter.post('/v1/admin/jasabayar/:id/refund', auth(), requireAdmin(), byId, validate({ body: S.refund }), idempotent(), async (ctx) => {
+  ok(ctx, serializeOrder(await orders.refund(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<{ reason?: string | null }>(ctx))));
+});

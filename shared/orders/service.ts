@@ -1,0 +1,408 @@
+/**
+ * Payment-service orders, "jasabayar" (consumer spec 2, 3 and 4.8; issue 11; decision 0012):
+ * a buyer asks the operator to buy something for them. Quote and create (the fee re-quoted
+ * from live configuration), pay by balance (instant), by gateway (the payments feature's
+ * links and callbacks, the link targets the order) or by a claimed manual transfer; the
+ * operator confirms, processes, delivers (credentials sealed with AES-256-GCM) or refunds;
+ * the SLA timer refunds an order left undelivered past its deadline (durable, D6).
+ * Every mutation joins the request's transaction (idempotency) and is a compare-and-set.
+ */
+import { clock } from '../clock.js';
+import { decryptSecret, encryptSecret } from '../crypto.js';
+import { db, inTransaction, type Db } from '../db.js';
+import { AppError } from '../errors.js';
+import type { Actor } from '../escrows/service.js';
+import { isUuid } from '../ids.js';
+import { post } from '../ledger/index.js';
+import { logger } from '../logger.js';
+import { recordStaffAction } from '../staff/audit.js';
+import * as paymentRepo from '../payments/repo.js';
+import type { PaymentRow } from '../payments/repo.js';
+import { openLink, parseMethod, settlePaid } from '../payments/service.js';
+import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quote } from './fees.js';
+import { markOrdersPaid } from './paid.js';
+import * as repo from './repo.js';
+import type { OrderEventRow, OrderRow } from './repo.js';
+import { canMove, ORDER_TRANSITIONS, type OrderStatus, type OrderTransitionName } from './states.js';
+
+export type { OrderRow, OrderEventRow } from './repo.js';
+
+export type { Actor } from '../escrows/service.js';
+
+export interface StaffContext {
+  actorId: string;
+  ip: string;
+  note?: string | null;
+}
+
+const notFound = () => new AppError(404, 'NOT_FOUND', 'Order not found');
+const invalidState = (status: OrderStatus, move: OrderTransitionName) =>
+  new AppError(409, 'INVALID_STATE', `The order is ${status}; ${move} needs ${ORDER_TRANSITIONS[move].from.join(' or ')}`, { status });
+
+// ---- Configuration and quote -------------------------------------------------------------
+
+export async function getConfig(trx: Db = db): Promise<OrderConfig> {
+  return loadOrderConfig(trx);
+}
+
+function checkPrice(itemPrice: number, c: OrderConfig, options: { min: boolean }): void {
+  if (!Number.isSafeInteger(itemPrice) || itemPrice < 0) {
+    throw new AppError(400, 'INVALID_BODY', 'item_price must be a whole number of rupiah', { details: { formErrors: [], fieldErrors: { item_price: ['item_price must be a whole number of rupiah'] } } });
+  }
+  if (itemPrice > c.max_item_price_idr || itemPrice > ITEM_PRICE_CEILING) {
+    throw new AppError(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
+  }
+  if (options.min && itemPrice < c.min_item_price_idr) {
+    const message = `item_price must be at least ${c.min_item_price_idr}`;
+    throw new AppError(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { item_price: [message] } } });
+  }
+}
+
+/** POST /api/jasabayar/quote. */
+export async function quoteFor(itemPrice: number): Promise<Quote> {
+  const c = await loadOrderConfig(db);
+  checkPrice(itemPrice, c, { min: false });
+  return quote(itemPrice, c);
+}
+
+// ---- Create ------------------------------------------------------------------------------
+
+export interface CreateInput {
+  target_url: string;
+  target_label?: string | null;
+  item_price: number;
+  notes?: string | null;
+}
+
+export const MAX_URL = 2048;
+
+const badBody = (field: string, message: string) => new AppError(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
+
+/** The normalised purchase URL: http or https only, no embedded credentials, at most 2048 characters. */
+export function normaliseTargetUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw badBody('target_url', 'target_url must be an http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badBody('target_url', 'target_url must be an http or https URL');
+  if (url.username !== '' || url.password !== '') throw badBody('target_url', 'target_url must not carry credentials');
+  if (url.hostname === '') throw badBody('target_url', 'target_url needs a host');
+  url.hash = '';
+  const href = url.href;
+  if (href.length > MAX_URL) throw badBody('target_url', `target_url must be at most ${MAX_URL} characters`);
+  return href;
+}
+
+/** POST /api/jasabayar: the fee is re-quoted from live configuration; any client fee is ignored. */
+export async function create(trxOrDb: Db | undefined, actor: Actor, input: CreateInput): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const c = await loadOrderConfig(trx);
+    if (!c.enabled) throw new AppError(503, 'FEATURE_DISABLED', 'Layanan jasa bayar sedang tidak tersedia / the payment service is disabled');
+    const targetUrl = normaliseTargetUrl(input.target_url);
+    checkPrice(input.item_price, c, { min: true });
+    const q = quote(input.item_price, c);
+    const now = clock.now();
+    const label = input.target_label?.trim() ? input.target_label.trim() : null;
+    const notes = input.notes?.trim() ? input.notes : null;
+    const order = await repo.insert(trx, {
+      buyer_id: actor.userId,
+      target_url: targetUrl,
+      target_label: label,
+      notes,
+      item_price: q.itemPrice,
+      service_fee: q.serviceFee,
+      total: q.total,
+      created_at: now,
+      updated_at: now,
+    });
+    await repo.recordEvents(trx, [{ orderId: order.id, event: 'order.created', message: `Order created; total ${q.total}`, actorRole: 'buyer', actorId: actor.userId, at: now }]);
+    return order;
+  });
+}
+
+// ---- Reads -------------------------------------------------------------------------------
+
+export async function list(actor: Actor, filter: { status?: OrderStatus; page: number; limit: number }) {
+  return repo.listForBuyer(db, { buyerId: actor.userId, ...filter });
+}
+
+/** Owner or admin; anyone else 403, an unknown id 404. */
+async function loadReadable(trx: Db, actor: Actor, id: string, options: { lock?: boolean } = {}): Promise<OrderRow> {
+  const o = isUuid(id) ? await repo.findById(trx, id, options) : undefined;
+  if (!o) throw notFound();
+  if (o.buyer_id !== actor.userId && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'This order belongs to another user');
+  return o;
+}
+
+/** Only the buyer moves their own order; an admin uses the /v1/admin moves. */
+async function loadOwned(trx: Db, actor: Actor, id: string): Promise<OrderRow> {
+  const o = isUuid(id) ? await repo.findById(trx, id) : undefined;
+  if (!o) throw notFound();
+  if (o.buyer_id !== actor.userId) throw new AppError(403, 'FORBIDDEN', 'This order belongs to another user');
+  // Locked: cancel, pay, claim and the settlements of this order never pass each other.
+  return (await repo.findById(trx, id, { lock: true }))!;
+}
+
+export interface OrderView {
+  order: OrderRow;
+  /** Plaintext for the owner only, only after delivery; null otherwise. */
+  credentials: string | null;
+  events: OrderEventRow[];
+}
+
+/**
+ * GET /api/jasabayar/:id. The owner gets the delivered credentials decrypted (500
+ * DECRYPT_FAILED when the key cannot open them); an admin never gets plaintext. The first
+ * read stamps first_viewed_at and appends a viewed event, best effort.
+ */
+export async function getForReader(actor: Actor, id: string, key?: Buffer): Promise<OrderView> {
+  const order = await loadReadable(db, actor, id);
+  let credentials: string | null = null;
+  const owner = order.buyer_id === actor.userId;
+  if (owner && order.status === 'delivered' && order.credentials_sealed !== null) {
+    try {
+      credentials = key ? decryptSecret(order.credentials_sealed, key) : decryptSecret(order.credentials_sealed);
+    } catch {
+      logger.error({ order_id: order.id }, 'order credentials could not be decrypted');
+      throw new AppError(500, 'DECRYPT_FAILED', 'The delivered credentials could not be decrypted');
+    }
+    if (order.first_viewed_at === null) {
+      const stamped = await stampFirstView(order.id, actor.userId);
+      if (stamped) order.first_viewed_at = stamped;
+    }
+  }
+  const events = await repo.eventsOf(db, order.id);
+  return { order, credentials, events };
+}
+
+/** Best effort: a failure is logged and never fails the read. */
+async function stampFirstView(orderId: string, userId: string): Promise<Date | null> {
+  try {
+    return await db.transaction(async (trx) => {
+      const now = clock.now();
+      const moved = await repo.move(trx, orderId, ['delivered'], { first_viewed_at: now }, (q) => void q.whereNull('first_viewed_at'));
+      if (!moved) return null;
+      await repo.recordEvents(trx, [{ orderId, event: 'order.credentials_viewed', message: 'The buyer read the delivered credentials for the first time', actorRole: 'buyer', actorId: userId, at: now }]);
+      return now;
+    });
+  } catch (err) {
+    logger.warn({ order_id: orderId, err: err instanceof Error ? err.message : String(err) }, 'first view of order credentials not recorded');
+    return null;
+  }
+}
+
+// ---- Buyer moves -----------------------------------------------------------------------
+
+/** POST /api/jasabayar/:id/cancel: only while awaiting_payment; a payment that got there first wins. */
+export async function cancel(trxOrDb: Db | undefined, actor: Actor, id: string): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadOwned(trx, actor, id);
+    if (!canMove('cancel', o.status)) throw invalidState(o.status, 'cancel');
+    const now = clock.now();
+    const moved = await repo.move(trx, o.id, ORDER_TRANSITIONS.cancel.from, { status: 'cancelled', cancelled_at: now, updated_at: now });
+    if (!moved) throw invalidState((await repo.findById(trx, o.id))!.status, 'cancel');
+    await repo.recordEvents(trx, [{ orderId: o.id, event: 'order.cancelled', message: 'Cancelled by the buyer', actorRole: 'buyer', actorId: actor.userId, at: now }]);
+    return moved;
+  });
+}
+
+export interface PayInput {
+  method?: string;
+  provider?: string;
+}
+
+export type PayResult = { kind: 'balance'; order: OrderRow } | { kind: 'link'; payment: PaymentRow };
+
+/**
+ * POST /api/jasabayar/:id/pay. `method: balance` settles at once (buyer balance -> orders
+ * held; 400 INSUFFICIENT_BALANCE otherwise); a gateway method opens a payment link that
+ * targets the order (same gateways, callbacks and sandbox as escrows).
+ */
+export async function pay(trxOrDb: Db | undefined, actor: Actor, id: string, input: PayInput): Promise<PayResult> {
+  const byBalance = input.method === 'balance';
+  const method = byBalance ? null : parseMethod(input.method);
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadOwned(trx, actor, id);
+    // A new payment (balance or link) only while awaiting_payment: a buyer cannot pay twice.
+    if (!canMove('payByBalance', o.status)) throw invalidState(o.status, 'payByBalance');
+    if (method === null) {
+      const [paid] = await markOrdersPaid(trx, [{ orderId: o.id, via: 'balance', reference: actor.userId, surcharge: 0, actorRole: 'buyer', actorId: actor.userId }], clock.now());
+      return { kind: 'balance', order: paid! };
+    }
+    const payment = await openLink(trx, actor, { orderId: o.id, amount: o.total, itemName: o.target_label ?? 'Jasa bayar', manualExpiresAt: null }, method, input.provider);
+    return { kind: 'link', payment };
+  });
+}
+
+/** POST /api/jasabayar/:id/claim-payment: the buyer says the manual transfer is made -> pending_review. */
+export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: string, input: { reference?: string }): Promise<PaymentRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadOwned(trx, actor, id);
+    const payment = await paymentRepo.latestForOrder(trx, o.id);
+    if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this order');
+    if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
+    if (!canMove('claimManual', o.status)) throw invalidState(o.status, 'claimManual');
+    const now = clock.now();
+    const claimed = await paymentRepo.movePayment(trx, payment.id, ['pending'], {
+      status: 'awaiting_confirmation',
+      claimed_at: now,
+      claim_reference: input.reference ? input.reference : null,
+      updated_at: now,
+    });
+    if (!claimed) throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
+    await repo.move(trx, o.id, ORDER_TRANSITIONS.claimManual.from, { status: 'pending_review', updated_at: now });
+    await repo.recordEvents(trx, [{ orderId: o.id, event: 'order.payment_claimed', message: 'The buyer claimed a manual transfer; the operator verifies it', actorRole: 'buyer', actorId: actor.userId, at: now }]);
+    return claimed;
+  });
+}
+
+/** GET /api/jasabayar/:id/payment-status: the payment that paid the order, else the newest link. */
+export async function paymentStatus(actor: Actor, id: string): Promise<PaymentRow> {
+  const o = await loadReadable(db, actor, id);
+  const payment = await paymentRepo.currentForOrder(db, o.id);
+  if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this order');
+  return payment;
+}
+
+// ---- Operator moves (/v1/admin) ------------------------------------------------------------
+
+async function loadForStaff(trx: Db, id: string): Promise<OrderRow> {
+  const o = isUuid(id) ? await repo.findById(trx, id, { lock: true }) : undefined;
+  if (!o) throw notFound();
+  return o;
+}
+
+async function staffMove(
+  trx: Db,
+  staff: StaffContext,
+  o: OrderRow,
+  move: OrderTransitionName,
+  changes: Partial<OrderRow>,
+  event: { name: repo.NewEvent['event']; message: string },
+  extra?: Parameters<typeof repo.move>[4],
+): Promise<OrderRow> {
+  if (!canMove(move, o.status)) throw invalidState(o.status, move);
+  const now = clock.now();
+  const moved = await repo.move(trx, o.id, ORDER_TRANSITIONS[move].from, { ...changes, status: ORDER_TRANSITIONS[move].to, updated_at: now }, extra);
+  if (!moved) throw invalidState((await repo.findById(trx, o.id))!.status, move);
+  await repo.recordEvents(trx, [{ orderId: o.id, event: event.name, message: event.message, actorRole: 'admin', actorId: staff.actorId, at: now }]);
+  await recordStaffAction(trx, { actorId: staff.actorId, action: `order.${move}`, targetType: 'service_order', targetId: o.id, note: staff.note ?? null, ip: staff.ip });
+  return moved;
+}
+
+/** POST /v1/admin/jasabayar/:id/confirm-payment: the claimed manual transfer arrived. */
+export async function confirmPayment(trxOrDb: Db | undefined, staff: StaffContext, id: string): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadForStaff(trx, id);
+    if (!canMove('confirmManual', o.status)) throw invalidState(o.status, 'confirmManual');
+    const claimed = await trx('payments').where({ order_id: o.id, status: 'awaiting_confirmation' }).orderBy('created_at', 'desc').forUpdate().first() as PaymentRow | undefined;
+    if (!claimed) throw new AppError(409, 'INVALID_STATE', 'The order has no claimed manual transfer to confirm', { status: o.status });
+    const outcome = await settlePaid(trx, claimed, 'staff');
+    if (outcome !== 'paid') throw new Error(`confirming order ${o.id}: settlement answered ${outcome}`);
+    await trx('payments').where({ id: claimed.id }).update({ decided_by: staff.actorId });
+    await recordStaffAction(trx, { actorId: staff.actorId, action: 'order.confirmManual', targetType: 'service_order', targetId: o.id, note: staff.note ?? null, details: { payment_id: claimed.id }, ip: staff.ip });
+    return (await repo.findById(trx, o.id))!;
+  });
+}
+
+/** POST /v1/admin/jasabayar/:id/process: the operator starts buying. */
+export async function startProcessing(trxOrDb: Db | undefined, staff: StaffContext, id: string): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadForStaff(trx, id);
+    return staffMove(trx, staff, o, 'startProcessing', {}, { name: 'order.processing', message: 'The operator is buying the item' });
+  });
+}
+
+export interface DeliverInput {
+  credentials?: string | null;
+  delivery_note?: string | null;
+}
+
+/**
+ * POST /v1/admin/jasabayar/:id/deliver: credentials sealed at rest, the money final
+ * (orders held -> platform revenue). A delivery at the SLA deadline itself is in time;
+ * after it the order is the SLA timer's (409 SLA_EXPIRED).
+ */
+export async function deliver(trxOrDb: Db | undefined, staff: StaffContext, id: string, input: DeliverInput): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadForStaff(trx, id);
+    const now = clock.now();
+    if (canMove('deliver', o.status) && o.sla_deadline_at !== null && o.sla_deadline_at < now) {
+      throw new AppError(409, 'SLA_EXPIRED', 'The SLA deadline has passed; the order is being refunded automatically', { sla_deadline_at: o.sla_deadline_at.toISOString() });
+    }
+    const credentials = input.credentials ? input.credentials : null;
+    const moved = await staffMove(
+      trx,
+      staff,
+      o,
+      'deliver',
+      { delivered_at: now, delivery_note: input.delivery_note ? input.delivery_note : null, credentials_sealed: credentials === null ? null : encryptSecret(credentials) },
+      { name: 'order.delivered', message: credentials === null ? 'Delivered' : 'Delivered with credentials' },
+      (q) => void q.where((w) => void w.whereNull('sla_deadline_at').orWhere('sla_deadline_at', '>=', now)),
+    );
+    await post(trx, {
+      kind: 'order_delivered',
+      refType: 'service_order',
+      refId: o.id,
+      postingKey: `order-final:${o.id}`,
+      lines: [
+        { account: { system: 'ordersHeld' }, amount: -o.total },
+        { account: { system: 'ordersRevenue' }, amount: o.total },
+      ],
+    });
+    return moved;
+  });
+}
+
+async function refundMoney(trx: Db, o: OrderRow): Promise<void> {
+  await post(trx, {
+    kind: 'order_refund',
+    refType: 'service_order',
+    refId: o.id,
+    postingKey: `order-final:${o.id}`,
+    lines: [
+      { account: { system: 'ordersHeld' }, amount: -o.total },
+      { account: { userId: o.buyer_id }, amount: o.total },
+    ],
+  });
+}
+
+/** POST /v1/admin/jasabayar/:id/refund: full refund to the buyer's balance. */
+export async function refund(trxOrDb: Db | undefined, staff: StaffContext, id: string, input: { reason?: string | null }): Promise<OrderRow> {
+  return inTransaction(trxOrDb, async (trx) => {
+    const o = await loadForStaff(trx, id);
+    const now = clock.now();
+    const reason = input.reason ? input.reason : 'refunded by the operator';
+    const moved = await staffMove(trx, staff, o, 'refund', { refunded_at: now, refund_reason: reason, auto_refunded: false }, { name: 'order.refunded', message: `Refunded in full: ${reason}` });
+    await refundMoney(trx, o);
+    return moved;
+  });
+}
+
+// ---- SLA timer (D6) ------------------------------------------------------------------------
+
+/** The SLA job: refunds the order if it is still paid or processing after its deadline; otherwise nothing. */
+export async function runSlaRefund(orderId: string): Promise<{ refunded: boolean }> {
+  if (!isUuid(orderId)) return { refunded: false };
+  return db.transaction(async (trx) => {
+    const o = await repo.findById(trx, orderId, { lock: true });
+    const now = clock.now();
+    if (!o || !canMove('slaRefund', o.status) || o.sla_deadline_at === null || !(o.sla_deadline_at < now)) return { refunded: false };
+    const moved = await repo.move(trx, o.id, ORDER_TRANSITIONS.slaRefund.from, { status: 'refunded', refunded_at: now, refund_reason: 'sla_expired', auto_refunded: true, updated_at: now }, (q) =>
+      void q.where('sla_deadline_at', '<', now),
+    );
+    if (!moved) return { refunded: false };
+    await repo.recordEvents(trx, [{ orderId: o.id, event: 'order.refunded', message: 'Not delivered within the SLA; refunded in full automatically', actorRole: 'system', actorId: null, at: now }]);
+    await refundMoney(trx, o);
+    return { refunded: true };
+  });
+}
+
+/** The sweeper: refunds every overdue order whose timer job was lost. Each order in its own transaction. */
+export async function sweepSla(batch = 200): Promise<{ refunded: number }> {
+  let refunded = 0;
+  for (const id of await repo.dueSlaRefunds(db, clock.now(), batch)) if ((await runSlaRefund(id)).refunded) refunded += 1;
+  return { refunded };
+}
