@@ -44,6 +44,14 @@ export async function countSince(trx: Db, userId: string, since: Date): Promise<
   return out;
 }
 
+/** The oldest upload of a user since `since` (of one purpose, or any), or null. */
+export async function oldestSince(trx: Db, userId: string, since: Date, purpose: Purpose | null): Promise<Date | null> {
+  const q = trx('uploads').where('user_id', userId).andWhere('created_at', '>', since);
+  if (purpose) q.andWhere('purpose', purpose);
+  const row = (await q.min('created_at as oldest').first()) as { oldest: Date | string | null } | undefined;
+  return row?.oldest ? new Date(row.oldest) : null;
+}
+
 export async function insert(trx: Db, row: Omit<UploadRow, 'bound_kind' | 'bound_id' | 'bound_at'>): Promise<UploadRow> {
   const [created] = (await trx('uploads').insert(row).returning('*')) as UploadRow[];
   return toRow(created!);

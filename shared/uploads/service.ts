@@ -121,11 +121,23 @@ function storageFailed(err: unknown, what: string): AppError {
   return uploadError('STORAGE_FAILED');
 }
 
+/**
+ * 429 QUOTA_EXCEEDED with Retry-After (spec section 7: every 429 carries it), the seconds
+ * until the oldest upload counted against the exhausted quota leaves the 24-hour window.
+ */
 async function assertQuota(trx: Db, userId: string, purpose: Purpose): Promise<void> {
-  const counts = await repo.countSince(trx, userId, new Date(clock.nowMs() - QUOTA_WINDOW_MS));
+  const since = new Date(clock.nowMs() - QUOTA_WINDOW_MS);
+  const counts = await repo.countSince(trx, userId, since);
   const total = counts.escrow + counts.chat + counts.kyc;
-  if (counts[purpose] >= DAILY_QUOTA[purpose] || total >= DAILY_QUOTA.total) {
-    throw uploadError('QUOTA_EXCEEDED', { quota: { [purpose]: DAILY_QUOTA[purpose], total: DAILY_QUOTA.total } });
+  const typeFull = counts[purpose] >= DAILY_QUOTA[purpose];
+  if (typeFull || total >= DAILY_QUOTA.total) {
+    // The type's own quota frees up when its oldest upload leaves the window; the total when
+    // the oldest of any type does; when both are full, the later of the two.
+    const oldestOfType = typeFull ? await repo.oldestSince(trx, userId, since, purpose) : null;
+    const oldestAny = total >= DAILY_QUOTA.total ? await repo.oldestSince(trx, userId, since, null) : null;
+    const freesAt = Math.max(oldestOfType?.getTime() ?? 0, oldestAny?.getTime() ?? 0) + QUOTA_WINDOW_MS;
+    const retryAfter = Math.min(QUOTA_WINDOW_MS / 1000, Math.max(1, Math.ceil((freesAt - clock.nowMs()) / 1000)));
+    throw uploadError('QUOTA_EXCEEDED', { quota: { [purpose]: DAILY_QUOTA[purpose], total: DAILY_QUOTA.total } }, { 'Retry-After': String(retryAfter) });
   }
 }
 

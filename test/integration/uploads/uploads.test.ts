@@ -327,10 +327,14 @@ describe('uploads: POST /v1/upload/:type', function () {
       const photo = { bytes: await H.photo('jpeg'), filename: 'ktp.jpg', contentType: 'image/jpeg' };
       const refused = await postFile(client, key, 'kyc', photo);
       expectUploadError(refused, 429, 'QUOTA_EXCEEDED');
+      // Every 429 carries Retry-After in seconds (spec section 7): here when the oldest kyc upload is 24 hours old.
+      expect(refused.headers['retry-after']).to.equal(String(23 * 3600));
       // Other types still have room.
       expect((await postFile(client, key, 'escrow', jpg(await H.photo('jpeg')))).status).to.equal(200);
       clock.advance(23 * 3600_000 - 1000);
-      expectUploadError(await postFile(client, key, 'kyc', photo), 429, 'QUOTA_EXCEEDED');
+      const later = await postFile(client, key, 'kyc', photo);
+      expectUploadError(later, 429, 'QUOTA_EXCEEDED');
+      expect(later.headers['retry-after']).to.equal('1');
       clock.advance(2000);
       expect((await postFile(client, key, 'kyc', photo)).status).to.equal(200);
     });
@@ -350,7 +354,9 @@ describe('uploads: POST /v1/upload/:type', function () {
       await createUploadRows(userId, 149, 'chat');
       expect((await postFile(client, key, 'kyc', jpg(await H.photo('jpeg')))).status).to.equal(200);
       for (const type of ['escrow', 'chat', 'kyc']) {
-        expectUploadError(await postFile(client, key, type, jpg(await H.photo('jpeg'))), 429, 'QUOTA_EXCEEDED');
+        const res = await postFile(client, key, type, jpg(await H.photo('jpeg')));
+        expectUploadError(res, 429, 'QUOTA_EXCEEDED');
+        expect(Number(res.headers['retry-after']), type).to.be.within(1, 24 * 3600);
       }
     });
 
