@@ -11,8 +11,10 @@ export const register = Joi.object({
   entity_type: Joi.string().valid(...ENTITY_TYPES).required(),
   nib: Joi.when('entity_type', {
     is: 'foreign',
-    then: Joi.string().trim().min(3).max(40).pattern(/^[A-Za-z0-9][A-Za-z0-9 ./-]*$/).messages({
-      'string.pattern.base': 'must be the home registration number (letters, digits, spaces, . / -)',
+    // The spec sets only the length (3 to 40 chars): home registries use many formats, so
+    // any printable text is taken; control characters are refused.
+    then: Joi.string().trim().min(3).max(40).pattern(/^[^\p{Cc}\p{Cf}]+$/u).messages({
+      'string.pattern.base': 'must be the home registration number (3 to 40 printable characters)',
     }),
     otherwise: Joi.string().trim().pattern(/^\d{13}$/).messages({ 'string.pattern.base': 'must be the 13-digit NIB' }),
   }).required(),

@@ -109,6 +109,19 @@ describe('enterprise registration and /me', () => {
       expect(f.status, JSON.stringify(f.body)).to.equal(201);
       expect(f.body.data.account.country_code).to.equal('SG');
     });
+
+    it('a foreign registration number is any 3 to 40 printable characters (spec 4.1 sets only the length)', async () => {
+      for (const nib of ['No_12345', 'C-123(2)', 'HRB 12345 B', 'Reg#2019/07', 'ÄB-1234']) {
+        const s = await sessionOf((await createUser()).user);
+        const res = await post(s, body({ entity_type: 'foreign', nib, country_code: 'DE' }));
+        expect(res.status, `${nib}: ${JSON.stringify(res.body)}`).to.equal(201);
+        expect(res.body.data.kyb_application.nib).to.equal(nib);
+      }
+      const s = await sessionOf((await createUser()).user);
+      const bad = await post(s, body({ entity_type: 'foreign', nib: 'AB\u0000123', country_code: 'DE' }));
+      expect(bad.status).to.equal(400);
+      expect(bad.body.error.details.fieldErrors).to.have.property('nib');
+    });
   });
 
   describe('bot check', () => {
