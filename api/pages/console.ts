@@ -1,11 +1,11 @@
 /** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
 import type { DisputeView } from '../../shared/disputes/repo.js';
-import type { ClaimedPayment, ListedUser } from '../../shared/checkout/console.js';
+import type { ClaimedPayment, ListedOrder, ListedUser } from '../../shared/checkout/console.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
-export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'users';
+export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'users';
 
 const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : '');
 
@@ -13,7 +13,7 @@ export function consoleNav(active: ConsoleSection, who: string, csrf: string): H
   const link = (section: ConsoleSection, href: string, label: string) =>
     html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<nav class="console card">
-${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Manual payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Manual payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
 <span class="muted">${who}</span>
 <form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
 </nav>`;
@@ -23,15 +23,15 @@ export function flash(done: unknown): Html {
   return typeof done === 'string' && /^[a-z_.]{1,40}$/.test(done) ? html`<p class="notice" id="flash">Done: ${done}</p>` : html``;
 }
 
-export function overview(counts: { disputes: number; payments: number; withdrawals: number }): Html {
+export function overview(counts: { disputes: number; payments: number; withdrawals: number; orders: number }): Html {
   return html`<section class="card" id="overview"><h1>Operator console</h1><ul>
 <li><a href="/admin/disputes">Disputes to rule</a>: <strong id="count-disputes">${counts.disputes}</strong></li>
 <li><a href="/admin/payments">Manual payments to confirm</a>: <strong id="count-payments">${counts.payments}</strong></li>
 <li><a href="/admin/withdrawals">Withdrawals to approve</a>: <strong id="count-withdrawals">${counts.withdrawals}</strong></li>
+<li><a href="/admin/orders">Payment-service orders to move</a>: <strong id="count-orders">${counts.orders}</strong></li>
 <li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
 <li><a href="${QUEUE_DASHBOARD_PATH}">Queues (Bull Board)</a></li>
-</ul>
-<p class="muted">Payment-service orders: not in the console yet (the orders service is not part of this build).</p></section>`;
+</ul></section>`;
 }
 
 export function disputesTable(rows: DisputeView[], csrf: string): Html {
@@ -101,6 +101,38 @@ ${rows.map(
         ? html`<form method="post" action="/admin/users/${u.id}/reactivate">${csrfField(csrf)}<input type="text" name="note" placeholder="Why" maxlength="2000"><button type="submit">Reactivate</button></form>`
         : ''
   }</td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+export function ordersTable(rows: ListedOrder[], csrf: string): Html {
+  const refund = (o: ListedOrder) =>
+    html`<form method="post" action="/admin/orders/${o.id}/refund" data-confirm="Refund this order in full to the buyer's balance?">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason" maxlength="2000"><button type="submit" class="danger">Refund</button></form>`;
+  const moves = (o: ListedOrder): Html => {
+    if (o.status === 'pending_review') {
+      return html`<form method="post" action="/admin/orders/${o.id}/confirm-payment" data-confirm="Confirm that this transfer arrived?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit">Confirm payment</button></form>`;
+    }
+    if (o.status === 'paid') {
+      return html`<form method="post" action="/admin/orders/${o.id}/process">${csrfField(csrf)}<button type="submit">Start processing</button></form>`;
+    }
+    // processing: deliver, or refund (the orders service refunds only a processing order).
+    return html`<form method="post" action="/admin/orders/${o.id}/deliver" data-confirm="Deliver this order? The money becomes final.">${csrfField(csrf)}
+<textarea name="credentials" rows="2" maxlength="10000" placeholder="Credentials (sealed, shown only to the buyer)"></textarea>
+<input type="text" name="delivery_note" maxlength="3000" placeholder="Delivery note">
+<button type="submit">Deliver</button></form>${refund(o)}`;
+  };
+  return html`<section class="card"><h1>Payment-service orders</h1>
+${rows.length === 0 ? html`<p id="none">No orders waiting.</p>` : ''}
+<table id="orders"><thead><tr><th>Created</th><th>Buyer</th><th>What</th><th>Total</th><th>Status</th><th>SLA</th><th>Move</th></tr></thead><tbody>
+${rows.map(
+  (o) => html`<tr data-id="${o.id}">
+<td>${iso(o.created_at)}</td><td>${o.buyer_email}</td>
+<td>${o.target_label ?? ''}<br><span class="muted">${o.target_url}</span>${o.notes ? html`<br><span class="muted">${o.notes}</span>` : ''}</td>
+<td>${rupiah(o.total)}<br><span class="muted">item ${rupiah(o.item_price)} + fee ${rupiah(o.service_fee)}</span></td>
+<td class="status">${o.status}${o.paid_via ? html`<br><span class="muted">${o.paid_via}</span>` : ''}</td>
+<td>${iso(o.sla_deadline_at)}</td>
+<td>${moves(o)}</td>
 </tr>`,
 )}
 </tbody></table></section>`;

@@ -6,7 +6,8 @@
  */
 import { AppError } from '../../shared/errors.js';
 import * as authService from '../../shared/auth/service.js';
-import { consoleCounts, claimedPayments, findUsers } from '../../shared/checkout/console.js';
+import { consoleCounts, claimedPayments, findUsers, ordersToMove } from '../../shared/checkout/console.js';
+import * as orders from '../../shared/orders/service.js';
 import { listDisputes, OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffReject } from '../../shared/payments/service.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
@@ -129,6 +130,52 @@ consoleRouter.post(
   '/admin/withdrawals/:id/reject',
   move('/admin/withdrawals', 'withdrawal.reject', async (ctx, session, form) => {
     await withdrawals.reject(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { note: noteOf(form) });
+  }),
+);
+
+consoleRouter.get(
+  '/admin/orders',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'orders', session, T.ordersTable(await ordersToMove(), session.csrfToken));
+  }),
+);
+
+const textOf = (form: URLSearchParams, name: string, max: number): string | null => {
+  const value = form.get(name) ?? '';
+  if (value.length > max) throw new AppError(400, 'INVALID_BODY', `${name} may be at most ${max} characters`);
+  return value.trim() === '' ? null : value;
+};
+
+consoleRouter.post(
+  '/admin/orders/:id/confirm-payment',
+  move('/admin/orders', 'order.confirm_payment', async (ctx, session, form) => {
+    await orders.confirmPayment(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/orders/:id/process',
+  move('/admin/orders', 'order.process', async (ctx, session, form) => {
+    await orders.startProcessing(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/orders/:id/deliver',
+  move('/admin/orders', 'order.deliver', async (ctx, session, form) => {
+    const credentials = textOf(form, 'credentials', 10_000);
+    const deliveryNote = textOf(form, 'delivery_note', 3000);
+    // As the admin API's schema: credentials or a delivery note.
+    if (credentials === null && deliveryNote === null) throw new AppError(400, 'MISSING_FIELDS', 'Give the credentials or a delivery note');
+    await orders.deliver(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '', { credentials, delivery_note: deliveryNote });
+  }),
+);
+
+consoleRouter.post(
+  '/admin/orders/:id/refund',
+  move('/admin/orders', 'order.refund', async (ctx, session, form) => {
+    await orders.refund(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '', { reason: textOf(form, 'reason', 2000) });
   }),
 );
 

@@ -32,9 +32,39 @@ export async function findUsers(q: string, limit = 50): Promise<ListedUser[]> {
   return (await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit)) as ListedUser[];
 }
 
-export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number }> {
+/** A payment-service order as the console lists it (never the sealed credentials). */
+export interface ListedOrder {
+  id: string;
+  status: string;
+  target_url: string;
+  target_label: string | null;
+  notes: string | null;
+  item_price: number;
+  service_fee: number;
+  total: number;
+  paid_via: string | null;
+  sla_deadline_at: Date | null;
+  created_at: Date;
+  buyer_email: string;
+}
+
+/** Payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
+export async function ordersToMove(limit = 50): Promise<ListedOrder[]> {
+  return db('service_orders as o')
+    .join('users as u', 'u.id', 'o.buyer_id')
+    .whereIn('o.status', ['pending_review', 'paid', 'processing'])
+    .orderBy([{ column: 'o.created_at', order: 'asc' }, { column: 'o.id', order: 'asc' }])
+    .limit(limit)
+    .select<ListedOrder[]>(
+      'o.id', 'o.status', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total', 'o.paid_via', 'o.sla_deadline_at', 'o.created_at',
+      'u.email as buyer_email',
+    );
+}
+
+export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number; orders: number }> {
   const [d] = await db('disputes').whereIn('status', ['open', 'on_hold']).count<{ count: string }[]>('* as count');
   const [p] = await db('payments').where('status', 'awaiting_confirmation').count<{ count: string }[]>('* as count');
   const [w] = await db('withdrawals').where('status', 'pending').count<{ count: string }[]>('* as count');
-  return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0) };
+  const [o] = await db('service_orders').whereIn('status', ['pending_review', 'paid', 'processing']).count<{ count: string }[]>('* as count');
+  return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0), orders: Number(o?.count ?? 0) };
 }

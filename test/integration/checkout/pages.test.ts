@@ -10,7 +10,9 @@ import { db } from '../../../shared/db.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createGateway } from '../../factories/payments.js';
 import { createUser, DEFAULT_PASSWORD, signIn } from '../../factories/users.js';
-import { createWithdrawal } from '../../factories/withdrawals.js';
+import { createWithdrawal, fundedUser } from '../../factories/withdrawals.js';
+import { createOrder } from '../../factories/orders.js';
+import { pay as payOrder } from '../../../shared/orders/service.js';
 
 const agent = () => supertest.agent(createApp().callback());
 
@@ -264,6 +266,35 @@ describe('operator console (issue 12)', () => {
     await browser.post(`/admin/payments/${p.id}/confirm`).type('form').send({ _csrf: tokenIn(list.text) }).expect(303);
     expect(((await db('escrows').where({ id: escrow.id }).first()) as { status: string }).status).to.equal('paid');
     expect(await db('staff_audit').where({ target_id: p.id, action: 'payment.confirm' })).to.have.length(1);
+  });
+
+  it('moves payment-service orders (process, deliver, refund) through the orders service, never showing credentials', async () => {
+    const { browser } = await adminAgent();
+    const buyer = await fundedUser(500_000);
+    const a = await createOrder(buyer.id, { label: 'Voucher <game>' });
+    const b = await createOrder(buyer.id);
+    for (const o of [a, b]) await payOrder(undefined, { userId: buyer.id, role: 'user' }, o.id, { method: 'balance' });
+    const list = await browser.get('/admin/orders');
+    expect(list.status).to.equal(200);
+    expect(list.text).to.include(`/admin/orders/${a.id}/process`).and.include('Voucher &lt;game&gt;');
+    const token = tokenIn(list.text);
+    expect((await browser.post(`/admin/orders/${a.id}/process`).type('form').send({})).status).to.equal(403);
+    expect(list.text).to.not.include(`/admin/orders/${a.id}/refund`); // refund needs processing
+    await browser.post(`/admin/orders/${a.id}/process`).type('form').send({ _csrf: token }).expect(303);
+    await browser.post(`/admin/orders/${b.id}/process`).type('form').send({ _csrf: token }).expect(303);
+    const processing = await browser.get('/admin/orders');
+    expect(processing.text).to.include(`/admin/orders/${a.id}/deliver`).and.include(`/admin/orders/${b.id}/refund`);
+    const empty = await browser.post(`/admin/orders/${a.id}/deliver`).type('form').send({ _csrf: token });
+    expect(empty.status).to.equal(400);
+    expect(empty.text).to.include('MISSING_FIELDS');
+    await browser.post(`/admin/orders/${a.id}/deliver`).type('form').send({ _csrf: token, credentials: 'CODE-1234-SECRET' }).expect(303);
+    await browser.post(`/admin/orders/${b.id}/refund`).type('form').send({ _csrf: token, reason: 'out of stock' }).expect(303);
+    expect(((await db('service_orders').where({ id: a.id }).first()) as { status: string }).status).to.equal('delivered');
+    expect(await db('service_orders').where({ id: b.id }).first()).to.deep.include({ status: 'refunded', refund_reason: 'out of stock' });
+    const actions = ((await db('staff_audit').whereIn('target_id', [a.id, b.id]).orderBy('id')) as { action: string }[]).map((x) => x.action);
+    expect(actions).to.deep.equal(['order.startProcessing', 'order.startProcessing', 'order.deliver', 'order.refund']);
+    const after = await browser.get('/admin/orders');
+    expect(after.text).to.not.include('CODE-1234-SECRET');
   });
 
   it('links the queue dashboard and counts the work waiting', async () => {
