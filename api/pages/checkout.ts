@@ -188,6 +188,10 @@ function safeHref(url: string): string {
   return /^(https?:|[a-z][a-z0-9+.-]*:\/\/)/i.test(url) && !/^(javascript|data|vbscript):/i.test(url) ? url : '#';
 }
 
+export function otherMethods(picker: Html, lang: Lang): Html {
+  return html`<details id="other-methods"><summary>${lang === 'en' ? 'Pay with another method' : 'Bayar dengan metode lain'}</summary>${picker}</details>`;
+}
+
 export function paidPanel(lang: Lang): Html {
   const t = TEXT[lang];
   return html`<section class="card ok" id="paid"><h2>${t.paidTitle}</h2><ol>${t.paidNext.map((s) => html`<li>${s}</li>`)}</ol></section>`;

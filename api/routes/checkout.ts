@@ -93,6 +93,8 @@ checkoutRouter.get(
       (current.is_manual || !current.expires_at || current.expires_at > clock.now());
     if (current && live) {
       parts.push(T.paymentPanel(e, current, current.qr_string ? await renderQrDataUrl(current.qr_string) : null, lang));
+      // Another method replaces the link (the old one simply expires unpaid).
+      parts.push(T.otherMethods(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, false), lang));
     } else {
       const lastFailed = current !== undefined && (current.status === 'failed' || current.status === 'expired' || !live);
       parts.push(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, lastFailed));
@@ -113,7 +115,16 @@ checkoutRouter.post(
     const [provider, method] = (form.get('choice') ?? '').split(':');
     if (!provider || !method) throw new AppError(400, 'MISSING_METHOD', lang === 'en' ? 'Choose a payment method' : 'Pilih metode pembayaran');
     const id = ctx.params.id ?? '';
-    await payments.pay(undefined, { userId: session.userId, role: session.role }, id, { method, provider });
+    // A resubmitted form (double click, back button) reuses the live link of the same choice.
+    const current = isUuid(id) ? await paymentRepo.currentForEscrow(db, id) : undefined;
+    const sameLive =
+      current !== undefined &&
+      current.buyer_id === session.userId &&
+      current.status === 'pending' &&
+      current.provider === provider &&
+      current.method === method &&
+      (!current.expires_at || current.expires_at > clock.now());
+    if (!sameLive) await payments.pay(undefined, { userId: session.userId, role: session.role }, id, { method, provider });
     redirect(ctx, withLang(`/pay/${id}`, lang));
   }),
 );

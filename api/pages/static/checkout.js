@@ -37,6 +37,13 @@
     });
   });
 
+  // One submission per pay form (a second click would only ask for the same link).
+  Array.prototype.forEach.call(document.querySelectorAll('form[method="post"]'), function (form) {
+    form.addEventListener('submit', function () {
+      Array.prototype.forEach.call(form.querySelectorAll('button[type="submit"]'), function (b) { b.disabled = true; });
+    });
+  });
+
   // Payment status: every 5 s, stop on paid / failed / expired, at most 2 minutes per round.
   var panel = document.getElementById('payment');
   if (!panel) return;

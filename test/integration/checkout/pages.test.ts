@@ -132,6 +132,13 @@ describe('hosted checkout pages (issue 12)', () => {
     const shown = await browser.get(`/pay/${escrow.id}`);
     expect(shown.text).to.match(/<img src="data:image\/png;base64,[A-Za-z0-9+/=]{200,}"/);
     expect(shown.text).to.include(`data-status-url="/api/escrows/${escrow.id}/payment-status"`).and.include('Rp151.550');
+    // A resubmitted form reuses the live link; another method replaces it.
+    await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:qris', _csrf: token }).expect(303);
+    expect(await db('payments').where({ escrow_id: escrow.id })).to.have.length(1);
+    expect(shown.text).to.include('id="other-methods"');
+    await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'sandbox:bank_transfer', _csrf: token }).expect(303);
+    expect(await db('payments').where({ escrow_id: escrow.id })).to.have.length(2);
+    expect((await browser.get(`/pay/${escrow.id}`)).text).to.match(/id="va-number">8808\d{12}</);
   });
 
   it('shows a virtual account number with a copy button', async () => {
