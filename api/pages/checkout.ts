@@ -49,6 +49,10 @@ const TEXT = {
     code: 'Kode verifikasi dari email',
     verify: 'Verifikasi',
     signedInAs: 'Masuk sebagai',
+    transferTo: 'Transfer ke rekening berikut',
+    claimReference: 'Nomor referensi / berita transfer (opsional)',
+    claim: 'Saya sudah transfer',
+    awaitingConfirmation: 'Transfer Anda sedang diperiksa staf. Halaman ini akan diperbarui setelah dikonfirmasi.',
   },
   en: {
     title: 'Escrow checkout',
@@ -94,6 +98,10 @@ const TEXT = {
     code: 'Verification code from your email',
     verify: 'Verify',
     signedInAs: 'Signed in as',
+    transferTo: 'Transfer to this account',
+    claimReference: 'Transfer reference (optional)',
+    claim: 'I have transferred',
+    awaitingConfirmation: 'Staff are checking your transfer. This page updates once it is confirmed.',
   },
 } as const;
 
@@ -164,7 +172,7 @@ ${options.map(
 </section>`;
 }
 
-export function paymentPanel(e: EscrowRow, p: PaymentRow, qrDataUrl: string | null, lang: Lang): Html {
+export function paymentPanel(e: EscrowRow, p: PaymentRow, qrDataUrl: string | null, csrf: string, lang: Lang): Html {
   const t = TEXT[lang];
   return html`<section class="card" id="payment" data-status-url="/api/escrows/${e.id}/payment-status" data-status="${p.status}">
 <dl>
@@ -177,9 +185,51 @@ ${qrDataUrl ? html`<figure id="qris"><img src="${qrDataUrl}" alt="QRIS" width="2
 ${p.va_number ? html`<p id="va">${t.vaNumber}${p.va_bank ? html` (${p.va_bank.toUpperCase()})` : ''}: <code id="va-number">${p.va_number}</code> <button type="button" class="copy" data-copy="${p.va_number}">${t.copy}</button></p>` : ''}
 ${p.deep_link_url ? html`<p><a class="button" id="deep-link" href="${safeHref(p.deep_link_url)}" rel="noopener">${t.openApp}</a></p>` : ''}
 ${p.redirect_url && !p.deep_link_url && !qrDataUrl && !p.va_number ? html`<p><a class="button" id="payment-url" href="${safeHref(p.redirect_url)}" rel="noopener">${t.openPayment}</a></p>` : ''}
+${p.is_manual ? manualPart(e, p, csrf, lang) : ''}
 <p id="poll-state" role="status" data-copied="${t.copied}">${t.waiting}</p>
 <p id="poll-stopped" hidden>${t.stopped} <button type="button" id="check-again">${t.checkAgain}</button></p>
 <p class="muted">${p.gateway_order_id}</p>
+</section>`;
+}
+
+interface ManualAccount {
+  bank?: unknown;
+  account_number?: unknown;
+  account_name?: unknown;
+}
+
+/** The manual gateway's configuration as `pay` stored it on the payment ({ manual, config }). */
+function manualConfig(p: PaymentRow): { accounts: ManualAccount[]; instructions: string | null } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(p.raw_response);
+  } catch {
+    parsed = null;
+  }
+  const config = (parsed as { config?: unknown } | null)?.config;
+  if (typeof config !== 'object' || config === null) return { accounts: [], instructions: null };
+  const c = config as { bank_accounts?: unknown; instructions?: unknown };
+  const accounts = Array.isArray(c.bank_accounts) ? (c.bank_accounts as unknown[]).filter((a): a is ManualAccount => typeof a === 'object' && a !== null) : [];
+  return { accounts, instructions: typeof c.instructions === 'string' ? c.instructions : null };
+}
+
+const text = (v: unknown): string => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
+
+function manualPart(e: EscrowRow, p: PaymentRow, csrf: string, lang: Lang): Html {
+  const t = TEXT[lang];
+  const { accounts, instructions } = manualConfig(p);
+  return html`<section id="manual">
+${accounts.length ? html`<h2>${t.transferTo}</h2><ul id="bank-accounts">${accounts.map(
+    (a) => html`<li>${text(a.bank)} <code>${text(a.account_number)}</code> <button type="button" class="copy" data-copy="${text(a.account_number)}">${t.copy}</button><br>${text(a.account_name)}</li>`,
+  )}</ul>` : ''}
+${instructions ? html`<p id="manual-instructions">${instructions}</p>` : ''}
+${
+  p.status === 'pending'
+    ? html`<form method="post" action="${withLang(`/pay/${e.id}/claim`, lang)}" id="claim-form">${csrfField(csrf)}
+<label>${t.claimReference}<input type="text" name="reference" id="claim-reference" maxlength="200"></label>
+<button type="submit" id="claim-button">${t.claim}</button></form>`
+    : html`<p class="notice" id="awaiting-confirmation">${t.awaitingConfirmation}</p>`
+}
 </section>`;
 }
 

@@ -51,8 +51,7 @@ async function loadEscrow(id: string) {
 }
 
 async function methodOptions(amount: number): Promise<T.MethodOption[]> {
-  // Manual transfers need a claim with a reference: they stay in the API for now.
-  const gateways = (await payments.availableGateways()).filter((g) => !g.is_manual);
+  const gateways = await payments.availableGateways();
   return gateways.flatMap((g) =>
     g.supported_methods.map((method) => {
       const surcharge = surchargeOf(amount, g);
@@ -92,9 +91,9 @@ checkoutRouter.get(
       (current.status === 'pending' || current.status === 'awaiting_confirmation') &&
       (current.is_manual || !current.expires_at || current.expires_at > clock.now());
     if (current && live) {
-      parts.push(T.paymentPanel(e, current, current.qr_string ? await renderQrDataUrl(current.qr_string) : null, lang));
+      parts.push(T.paymentPanel(e, current, current.qr_string ? await renderQrDataUrl(current.qr_string) : null, session.csrfToken, lang));
       // Another method replaces the link (the old one simply expires unpaid).
-      parts.push(T.otherMethods(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, false), lang));
+      if (current.status === 'pending') parts.push(T.otherMethods(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, false), lang));
     } else {
       const lastFailed = current !== undefined && (current.status === 'failed' || current.status === 'expired' || !live);
       parts.push(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, lastFailed));
@@ -125,6 +124,22 @@ checkoutRouter.post(
       current.method === method &&
       (!current.expires_at || current.expires_at > clock.now());
     if (!sameLive) await payments.pay(undefined, { userId: session.userId, role: session.role }, id, { method, provider });
+    redirect(ctx, withLang(`/pay/${id}`, lang));
+  }),
+);
+
+checkoutRouter.post(
+  '/pay/:id/claim',
+  page(async (ctx) => {
+    const lang = langOf(ctx);
+    const form = await formOf(ctx);
+    const session = await pageSession(ctx);
+    if (!session) throw new AppError(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
+    assertCsrf(form, session);
+    const reference = (form.get('reference') ?? '').trim();
+    if (reference.length > 200) throw new AppError(400, 'INVALID_BODY', 'reference may be at most 200 characters');
+    const id = ctx.params.id ?? '';
+    await payments.claimPayment(undefined, { userId: session.userId, role: session.role }, id, reference === '' ? {} : { reference });
     redirect(ctx, withLang(`/pay/${id}`, lang));
   }),
 );

@@ -153,6 +153,26 @@ describe('hosted checkout pages (issue 12)', () => {
     expect(shown.text).to.include(`data-copy="${va}"`).and.include('Virtual account number');
   });
 
+  it('a manual transfer shows the accounts and takes the claim (CSRF-checked); then it waits for staff', async () => {
+    await createGateway({
+      provider: 'manual_bca', displayName: 'Transfer BCA', isManual: true, methods: ['bank_transfer'], feePercent: '0', feeFixed: 0,
+      config: { bank_accounts: [{ bank: 'BCA', account_number: '8800112233', account_name: 'PT <Rekber> Aman' }], instructions: 'Transfer tepat sampai 3 digit terakhir' },
+    });
+    const { escrow, buyer } = await createEscrow({ amount: 150_000 });
+    const browser = agent();
+    await signIn(browser, buyer.email);
+    const token = tokenIn((await browser.get(`/pay/${escrow.id}`)).text);
+    await browser.post(`/pay/${escrow.id}/pay`).type('form').send({ choice: 'manual_bca:bank_transfer', _csrf: token }).expect(303);
+    const shown = await browser.get(`/pay/${escrow.id}`);
+    expect(shown.text).to.include('<code>8800112233</code>').and.include('PT &lt;Rekber&gt; Aman').and.include('Transfer tepat sampai 3 digit terakhir').and.include('id="claim-form"');
+    expect((await browser.post(`/pay/${escrow.id}/claim`).type('form').send({ reference: 'TRF-9' })).status).to.equal(403);
+    expect(((await db('payments').where({ escrow_id: escrow.id }).first()) as { status: string }).status).to.equal('pending');
+    await browser.post(`/pay/${escrow.id}/claim`).type('form').send({ reference: 'TRF-9', _csrf: token }).expect(303);
+    expect(await db('payments').where({ escrow_id: escrow.id }).first()).to.deep.include({ status: 'awaiting_confirmation', claim_reference: 'TRF-9' });
+    const waiting = await browser.get(`/pay/${escrow.id}`);
+    expect(waiting.text).to.include('id="awaiting-confirmation"').and.not.include('id="claim-form"').and.not.include('id="other-methods"');
+  });
+
   it('does not let a signed-in stranger pay, and says why', async () => {
     const { escrow } = await createEscrow();
     const stranger = (await createUser()).user;
