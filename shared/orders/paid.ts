@@ -71,3 +71,16 @@ export async function markOrdersPaid(trx: Db, items: readonly OrderPayment[], no
   for (const o of out) await enqueue(trx, 'orders.sla-refund', { order_id: o.id }, { runAt: new Date(slaDeadline.getTime() + 1) });
   return out;
 }
+
+/**
+ * Staff rejected the claimed manual transfer of an order in pending_review: the order waits
+ * for a payment again (decision 0012: the spec's table has no exit from pending_review but
+ * the operator's confirm; without this an unfounded claim would strand the order).
+ */
+export async function reopenAfterRejectedClaim(trx: Db, orderId: string, actorId: string, now: Date): Promise<void> {
+  const moved = await repo.move(trx, orderId, ORDER_TRANSITIONS.rejectClaim.from, { status: ORDER_TRANSITIONS.rejectClaim.to, updated_at: now });
+  if (!moved) return;
+  await repo.recordEvents(trx, [
+    { orderId, event: 'order.payment_rejected', message: 'The operator did not find the claimed transfer; the order can be paid again', actorRole: 'admin', actorId, at: now },
+  ]);
+}

@@ -25,6 +25,8 @@ export const ORDER_TRANSITIONS = {
   refund: { from: ['processing'], to: 'refunded', by: 'admin' },
   slaRefund: { from: ['paid', 'processing'], to: 'refunded', by: 'system' },
   cancel: { from: ['awaiting_payment'], to: 'cancelled', by: 'buyer' },
+  // Not in the spec's table (decision 0012): staff reject the claimed transfer, the order can be paid again.
+  rejectClaim: { from: ['pending_review'], to: 'awaiting_payment', by: 'admin' },
 } as const satisfies Record<string, OrderTransition>;
 
 export type OrderTransitionName = keyof typeof ORDER_TRANSITIONS;
@@ -38,6 +40,7 @@ export type OrderEventName =
   | 'order.created'
   | 'order.paid'
   | 'order.payment_claimed'
+  | 'order.payment_rejected'
   | 'order.processing'
   | 'order.delivered'
   | 'order.credentials_viewed'

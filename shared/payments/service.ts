@@ -21,7 +21,7 @@ import * as escrowRepo from '../escrows/repo.js';
 import type { EscrowRow } from '../escrows/repo.js';
 import { markPaidMany, partyOf, type Actor, type PaymentConfirmation } from '../escrows/service.js';
 import * as users from '../users/repo.js';
-import { markOrdersPaid, type OrderPayment } from '../orders/paid.js';
+import { markOrdersPaid, reopenAfterRejectedClaim, type OrderPayment } from '../orders/paid.js';
 import * as orderRepo from '../orders/repo.js';
 import type { OrderRow } from '../orders/repo.js';
 import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
@@ -261,13 +261,18 @@ export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext,
 /** POST /v1/admin/payments/:id/reject: the claimed transfer did not arrive; the escrow stays unpaid. */
 export async function staffReject(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
   return inTransaction(trxOrDb, async (trx) => {
-    const payment = isUuid(paymentId) ? await repo.findForUpdate(trx, paymentId) : undefined;
+    const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
+    // An order's row is locked before its payment, as in the order's claim and confirm.
+    if (seen?.order_id) await orderRepo.findById(trx, seen.order_id, { lock: true });
+    const payment = seen ? await repo.findForUpdate(trx, seen.id) : undefined;
     if (!payment) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
     const now = clock.now();
     const rejected = await repo.movePayment(trx, payment.id, ['awaiting_confirmation'], { status: 'failed', decided_by: staff.actorId, updated_at: now });
     if (!rejected) {
       throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
     }
+    // A payment-service order waiting on this claim can be paid again (as an escrow stays payable).
+    if (rejected.order_id !== null) await reopenAfterRejectedClaim(trx, rejected.order_id, staff.actorId, now);
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.reject', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, ip: staff.ip });
     return rejected;
   });

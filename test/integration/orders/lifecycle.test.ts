@@ -195,6 +195,26 @@ describe('payment-service orders: lifecycle', () => {
       expect(audit).to.deep.include({ action: 'order.confirmManual', target_id: id });
     });
 
+    it('staff reject the claimed transfer (/v1/admin/payments/:id/reject): the order can be paid again; /confirm pays it like confirm-payment', async () => {
+      const id = await create();
+      const link = await buyerPost(id, 'pay', { method: 'bank_transfer', provider: 'manual_bca' });
+      expect((await buyerPost(id, 'claim-payment', {})).status).to.equal(200);
+      const rejected = await client.post(`/v1/admin/payments/${link.body.data.payment_link_id}/reject`).set(bearer(adminKey)).send({ note: 'tidak ada' });
+      expect(rejected.status, JSON.stringify(rejected.body)).to.equal(200);
+      expect(rejected.body.data.payment).to.deep.include({ status: 'failed', order_id: id });
+      expect((await orderRow(id)).status).to.equal('awaiting_payment');
+      expect((await eventsOf(id)).at(-1)).to.deep.equal(['order.payment_rejected', 'admin']);
+      clock.advance(1000);
+      const again = await buyerPost(id, 'pay', { method: 'bank_transfer', provider: 'manual_bca' });
+      expect((await buyerPost(id, 'claim-payment', {})).status).to.equal(200);
+      const confirmed = await client.post(`/v1/admin/payments/${again.body.data.payment_link_id}/confirm`).set(bearer(adminKey)).send({});
+      expect(confirmed.status, JSON.stringify(confirmed.body)).to.equal(200);
+      expect(confirmed.body.data.payment).to.deep.include({ status: 'paid', order_id: id, escrow_id: null });
+      expect(await orderRow(id)).to.deep.include({ status: 'paid', paid_via: 'manual' });
+      expect(await balanceOf(db, { system: 'ordersHeld' })).to.equal(TOTAL);
+      expect(await balanceOf(db, { system: 'gatewayFees' })).to.equal(MANUAL_FIXED);
+    });
+
     it('claim without a manual link: 404 NO_PAYMENT; after a gateway link: 409 NOT_MANUAL', async () => {
       const id = await create();
       expectError(await buyerPost(id, 'claim-payment', {}), 404, 'NO_PAYMENT');
