@@ -4,6 +4,7 @@
  * payments service (`pay`), and the page polls the API's payment-status.
  */
 import { clock } from '../../shared/clock.js';
+import { config } from '../../shared/config.js';
 import { randomToken, safeEqual } from '../../shared/crypto.js';
 import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
@@ -151,7 +152,9 @@ const PRE_CSRF_COOKIE = 'signin_csrf';
 
 function preToken(ctx: Ctx): string {
   const token = randomToken(18);
-  ctx.cookies.set(PRE_CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/sign-in', overwrite: true, secure: ctx.secure });
+  // As the session cookie: Secure when the configuration says TLS is in front (Koa cannot see it).
+  if (config.sessionCookieSecure) ctx.cookies.secure = true;
+  ctx.cookies.set(PRE_CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/sign-in', overwrite: true, secure: config.sessionCookieSecure || ctx.secure });
   return token;
 }
 
