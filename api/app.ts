@@ -24,6 +24,7 @@ import { webhooksRouter } from './routes/webhooks.js';
 import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
 import { ordersRouter } from './routes/orders.js';
+import { notificationsRouter } from './routes/notifications.js';
 import { adminSessionOnly } from './middleware/auth.js';
 import { checkoutRouter } from './routes/checkout.js';
 import { consoleRouter } from './routes/console.js';
@@ -51,6 +52,7 @@ export const routers: AppRouter[] = [
   uploadsRouter,
   enterpriseRouter,
   ordersRouter,
+  notificationsRouter,
   adminRouter,
   sandboxRouter,
 ];

@@ -2,7 +2,10 @@ import { UnrecoverableError } from 'bullmq';
 import { createFromJob, createNotices, noticeOf } from '../shared/notifications/service.js';
 import type { QueueProcessors } from './types.js';
 
-/** notifications queue: writes one in-app notification per job; a re-run writes nothing. */
+/**
+ * notifications queue: writes one in-app notification per job (and its e-mail when due); a
+ * re-run writes nothing. Open streams on every API copy hear of it once it is committed.
+ */
 export const notifications: QueueProcessors = {
   queue: 'notifications',
   processors: {
@@ -10,7 +13,7 @@ export const notifications: QueueProcessors = {
       const notice = noticeOf(job.data);
       if (!notice) throw new UnrecoverableError('notification job data is malformed');
       // The job id (outbox-<id>) is the row's source key: a job sent twice inserts once.
-      return createFromJob(job.id ?? `job-${job.name}-${notice.escrow_id}`, notice);
+      return createFromJob(job.id ?? `job-${job.name}-${notice.escrow_id ?? notice.withdrawal_id}`, notice);
     },
     'notifications.create-batch': async (job) => {
       const list = job.data.notices;

@@ -15,6 +15,7 @@ import { db, inTransaction, type Db } from '../db.js';
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
+import { notify } from '../notifications/service.js';
 import { post, type PostingLine } from '../ledger/index.js';
 import { enqueue } from '../outbox.js';
 import { recordStaffAction } from '../staff/audit.js';
@@ -350,6 +351,7 @@ async function settlePaid(trx: Db, w: WithdrawalRow, by: PaidBy): Promise<Withdr
   ];
   if (paid.fee_amount > 0) lines.push({ account: { system: 'platformFees' }, amount: paid.fee_amount });
   await post(trx, { kind: 'withdrawal_payout', refType: 'withdrawal', refId: paid.id, postingKey: `withdrawal-paid:${paid.id}`, lines });
+  await notify(trx, paid.user_id, 'withdrawal_paid', { withdrawal_id: paid.id });
   return paid;
 }
 
@@ -393,6 +395,7 @@ export async function reject(trxOrDb: Db | undefined, staff: StaffActor, id: str
       ],
     });
     if (rejected.voucher_redemption_id) await repo.restoreVoucher(trx, rejected.voucher_redemption_id, rejected.id);
+    await notify(trx, rejected.user_id, 'withdrawal_rejected', { withdrawal_id: rejected.id });
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'withdrawal.reject', targetType: 'withdrawal', targetId: id, note, ip: staff.ip });
     return rejected;
   });

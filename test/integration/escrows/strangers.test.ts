@@ -35,6 +35,9 @@ async function buyerOrder(w: World, link?: 'gateway' | 'manual'): Promise<void> 
   await payOrder(undefined, { userId: w.buyer.id, role: 'user' }, STRANGERS_ORDER, link === 'manual' ? { method: 'bank_transfer', provider: 'manual_bca' } : { method: 'qris', provider: 'sandbox' });
 }
 
+/** The buyer's notification the notifications row marks read (made by its setup). */
+const STRANGERS_NOTIFICATION = '5d2b8e4a-6c1f-4a9b-8e3d-2f7a1b0c9d8e';
+
 /** The buyer's upload the attachments row attaches (made by its setup). */
 const STRANGERS_UPLOAD = '0c6f9d2e-3b1a-4e5f-8a7b-9c0d1e2f3a4b';
 
@@ -88,7 +91,7 @@ interface RouteCase {
   status: EscrowStatus;
   /** Open a dispute first (the dispute routes). */
   dispute?: boolean;
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'patch';
   /** The route as registered (for the completeness check). */
   template: string;
   path: (w: World) => string;
@@ -253,6 +256,17 @@ const ROUTES: RouteCase[] = [
     ok: 200,
     setup: (w) => buyerOrder(w, 'gateway'),
   },
+  {
+    name: 'PATCH /v1/notifications/:id/read',
+    status: 'paid',
+    method: 'patch',
+    template: '/v1/notifications/:id/read', path: () => `/v1/notifications/${STRANGERS_NOTIFICATION}/read`,
+    party: 'buyer',
+    ok: 200,
+    setup: async (w) => {
+      await db('notifications').insert({ id: STRANGERS_NOTIFICATION, user_id: w.buyer.id, type: 'payment_success', title: 'Pembayaran berhasil', body: w.item, metadata: JSON.stringify({ escrow_id: w.escrowId }), source_key: 'strangers', created_at: new Date() });
+    },
+  },
 ];
 
 let seq = 0;
@@ -279,7 +293,7 @@ async function world(status: EscrowStatus, dispute = false, setup?: (w: World) =
 
 function send(client: Client, c: RouteCase, w: World, key: string) {
   const path = c.path(w);
-  const req = c.method === 'get' ? client.get(path) : client.post(path).send(c.body ?? {});
+  const req = c.method === 'get' ? client.get(path) : c.method === 'patch' ? client.patch(path).send(c.body ?? {}) : client.post(path).send(c.body ?? {});
   return req.set(bearer(key));
 }
 
