@@ -97,6 +97,8 @@ export interface Frame {
   scripts?: string[];
   /** The language switch target (the same page in the other language). */
   switchTo?: string;
+  /** Full-width main column (the console's tables). */
+  wide?: boolean;
 }
 
 export function pageFrame(f: Frame): string {
@@ -112,7 +114,7 @@ ${(f.scripts ?? []).map((s) => html`<script src="/static/pages/${s}" defer></scr
 </head>
 <body>
 <header class="top"><span class="brand">Rekber</span>${f.switchTo ? html`<a class="lang" id="lang-switch" href="${f.switchTo}">${other}</a>` : ''}</header>
-<main>
+<main${f.wide ? html` class="wide"` : ''}>
 ${f.body}
 </main>
 </body>

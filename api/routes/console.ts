@@ -35,6 +35,7 @@ function consolePage(ctx: Ctx, section: T.ConsoleSection, session: PageSession, 
   sendPage(ctx, 200, {
     title: `Console · ${section}`,
     lang: 'en',
+    wide: true,
     scripts: ['console.js'],
     body: html`${T.consoleNav(section, session.displayName, session.csrfToken)}${T.flash(ctx.query.done)}${body}`,
   });
