@@ -46,6 +46,18 @@ export function pgConstraint(err: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Commits a transaction opened without a handler (`await db.transaction()`). knex's
+ * `trx.commit()` resolves even when the COMMIT itself fails (a deferred constraint, a
+ * connection cut mid-commit); only `executionPromise` rejects. Awaiting both means a
+ * caller never answers 2xx for a change that was not committed (found by npm run chaos:
+ * a release answered 200 while the terminated connection rolled it back).
+ */
+export async function commitTransaction(trx: Knex.Transaction): Promise<void> {
+  await trx.commit();
+  await trx.executionPromise;
+}
+
 /** Runs `fn` in the caller's transaction when given one, otherwise in a new transaction. */
 export async function inTransaction<T>(trx: Db | undefined, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   if (trx && trx.isTransaction) return fn(trx as Knex.Transaction);

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { db } from '../../shared/db.js';
+import { commitTransaction, db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
 import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
 import type { Ctx, Middleware } from '../context.js';
@@ -65,7 +65,7 @@ export function idempotent(): Middleware {
         case 'in_flight':
           throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
         case 'replay':
-          await trx.commit();
+          await commitTransaction(trx);
           ctx.status = opened.response.status;
           ctx.body = opened.response.body;
           ctx.set('Idempotent-Replay', 'true');
@@ -86,7 +86,7 @@ export function idempotent(): Middleware {
         ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
         throw storeFailure(err);
       }
-      await trx.commit();
+      await commitTransaction(trx);
     } catch (err) {
       ctx.state.trx = undefined;
       await rollback(ctx, trx);

@@ -7,7 +7,7 @@
  * the route's limits, validation, enterprise idempotency, the handler.
  */
 import type { Knex } from 'knex';
-import { db } from '../../shared/db.js';
+import { commitTransaction, db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
 import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef } from '../../shared/idempotency.js';
 import { UUID_V4 } from '../../shared/ids.js';
@@ -142,7 +142,7 @@ const idempotent: Middleware = async (ctx, next) => {
       throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
     }
     if (opened.kind === 'replay') {
-      await trx.commit();
+      await commitTransaction(trx);
       ctx.status = opened.response.status;
       ctx.body = opened.response.body;
       ctx.set('Idempotent-Replay', 'true');
@@ -160,7 +160,7 @@ const idempotent: Middleware = async (ctx, next) => {
     } catch (err) {
       throw idempotencyFailure(err);
     }
-    await trx.commit();
+    await commitTransaction(trx);
   } catch (err) {
     ctx.state.trx = undefined;
     await rollback();

@@ -26,6 +26,28 @@ describe('platform: idempotency (spec section 8)', () => {
 
   const body = { note: 'pay the seller', amount: 150_000, tags: ['a', 'b'] };
 
+  it('a COMMIT that fails (deferred check, connection cut) answers 5xx, never the 2xx of a change that did not happen; the key is free again', async () => {
+    // A deferred constraint trigger fails at COMMIT time, after the handler and the answer's
+    // record have run: knex's trx.commit() resolves even then (found by npm run chaos).
+    await db.raw(`CREATE FUNCTION test_fail_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'injected failure at commit'; END $$`);
+    await db.raw(`CREATE CONSTRAINT TRIGGER test_fail_at_commit AFTER INSERT OR UPDATE ON idempotency_keys
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_fail_at_commit()`);
+    const key = randomUUID();
+    try {
+      const res = await probeApi().post('/test/echo').set('Idempotency-Key', key).send(body);
+      expect(res.status, JSON.stringify(res.body)).to.be.within(500, 599);
+      expect(res.body.success).to.equal(false);
+    } finally {
+      await db.raw('DROP TRIGGER IF EXISTS test_fail_at_commit ON idempotency_keys');
+      await db.raw('DROP FUNCTION IF EXISTS test_fail_at_commit()');
+    }
+    expect(await keyRows()).to.deep.equal([]);
+    // The client's retry with the same key runs the request for real.
+    const retry = await probeApi().post('/test/echo').set('Idempotency-Key', key).send(body).expect(201);
+    expect(retry.headers['idempotent-replay']).to.equal(undefined);
+  });
+
   it('replays the first 2xx with Idempotent-Replay: true, identical body, and no second side effect', async () => {
     const key = randomUUID();
     const app = probeApi();
