@@ -89,6 +89,40 @@ describe('hosted checkout in headless Chromium (issue 12)', function () {
     await page.context().close();
   });
 
+  it('polls payment-status every 5 s, stops after 2 minutes, and "check again" starts a new round', async () => {
+    const harness = h!;
+    await createGateway({ provider: 'sandbox', feePercent: '0.7' });
+    const { escrow, buyer } = await createEscrow();
+    const { page, problems } = await newPage(harness);
+    await page.clock.install();
+    await page.goto(`/sign-in?next=${encodeURIComponent(`/pay/${escrow.id}`)}`);
+    await page.fill('#email', buyer.email);
+    await page.fill('#password', DEFAULT_PASSWORD);
+    await Promise.all([page.waitForURL(`**/pay/${escrow.id}`), page.click('#sign-in-button')]);
+    await page.check('input[value="sandbox:bank_transfer"]');
+    await Promise.all([page.waitForURL(`**/pay/${escrow.id}`), page.click('#pay-button')]);
+    expect(await page.textContent('#va-number')).to.match(/^8808\d{12}$/);
+
+    let polls = 0;
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/api/escrows/${escrow.id}/payment-status`)) polls += 1;
+    });
+    await page.clock.runFor(4_000);
+    expect(polls).to.equal(0); // not faster than every 5 s
+    for (let i = 0; i < 24; i++) {
+      await Promise.all([page.waitForResponse((r) => r.url().endsWith('/payment-status')), page.clock.runFor(5_000)]);
+    }
+    expect(polls).to.equal(24);
+    await page.clock.runFor(30_000);
+    expect(polls).to.equal(24); // capped at 2 minutes
+    expect(await page.isVisible('#poll-stopped')).to.equal(true);
+    await Promise.all([page.waitForResponse((r) => r.url().endsWith('/payment-status')), page.click('#check-again')]);
+    expect(polls).to.equal(25);
+    expect(await page.isVisible('#poll-stopped')).to.equal(false);
+    expect(problems).to.deep.equal([]);
+    await page.context().close();
+  });
+
   it("an expired escrow's page says so clearly", async () => {
     const harness = h!;
     const { escrow } = await createEscrow();
