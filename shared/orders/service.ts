@@ -46,6 +46,10 @@ export async function getConfig(trx: Db = db): Promise<OrderConfig> {
 }
 
 function checkPrice(itemPrice: number, c: OrderConfig, options: { min: boolean }): void {
+  // A whole number past the maximum (however large) is too large, not malformed.
+  if (Number.isInteger(itemPrice) && itemPrice > c.max_item_price_idr) {
+    throw new AppError(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
+  }
   if (!Number.isSafeInteger(itemPrice) || itemPrice < 0) {
     throw new AppError(400, 'INVALID_BODY', 'item_price must be a whole number of rupiah', { details: { formErrors: [], fieldErrors: { item_price: ['item_price must be a whole number of rupiah'] } } });
   }

@@ -78,6 +78,7 @@ describe('payment-service orders: buyer routes', () => {
       expectError(await q(1.5), 400, 'INVALID_BODY');
       expectError(await q('1000'), 400, 'INVALID_BODY');
       expectError(await q(100_000_001), 400, 'AMOUNT_TOO_LARGE');
+      expectError(await q(1e20), 400, 'AMOUNT_TOO_LARGE');
       res = await client.post('/api/jasabayar/quote').set(bearer(key)).send({});
       expectError(res, 400, 'INVALID_BODY');
     });
