@@ -6,6 +6,7 @@ import { rateLimit } from '../middleware/rate-limit.js';
 import { paramsOf, queryOf, validate } from '../middleware/validate.js';
 import { publicRatings, publicRatingsQuery, serializePublicRating } from '../../shared/ratings/service.js';
 import Joi from 'joi';
+import { cached, listUsers, profileOf, usersQuery, type UsersQuery } from '../../shared/public/service.js';
 
 export const publicRouter = createRouter();
 
@@ -37,3 +38,31 @@ const ratingsRoute = [
 ] as const;
 publicRouter.get('/v1/public/users/:username/ratings', ...ratingsRoute);
 publicRouter.get('/api/public/users/:username/ratings', ...ratingsRoute);
+
+// The public user listing and one profile (issue 9), also under /api/public.
+const usersRoute = [
+  publicAnswer(),
+  publicLimit,
+  validate({ query: usersQuery }),
+  async (ctx: Ctx) => {
+    const q = queryOf<UsersQuery>(ctx);
+    const verified = q.verified === '1' || q.verified === 'true';
+    const sort = q.sort === 'top' ? 'top' : 'new';
+    const key = `users:${sort}:${verified ? 1 : 0}:${q.page}:${q.limit}:${encodeURIComponent(q.search.toLowerCase())}`;
+    ok(ctx, await cached(ctx.redis, key, () => listUsers(q)));
+  },
+] as const;
+publicRouter.get('/v1/public/users', ...usersRoute);
+publicRouter.get('/api/public/users', ...usersRoute);
+
+const profileRoute = [
+  publicAnswer(),
+  publicLimit,
+  validate({ params: Joi.object({ username: Joi.string().required() }) }),
+  async (ctx: Ctx) => {
+    const username = paramsOf<{ username: string }>(ctx).username.toLowerCase();
+    ok(ctx, await cached(ctx.redis, `user:${encodeURIComponent(username)}`, () => profileOf(username)));
+  },
+] as const;
+publicRouter.get('/v1/public/users/:username', ...profileRoute);
+publicRouter.get('/api/public/users/:username', ...profileRoute);

@@ -1,0 +1,156 @@
+/**
+ * Public users (consumer spec 4.7, "Public user"): the listing and one profile, read from
+ * `public_profiles` (kept by triggers; migration 20261129000200). Only usernames, names,
+ * verification, join date and counters leave: never contact data, balance or internal ids.
+ * Answers are cached in Redis for 60 s per query (off with `publicSettings.cache = false`).
+ */
+import Joi from 'joi';
+import type { Redis } from 'ioredis';
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { db } from '../db.js';
+import { AppError } from '../errors.js';
+import { publicRatings, serializePublicRating, USERNAME_PATTERN } from '../ratings/service.js';
+
+export const publicSettings = {
+  /** Redis answer cache (the bench turns it off to measure the queries). */
+  cache: process.env.PUBLIC_CACHE !== '0',
+  cacheSeconds: 60,
+};
+
+export const usersQuery = Joi.object({
+  page: Joi.number().integer().min(1).max(10_000).default(1),
+  limit: Joi.number().integer().min(1).max(50).default(24),
+  search: Joi.string().trim().allow('').max(32).default(''),
+  sort: Joi.string().valid('top', 'new', 'newest').default('top'),
+  verified: Joi.string().valid('1', 'true', '0', 'false'),
+});
+
+export interface UsersQuery {
+  page: number;
+  limit: number;
+  search: string;
+  sort: 'top' | 'new' | 'newest';
+  verified?: '1' | 'true' | '0' | 'false';
+}
+
+interface ProfileRow {
+  user_id: string;
+  username: string;
+  full_name: string;
+  is_verified: boolean;
+  joined_at: Date;
+  completed_count: number;
+}
+
+export interface PublicUser {
+  username: string;
+  full_name: string;
+  is_verified: boolean;
+  joined_at: string;
+  total_escrows_completed: number;
+  average_rating: number | null;
+  rating_count: number;
+}
+
+/** Published ratings (average, count) of these users, keyed by user id. */
+async function ratingStats(userIds: string[]): Promise<Map<string, { avg: number; count: number }>> {
+  if (userIds.length === 0) return new Map();
+  const rows = await db('ratings')
+    .whereIn('ratee_id', userIds)
+    .where('published_at', '<=', clock.now())
+    .groupBy('ratee_id')
+    .select<{ ratee_id: string; avg: string; count: string }[]>('ratee_id', db.raw('avg(stars)::numeric(3,2)::text as avg'), db.raw('count(*) as count'));
+  return new Map(rows.map((r) => [r.ratee_id, { avg: Number(r.avg), count: Number(r.count) }]));
+}
+
+function toPublic(p: ProfileRow, stats: Map<string, { avg: number; count: number }>): PublicUser {
+  const s = stats.get(p.user_id);
+  return {
+    username: p.username,
+    full_name: p.full_name,
+    is_verified: p.is_verified,
+    joined_at: p.joined_at.toISOString(),
+    total_escrows_completed: p.completed_count,
+    average_rating: s ? s.avg : null,
+    rating_count: s?.count ?? 0,
+  };
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function listUsers(q: UsersQuery): Promise<{ users: PublicUser[]; page: number; limit: number; total: number; has_more: boolean }> {
+  const base = () => {
+    const b = db('public_profiles').where({ listed: true });
+    if (q.verified === '1' || q.verified === 'true') b.where({ is_verified: true });
+    if (q.search !== '') {
+      const pattern = `%${likeEscape(q.search.toLowerCase())}%`;
+      b.where((w) => void w.where('username', 'like', pattern).orWhereRaw('lower(full_name) like ?', [pattern]));
+    }
+    return b;
+  };
+  const order =
+    q.sort === 'top'
+      ? [
+          { column: 'completed_count', order: 'desc' as const },
+          { column: 'ratings_received', order: 'desc' as const },
+          { column: 'joined_at', order: 'asc' as const },
+          { column: 'user_id', order: 'asc' as const },
+        ]
+      : [
+          { column: 'joined_at', order: 'desc' as const },
+          { column: 'user_id', order: 'desc' as const },
+        ];
+  const [rows, [count]] = await Promise.all([
+    base()
+      .select<ProfileRow[]>('user_id', 'username', 'full_name', 'is_verified', 'joined_at', 'completed_count')
+      .orderBy(order)
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit),
+    base().count<{ n: string }[]>('* as n'),
+  ]);
+  const total = Number(count?.n ?? 0);
+  const stats = await ratingStats(rows.map((r) => r.user_id));
+  return { users: rows.map((r) => toPublic(r, stats)), page: q.page, limit: q.limit, total, has_more: q.page * q.limit < total };
+}
+
+const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
+
+/** One listed-or-not but public-able user (a user account, active); 404 USER_NOT_FOUND otherwise. */
+export async function profileOf(username: string) {
+  if (!USERNAME_PATTERN.test(username)) throw userNotFound();
+  const p = await db('public_profiles as p')
+    .join('users as u', 'u.id', 'p.user_id')
+    .where({ 'p.username': username.toLowerCase(), 'p.eligible': true })
+    .first<(ProfileRow & { social_instagram: string | null; social_shopee: string | null; social_tiktokshop: string | null }) | undefined>(
+      'p.user_id',
+      'p.username',
+      'p.full_name',
+      'p.is_verified',
+      'p.joined_at',
+      'p.completed_count',
+      'u.social_instagram',
+      'u.social_shopee',
+      'u.social_tiktokshop',
+    );
+  if (!p) throw userNotFound();
+  const [stats, recent] = await Promise.all([ratingStats([p.user_id]), publicRatings(p.username, 1, 20)]);
+  return {
+    ...toPublic(p, stats),
+    social_instagram: p.social_instagram,
+    social_shopee: p.social_shopee,
+    social_tiktokshop: p.social_tiktokshop,
+    recent_ratings: recent.items.map(serializePublicRating),
+  };
+}
+
+/** Reads `key` from the Redis answer cache or computes and stores it for 60 s. */
+export async function cached<T>(redis: Redis, key: string, compute: () => Promise<T>): Promise<T> {
+  if (!publicSettings.cache) return compute();
+  const full = `${config.queuePrefix}:public:${key}`;
+  const hit = await redis.get(full);
+  if (hit !== null) return JSON.parse(hit) as T;
+  const value = await compute();
+  await redis.set(full, JSON.stringify(value), 'EX', publicSettings.cacheSeconds);
+  return value;
+}
