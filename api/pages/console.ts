@@ -58,11 +58,12 @@ ${csrfField(csrf)}
 
 export function paymentsTable(rows: ClaimedPayment[], csrf: string): Html {
   return html`<section class="card"><h1>Manual payments to confirm</h1>
+<p class="muted">Escrows and payment-service orders; confirming an order's transfer marks the order paid.</p>
 ${rows.length === 0 ? html`<p id="none">No claimed transfers.</p>` : ''}
 <table id="payments"><thead><tr><th>Claimed</th><th>Escrow</th><th>Buyer</th><th>Amount</th><th>Reference</th><th>Decision</th></tr></thead><tbody>
 ${rows.map(
   (p) => html`<tr data-id="${p.id}">
-<td>${iso(p.claimed_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id}</span></td><td>${p.buyer_email}</td>
+<td>${iso(p.claimed_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`}</span></td><td>${p.buyer_email}</td>
 <td>${rupiah(p.amount)}</td><td>${p.claim_reference ?? ''}</td>
 <td><form method="post" action="/admin/payments/${p.id}/confirm" data-confirm="Confirm that this transfer arrived?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit">Confirm</button></form>
 <form method="post" action="/admin/payments/${p.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Reject</button></form></td>

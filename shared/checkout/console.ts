@@ -8,15 +8,16 @@ export interface ClaimedPayment extends PaymentRow {
   buyer_email: string;
 }
 
-/** Manual transfers the buyer says were sent, oldest first: staff confirm or reject them. */
+/** Manual transfers the buyer says were sent (for an escrow or a payment-service order), oldest first: staff confirm or reject them. */
 export async function claimedPayments(limit = 50): Promise<ClaimedPayment[]> {
   return db<ClaimedPayment>('payments as p')
-    .join('escrows as e', 'e.id', 'p.escrow_id')
+    .leftJoin('escrows as e', 'e.id', 'p.escrow_id')
+    .leftJoin('service_orders as o', 'o.id', 'p.order_id')
     .join('users as u', 'u.id', 'p.buyer_id')
     .where('p.status', 'awaiting_confirmation')
     .orderBy([{ column: 'p.claimed_at', order: 'asc' }, { column: 'p.id', order: 'asc' }])
     .limit(limit)
-    .select<ClaimedPayment[]>('p.*', 'e.item_name', 'u.email as buyer_email');
+    .select<ClaimedPayment[]>('p.*', db.raw("coalesce(e.item_name, o.target_label, 'Jasa bayar') as item_name"), 'u.email as buyer_email');
 }
 
 export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;

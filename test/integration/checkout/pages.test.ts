@@ -12,7 +12,7 @@ import { createGateway } from '../../factories/payments.js';
 import { createUser, DEFAULT_PASSWORD, signIn } from '../../factories/users.js';
 import { createWithdrawal, fundedUser } from '../../factories/withdrawals.js';
 import { createOrder } from '../../factories/orders.js';
-import { pay as payOrder } from '../../../shared/orders/service.js';
+import { claimPayment as claimOrderPayment, pay as payOrder } from '../../../shared/orders/service.js';
 
 const agent = () => supertest.agent(createApp().callback());
 
@@ -322,6 +322,22 @@ describe('operator console (issue 12)', () => {
     expect(actions).to.deep.equal(['order.startProcessing', 'order.startProcessing', 'order.deliver', 'order.refund']);
     const after = await browser.get('/admin/orders');
     expect(after.text).to.not.include('CODE-1234-SECRET');
+  });
+
+  it("lists an order's claimed transfer with the escrows' and rejects it through the payments service", async () => {
+    const { browser } = await adminAgent();
+    await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', config: { bank_accounts: [] } });
+    const buyer = (await createUser()).user;
+    const order = await createOrder(buyer.id, { label: 'Pulsa' });
+    const asBuyer = { userId: buyer.id, role: 'user' as const };
+    await payOrder(undefined, asBuyer, order.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    const claimed = await claimOrderPayment(undefined, asBuyer, order.id, { reference: 'ORD-TRF' });
+    const list = await browser.get('/admin/payments');
+    expect(list.text).to.include(`/admin/payments/${claimed.id}/reject`).and.include(`order ${order.id}`).and.include('Pulsa');
+    await browser.post(`/admin/payments/${claimed.id}/reject`).type('form').send({ _csrf: tokenIn(list.text), note: 'not received' }).expect(303);
+    expect(((await db('payments').where({ id: claimed.id }).first()) as { status: string }).status).to.equal('failed');
+    expect(((await db('service_orders').where({ id: order.id }).first()) as { status: string }).status).to.equal('awaiting_payment');
+    expect(await db('staff_audit').where({ target_id: claimed.id, action: 'payment.reject' })).to.have.length(1);
   });
 
   it('links the queue dashboard and counts the work waiting', async () => {
