@@ -6,6 +6,7 @@ import { flushLogs, logger } from '../shared/logger.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
 import { closeUploadEvents } from '../shared/uploads/service.js';
+import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
 import { createApp } from './app.js';
 
 const app = createApp();
@@ -28,7 +29,7 @@ async function shutdown(signal: string): Promise<void> {
     server.close(() => resolve());
     server.closeIdleConnections();
   });
-  await Promise.allSettled([db.destroy(), closeQueues(), redis.quit(), closeUploadEvents()]);
+  await Promise.allSettled([db.destroy(), closeQueues(), redis.quit(), closeUploadEvents(), closeSandboxGateway()]);
   logger.info('api stopped');
   await flushLogs();
   process.exit(0);

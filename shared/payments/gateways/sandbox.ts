@@ -8,7 +8,24 @@ import { createHmac } from 'node:crypto';
 import { clock } from '../../clock.js';
 import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
-import { db } from '../../db.js';
+import type { Knex } from 'knex';
+import { createDb } from '../../db.js';
+/**
+ * The sandbox gateway stands for an outside system, so it keeps its own two connections:
+ * `pay` calls it while its transaction holds a connection of the main pool, and a charge
+ * written through that same pool waited for a second connection. Twelve concurrent pays
+ * on a pool of ten then starved each other until the acquire timeout (npm run chaos).
+ */
+let sandboxDb: Knex | undefined;
+const gatewayDb = (): Knex => (sandboxDb ??= createDb(config.databaseUrl, 2));
+
+/** Closes the sandbox gateway's connections (process shutdown, tests). */
+export async function closeSandboxGateway(): Promise<void> {
+  const open = sandboxDb;
+  sandboxDb = undefined;
+  await open?.destroy();
+}
+
 import type { ChargeRequest, ChargeResult, GatewayAdapter, GatewayStatus, InboundDelivery, ParsedCallback } from './types.js';
 
 export function sandboxSignature(rawBody: string, secret = config.gateways.sandboxSecret): string {
@@ -23,7 +40,7 @@ export const sandboxAdapter: GatewayAdapter = {
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const now = clock.now();
-    await db('sandbox_charges').insert({ gateway_order_id: req.gatewayOrderId, amount: req.amount, method: req.method, created_at: now, updated_at: now });
+    await gatewayDb()('sandbox_charges').insert({ gateway_order_id: req.gatewayOrderId, amount: req.amount, method: req.method, created_at: now, updated_at: now });
     // The sandbox has no hosted page or app to open: it is completed with the simulate route.
     return {
       paymentUrl: null,
@@ -58,7 +75,7 @@ export const sandboxAdapter: GatewayAdapter = {
   },
 
   async queryStatus(gatewayOrderId: string) {
-    const row = (await db('sandbox_charges').select('status', 'amount').where({ gateway_order_id: gatewayOrderId }).first()) as
+    const row = (await gatewayDb()('sandbox_charges').select('status', 'amount').where({ gateway_order_id: gatewayOrderId }).first()) as
       | { status: GatewayStatus; amount: number }
       | undefined;
     return row ? { status: row.status, amount: row.amount } : { status: 'failed' as const, amount: null };

@@ -438,6 +438,21 @@ describe('POST /api/escrows/:id/pay', () => {
   });
 
   describe('idempotency', () => {
+    it('more concurrent keyed pays than the pool has connections all succeed: the sandbox gateway does not wait for a second connection of the pool the request holds', async () => {
+      await createGateway();
+      const n = config.databasePoolMax + 5;
+      const parties = await Promise.all(Array.from({ length: n }, async () => {
+        const { escrow, buyer } = await createEscrow();
+        return { escrowId: escrow.id, key: await issueKey(buyer.id) };
+      }));
+      // Each keyed request holds a connection for its transaction; before the fix the
+      // sandbox charge waited for another one and the pays starved each other (500 after
+      // the acquire timeout: npm run chaos found it).
+      const answers = await Promise.all(parties.map((p) => pay(client, p.key, p.escrowId, { method: 'qris' }, randomUUID())));
+      expect(answers.map((a) => a.status)).to.deep.equal(parties.map(() => 201));
+      expect(await countRows('sandbox_charges')).to.equal(n);
+    });
+
     it('the same key replays the same link (one payment row); a fresh key makes a new link', async () => {
       await createGateway();
       const { escrow, buyer } = await createEscrow();
