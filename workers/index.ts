@@ -12,7 +12,8 @@ import { CALLBACK_BATCH, drainCallbacks } from '../shared/payments/service.js';
 import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
 import { createQueueConnection, redis } from '../shared/redis.js';
 import { closeMailTransport } from '../shared/mail/transport.js';
-import { buildRegistry, queueProcessor, upsertMaintenanceSchedules } from './registry.js';
+import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
+import { buildRegistry, queueProcessor, upsertMaintenanceSchedules, WORKER_RESILIENCE } from './registry.js';
 
 const registry = buildRegistry();
 const SCHEDULE_REFRESH_MS = 5 * 60_000;
@@ -32,6 +33,7 @@ const workers = selected.map((name) => {
     connection,
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
+    ...WORKER_RESILIENCE,
   });
   worker.on('failed', (job, err) =>
     logger.warn({ queue: name, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
@@ -89,7 +91,7 @@ async function shutdown(signal: string): Promise<void> {
   force.unref();
   await Promise.all(loops);
   await Promise.allSettled(workers.map((w) => w.close()));
-  await Promise.allSettled([closeQueues(), db.destroy(), redis.quit(), connection.quit()]);
+  await Promise.allSettled([closeQueues(), db.destroy(), redis.quit(), connection.quit(), closeSandboxGateway()]);
   closeMailTransport();
   logger.info('workers stopped');
   process.exit(0);

@@ -54,6 +54,14 @@ export function queueProcessor(registry: Map<string, Processor>, queue: QueueNam
   };
 }
 
+/**
+ * A job whose worker died mid-run (SIGKILL, a lost machine) is "stalled": BullMQ puts it
+ * back to wait, up to `maxStalledCount` times, then fails it for good. BullMQ's default of
+ * 1 dead-lettered mail jobs when worker copies were killed every 2 s (npm run chaos);
+ * processors are idempotent, so a stalled job is simply run again.
+ */
+export const WORKER_RESILIENCE = { maxStalledCount: 10 } as const;
+
 /** Periodic maintenance: scheduler id, job (on its own queue), interval. */
 export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
   { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
