@@ -49,6 +49,8 @@ export class MailSink {
         });
       },
     });
+    // A client that disappears mid-session (a worker killed by npm run chaos) is not the sink's failure.
+    this.server.on('error', () => undefined);
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const { port } = this.server.server.address() as AddressInfo;
     this.previousUrl = config.smtpUrl;
