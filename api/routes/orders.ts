@@ -74,6 +74,16 @@ ordersRouter.get('/api/jasabayar/:id/payment-status', auth(), byId, async (ctx) 
 
 // ---- Operator moves ---------------------------------------------------------------------
 
+ordersRouter.get('/v1/admin/jasabayar', auth(), requireAdmin(), validate({ query: S.list }), async (ctx) => {
+  const q = queryOf<{ status?: OrderStatus; page: number; limit: number }>(ctx);
+  const { rows, total } = await orders.listForStaff(q);
+  ctx.body = {
+    success: true,
+    data: rows.map((o) => ({ ...serializeOrder(o), buyer_id: o.buyer_id })),
+    pagination: { page: q.page, limit: q.limit, total, total_pages: Math.ceil(total / q.limit) },
+  };
+});
+
 ordersRouter.post('/v1/admin/jasabayar/:id/confirm-payment', auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
   ok(ctx, serializeOrder(await orders.confirmPayment(txOf(ctx), staff(ctx), idOf(ctx))));
 });

@@ -74,15 +74,17 @@ export async function move(
 }
 
 export interface ListFilter {
-  buyerId: string;
+  /** Undefined: every buyer's orders (the operator's list). */
+  buyerId?: string;
   status?: OrderStatus;
   page: number;
   limit: number;
 }
 
-export async function listForBuyer(trx: Db, f: ListFilter): Promise<{ rows: OrderRow[]; total: number }> {
+export async function listOrders(trx: Db, f: ListFilter): Promise<{ rows: OrderRow[]; total: number }> {
   const base = () => {
-    const q = trx(TABLE).where({ buyer_id: f.buyerId });
+    const q = trx(TABLE);
+    if (f.buyerId !== undefined) void q.where({ buyer_id: f.buyerId });
     if (f.status) void q.where({ status: f.status });
     return q;
   };

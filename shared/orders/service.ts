@@ -129,7 +129,12 @@ export async function create(trxOrDb: Db | undefined, actor: Actor, input: Creat
 // ---- Reads -------------------------------------------------------------------------------
 
 export async function list(actor: Actor, filter: { status?: OrderStatus; page: number; limit: number }) {
-  return repo.listForBuyer(db, { buyerId: actor.userId, ...filter });
+  return repo.listOrders(db, { buyerId: actor.userId, ...filter });
+}
+
+/** GET /v1/admin/jasabayar: every buyer's orders, for the operator to work on (no credentials). */
+export async function listForStaff(filter: { status?: OrderStatus; page: number; limit: number }) {
+  return repo.listOrders(db, filter);
 }
 
 /** Owner or admin; anyone else 403, an unknown id 404. */

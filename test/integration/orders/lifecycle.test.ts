@@ -254,6 +254,27 @@ describe('payment-service orders: lifecycle', () => {
       expect((await eventsOf(id)).at(-1)).to.deep.equal(['order.refunded', 'admin']);
     });
 
+    it('the operator lists every buyer orders (status filter, newest first, buyer_id, never credentials); a user is refused', async () => {
+      await fundUser(buyer.id, 2 * TOTAL);
+      const other = (await createUser()).user;
+      const otherKey = await issueKey(other.id);
+      await client.post('/api/jasabayar').set(bearer(otherKey)).send({ target_url: 'https://a.example.com/', item_price: 50_000 });
+      clock.advance(1000);
+      const delivered = await orderIn('delivered');
+      clock.advance(1000);
+      const paid = await orderIn('paid');
+      const all = await client.get('/v1/admin/jasabayar').set(bearer(adminKey));
+      expect(all.status).to.equal(200);
+      expect(all.body.pagination).to.deep.equal({ page: 1, limit: 20, total: 3, total_pages: 1 });
+      const rows = (all.body as { data: { id: string; buyer_id: string }[] }).data;
+      expect(rows.map((o) => o.id).slice(0, 2)).to.deep.equal([paid, delivered]);
+      expect(rows[0]!.buyer_id).to.equal(buyer.id);
+      expect(JSON.stringify(all.body)).to.not.include('pass: b');
+      const onlyPaid = await client.get('/v1/admin/jasabayar?status=paid').set(bearer(adminKey));
+      expect((onlyPaid.body as { data: { id: string }[] }).data.map((o) => o.id)).to.deep.equal([paid]);
+      expectError(await client.get('/v1/admin/jasabayar').set(bearer(key)), 403, 'FORBIDDEN');
+    });
+
     it('operator routes refuse the buyer (403) and change nothing', async () => {
       await fundUser(buyer.id, TOTAL);
       const id = await orderIn('paid');
