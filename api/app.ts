@@ -25,6 +25,7 @@ import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
+import { trackingRouter } from './routes/tracking.js';
 import { adminSessionOnly } from './middleware/auth.js';
 import { checkoutRouter } from './routes/checkout.js';
 import { consoleRouter } from './routes/console.js';
@@ -53,6 +54,7 @@ export const routers: AppRouter[] = [
   enterpriseRouter,
   ordersRouter,
   notificationsRouter,
+  trackingRouter,
   adminRouter,
   sandboxRouter,
 ];

@@ -24,6 +24,7 @@ export const JOBS = {
   'mail.send': 'mail',
   'notifications.create': 'notifications',
   'notifications.create-batch': 'notifications',
+  'tracking.refresh': 'tracking-refresh',
   'escrows.expire': 'timers',
   'escrows.auto-release': 'timers',
   'escrows.sweep-timers': 'timers',

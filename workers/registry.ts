@@ -13,9 +13,10 @@ import { payouts } from './payouts.js';
 import { timers } from './timers.js';
 import { exportsQueue } from './exports.js';
 import { uploads } from './uploads.js';
+import { tracking } from './tracking.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue, tracking];
 
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();

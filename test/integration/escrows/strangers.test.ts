@@ -256,6 +256,16 @@ const ROUTES: RouteCase[] = [
     ok: 200,
     setup: (w) => buyerOrder(w, 'gateway'),
   },
+  { name: 'GET /api/escrows/:id/tracking', status: 'sent', method: 'get', template: '/api/escrows/:id/tracking', path: (w) => `/api/escrows/${w.escrowId}/tracking`, party: 'seller', ok: 200 },
+  {
+    name: 'POST /api/escrows/:id/tracking/refresh',
+    status: 'sent',
+    method: 'post',
+    template: '/api/escrows/:id/tracking/refresh', path: (w) => `/api/escrows/${w.escrowId}/tracking/refresh`,
+    party: 'buyer',
+    ok: 200,
+    setup: async (w) => void (await db('escrows').where({ id: w.escrowId }).update({ courier: 'jne', tracking_number: 'JNE0099' })),
+  },
   {
     name: 'PATCH /v1/notifications/:id/read',
     status: 'paid',

@@ -1,0 +1,94 @@
+/**
+ * Escrow tracking (consumer spec 4.2 tracking endpoints, "Tracking"): the attached courier
+ * and number, a best-effort snapshot from the courier upstream cached about 10 minutes in
+ * Redis, and the seller's courier list. GET never calls the upstream itself: a missing or
+ * stale snapshot is fetched by the tracking worker (job `tracking.refresh`); the forced
+ * refresh (one per escrow per 5 minutes) fetches at once.
+ */
+import type { Redis } from 'ioredis';
+import { config } from '../config.js';
+import { db } from '../db.js';
+import { AppError } from '../errors.js';
+import { isUuid } from '../ids.js';
+import { enqueue } from '../outbox.js';
+import { redis as sharedRedis } from '../redis.js';
+import { serializeTracking } from '../escrows/serialize.js';
+import type { EscrowRow } from '../escrows/repo.js';
+import { fetchSnapshot, type Snapshot } from './adapter.js';
+import { COURIERS } from './couriers.js';
+import { trackingSettings } from './settings.js';
+
+export interface Viewer {
+  userId: string;
+  role: 'user' | 'admin';
+}
+
+const snapshotKey = (escrowId: string) => `${config.queuePrefix}:tracking:snapshot:${escrowId}`;
+const queuedKey = (escrowId: string) => `${config.queuePrefix}:tracking:queued:${escrowId}`;
+const refreshKey = (escrowId: string) => `${config.queuePrefix}:tracking:refresh:${escrowId}`;
+
+export const courierList = () => COURIERS.map((c) => ({ slug: c.slug, name: c.name }));
+
+async function load(id: string, viewer: Viewer): Promise<EscrowRow> {
+  if (!isUuid(id)) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  const e = await db('escrows').where({ id }).first<EscrowRow | undefined>();
+  if (!e) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  if (e.buyer_id !== viewer.userId && e.seller_id !== viewer.userId && viewer.role !== 'admin') {
+    throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+  }
+  return e;
+}
+
+/** The cached snapshot of this escrow's current courier and number, if any. */
+async function cachedSnapshot(redis: Redis, e: EscrowRow): Promise<Snapshot | null> {
+  const raw = await redis.get(snapshotKey(e.id));
+  if (!raw) return null;
+  const s = JSON.parse(raw) as Snapshot;
+  // A snapshot of a number since replaced is not this escrow's tracking any more.
+  return s.courier === e.courier && s.awb === e.tracking_number ? s : null;
+}
+
+async function store(redis: Redis, escrowId: string, s: Snapshot): Promise<void> {
+  await redis.set(snapshotKey(escrowId), JSON.stringify(s), 'EX', trackingSettings.cacheSeconds);
+}
+
+function answer(e: EscrowRow, snapshot: Snapshot | null) {
+  return { tracking: serializeTracking(e), snapshot, couriers: courierList() };
+}
+
+/** GET: what is cached; a missing snapshot is queued for the worker (once a minute at most). */
+export async function trackingOf(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
+  const e = await load(id, viewer);
+  if (!e.courier || !e.tracking_number) return answer(e, null);
+  const snapshot = await cachedSnapshot(redis, e);
+  if (!snapshot && (await redis.set(queuedKey(e.id), '1', 'EX', 60, 'NX')) === 'OK') {
+    await enqueue(db, 'tracking.refresh', { escrow_id: e.id });
+  }
+  return answer(e, snapshot);
+}
+
+/** POST refresh: a fresh upstream check now (400 NO_TRACKING; 429 within 5 minutes of the last). */
+export async function refreshTracking(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
+  const e = await load(id, viewer);
+  if (!e.courier || !e.tracking_number) throw new AppError(400, 'NO_TRACKING', 'No tracking number is attached to this escrow');
+  if ((await redis.set(refreshKey(e.id), '1', 'EX', trackingSettings.refreshSeconds, 'NX')) !== 'OK') {
+    const ttl = await redis.ttl(refreshKey(e.id));
+    const wait = ttl > 0 ? ttl : trackingSettings.refreshSeconds;
+    throw new AppError(429, 'RATE_LIMITED', 'Tracking was refreshed recently; try again later', { retry_after: wait }, { 'Retry-After': String(wait) });
+  }
+  const snapshot = await fetchSnapshot(e.courier, e.tracking_number);
+  await store(redis, e.id, snapshot);
+  return answer(e, snapshot);
+}
+
+/** The worker's job: fetch and cache the snapshot of the escrow's current tracking. */
+export async function refreshFromWorker(escrowId: string, redis: Redis = sharedRedis): Promise<{ found: boolean } | { skipped: string }> {
+  if (!isUuid(escrowId)) return { skipped: 'bad id' };
+  const e = await db('escrows').where({ id: escrowId }).first<EscrowRow | undefined>();
+  if (!e) return { skipped: 'missing' };
+  if (!e.courier || !e.tracking_number) return { skipped: 'no tracking' };
+  const snapshot = await fetchSnapshot(e.courier, e.tracking_number);
+  await store(redis, e.id, snapshot);
+  await redis.del(queuedKey(e.id));
+  return { found: snapshot.found };
+}
