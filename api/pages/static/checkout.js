@@ -55,6 +55,13 @@
 
   function finish() { window.location.reload(); }
 
+  var answered = 0;
+  // Each answered poll is counted on the panel (data-polls) once the next one is scheduled.
+  function counted() {
+    answered += 1;
+    panel.setAttribute('data-polls', String(answered));
+  }
+
   function poll() {
     fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' }, cache: 'no-store' })
       .then(function (res) { return res.ok ? res.json() : null; })
@@ -63,7 +70,8 @@
         if (status) panel.setAttribute('data-status', status);
         if (status === 'paid' || status === 'failed' || status === 'expired') return finish();
         schedule();
-      }, schedule);
+        counted();
+      }, function () { schedule(); counted(); });
   }
 
   function schedule() {
