@@ -123,7 +123,11 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
   // any escrow or system account is created, so a transaction that holds a user row never
   // waits on one that created an account and now waits for that row.
   const userIds = [...new Set(lines.map((l) => l.spec.userId).filter((u): u is string => u !== null))].sort();
-  if (userIds.length > 0) await trx('users').select('id').whereIn('id', userIds).orderBy('id').forUpdate();
+  // FOR NO KEY UPDATE: it serialises balance changes (it conflicts with itself) without blocking
+  // the FOR KEY SHARE locks of foreign-key checks, so inserting a row that references the user
+  // (an escrow, an event, a notification) never waits on a posting: that wait closed deadlock
+  // cycles with the hot ledger accounts under load (npm run chaos).
+  if (userIds.length > 0) await trx('users').select('id').whereIn('id', userIds).orderBy('id').forNoKeyUpdate();
   const ids = await ensureAccounts(
     trx,
     lines.map((l) => l.spec),

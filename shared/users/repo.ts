@@ -31,7 +31,8 @@ export async function findById(trx: Db, id: string): Promise<UserRow | undefined
 }
 
 export async function findByIdForUpdate(trx: Db, id: string): Promise<UserRow | undefined> {
-  return (await trx('users').where({ id }).forUpdate().first()) as UserRow | undefined;
+  // NO KEY UPDATE: serialises changes of this account without blocking foreign-key checks of rows that reference it.
+  return (await trx('users').where({ id }).forNoKeyUpdate().first()) as UserRow | undefined;
 }
 
 export async function findByEmail(trx: Db, email: string): Promise<UserRow | undefined> {

@@ -604,4 +604,25 @@ describe('platform: ledger', () => {
       expect(await postMany(db, [])).to.deep.equal([]);
     });
   });
+
+  it("a posting's lock on a users row does not block rows that reference the user (foreign-key checks), so it closes no deadlock cycle", async () => {
+    const user = await createUser();
+    const other = await createUser();
+    const trx = await db.transaction();
+    try {
+      await post(trx, { kind: 'test.hold', lines: [{ account: { system: 'adjustments' }, amount: -10 }, { account: { userId: user.id }, amount: 10 }] });
+      // Another connection inserts rows that reference the locked user while the posting is open.
+      const inserted = await db.transaction(async (t2) => {
+        await t2.raw("SET LOCAL lock_timeout = '1s'");
+        const rows = await t2('notifications')
+          .insert({ user_id: user.id, type: 'escrow_joined', title: 't', body: 'b', source_key: `fk-${other.id}`, created_at: clock.now() })
+          .returning('id');
+        return rows.length;
+      });
+      expect(inserted).to.equal(1);
+    } finally {
+      await trx.commit();
+    }
+    expect(await userBalance(user.id)).to.equal(10);
+  });
 });
