@@ -112,8 +112,14 @@ export async function applyPaymentChanges(trx: Db, changes: readonly { from: Pay
   if (result.rowCount !== changes.length) throw new Error(`payments changed under their lock: wrote ${result.rowCount} of ${changes.length}`);
 }
 
+/**
+ * Newest first; two links made in the same millisecond (a pinned clock, a fast client) are
+ * told apart by which can still complete, not by the random order of their uuids.
+ */
+const NEWEST_LINK = "created_at DESC, (status IN ('pending', 'awaiting_confirmation')) DESC, id DESC";
+
 export async function latestForEscrow(trx: Db, escrowId: string): Promise<PaymentRow | undefined> {
-  return (await trx('payments').where({ escrow_id: escrowId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as
+  return (await trx('payments').where({ escrow_id: escrowId }).orderByRaw(NEWEST_LINK).first()) as
     | PaymentRow
     | undefined;
 }
@@ -233,7 +239,7 @@ export async function currentForEscrow(trx: Db, escrowId: string): Promise<Payme
 
 /** The newest link of a payment-service order. */
 export async function latestForOrder(trx: Db, orderId: string): Promise<PaymentRow | undefined> {
-  return (await trx('payments').where({ order_id: orderId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first()) as
+  return (await trx('payments').where({ order_id: orderId }).orderByRaw(NEWEST_LINK).first()) as
     | PaymentRow
     | undefined;
 }
