@@ -12,7 +12,7 @@ import { createWithdrawal, staffUser } from '../../factories/withdrawals.js';
 import { db } from '../../../shared/db.js';
 import { noticeSettings } from '../../../shared/notifications/settings.js';
 import { MailSink } from '../../helpers/smtp.js';
-import { reject } from '../../../shared/withdrawals/service.js';
+import { approve, markPaid, reject } from '../../../shared/withdrawals/service.js';
 
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 /** Notices, then the mail they queue (the mail queue runs before the notifications queue). */
@@ -126,6 +126,25 @@ describe('notifications: list, count, read marks and preferences', () => {
     // Re-running the jobs sends nothing twice.
     await settle();
     expect(await mails()).to.have.length(2);
+  });
+
+  it('e-mails the events a user expects: paid, shipped, released for both parties, and a paid withdrawal', async () => {
+    const { buyer, seller } = await createEscrow({ status: 'released' });
+    await settle();
+    const templates = async (userId: string) =>
+      ((await db('outbound_emails').where({ user_id: userId }).select('template')) as { template: string }[]).map((r) => r.template).sort();
+    expect(await templates(buyer.id)).to.deep.equal(['notification.escrow_completed_buyer', 'notification.escrow_sent', 'notification.payment_success']);
+    expect(await templates(seller.id)).to.deep.equal(['notification.escrow_completed_seller', 'notification.escrow_paid']);
+    expect(sink.messages.filter((m) => m.to.includes(seller.email)).map((m) => m.subject).sort()).to.deep.equal(['Dana dilepas', 'Escrow dibayar']);
+
+    const admin = await staffUser();
+    const { withdrawal, user } = await createWithdrawal({ amount: 100_000 });
+    await approve(undefined, { actorId: admin.id }, withdrawal.id);
+    await markPaid(undefined, { actorId: admin.id }, withdrawal.id, { reference: 'BANK-1' });
+    await settle();
+    expect(await templates(user.id)).to.deep.equal(['notification.withdrawal_paid']);
+    const note = await db('notifications').where({ user_id: user.id, type: 'withdrawal_paid' }).first<{ metadata: Record<string, unknown> }>();
+    expect(note!.metadata).to.include({ withdrawal_id: withdrawal.id });
   });
 
   it('a rejected withdrawal notifies its owner in-app and by e-mail', async () => {
