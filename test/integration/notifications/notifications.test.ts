@@ -132,7 +132,7 @@ describe('notifications: list, count, read marks and preferences', () => {
     const { buyer, seller } = await createEscrow({ status: 'released' });
     await settle();
     const templates = async (userId: string) =>
-      ((await db('outbound_emails').where({ user_id: userId }).select('template')) as { template: string }[]).map((r) => r.template).sort();
+      (await db('outbound_emails').where({ user_id: userId }).select<{ template: string }[]>('template')).map((r) => r.template).sort();
     expect(await templates(buyer.id)).to.deep.equal(['notification.escrow_completed_buyer', 'notification.escrow_sent', 'notification.payment_success']);
     expect(await templates(seller.id)).to.deep.equal(['notification.escrow_completed_seller', 'notification.escrow_paid']);
     expect(sink.messages.filter((m) => m.to.includes(seller.email)).map((m) => m.subject).sort()).to.deep.equal(['Dana dilepas', 'Escrow dibayar']);
@@ -144,7 +144,7 @@ describe('notifications: list, count, read marks and preferences', () => {
     await settle();
     expect(await templates(user.id)).to.deep.equal(['notification.withdrawal_paid']);
     const note = await db('notifications').where({ user_id: user.id, type: 'withdrawal_paid' }).first<{ metadata: Record<string, unknown> }>();
-    expect(note!.metadata).to.include({ withdrawal_id: withdrawal.id });
+    expect(note?.metadata).to.include({ withdrawal_id: withdrawal.id });
   });
 
   it('a rejected withdrawal notifies its owner in-app and by e-mail', async () => {
