@@ -482,4 +482,25 @@ describe('escrow races', function () {
       await books.check();
     }
   });
+
+  it('escrows between the same two people created at once, in both directions, never deadlock (public profile counters lock in user id order)', async () => {
+    // Each creation's transaction stays open a moment after the insert, as a keyed request's does.
+    const N = 40;
+    const made = await Promise.allSettled(
+      Array.from({ length: N }, (_, i) =>
+        db.transaction(async (trx) => {
+          await escrows.createDirect(trx, { userId: i % 2 === 0 ? buyer.id : seller.id, role: 'user' }, {
+            role: i % 2 === 0 ? 'buyer' : 'seller',
+            counterparty_username: i % 2 === 0 ? seller.username : buyer.username,
+            item_name: `Race ${i}`,
+            amount: 50_000,
+          });
+          await trx.raw('SELECT pg_sleep(0.01)');
+        }),
+      ),
+    );
+    expect(made.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
+    const counts = (await db('public_profiles').whereIn('user_id', [buyer.id, seller.id]).select('escrows_count')) as { escrows_count: number }[];
+    expect(counts.map((c) => Number(c.escrows_count))).to.deep.equal([N, N]);
+  });
 });
