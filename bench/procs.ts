@@ -61,7 +61,7 @@ export function startChild(
   name: string,
   args: string[],
   env: NodeJS.ProcessEnv,
-  opts: { pin?: boolean; stdout?: 'ignore' | 'inherit' } = {},
+  opts: { pin?: boolean; stdout?: 'ignore' | 'inherit' | number } = {},
 ): Child {
   const pin = PINNED && opts.pin !== false;
   const [command, argv] = pin ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, args];

@@ -19,4 +19,4 @@ node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"
 node_modules/.bin/tsx scripts/migrate.ts
 log "building dist/ (npm run build)"
 npm run --silent build
-node_modules/.bin/tsx "${1:-bench/run.ts}"
+node_modules/.bin/tsx "${1:-bench/run.ts}" "${@:2}"

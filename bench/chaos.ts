@@ -1,0 +1,726 @@
+/**
+ * `npm run chaos` (issue 14): the service under faults. Starts its own Postgres database
+ * (`<bench db>_chaos`, recreated each run) and its own Redis server (a `redis-server` child
+ * on a free loopback port with an append-only file, so a restart keeps its data as a
+ * managed Redis with persistence would), 2 API copies and 2 worker copies (the Procfile
+ * commands, compiled), and drives a mixed workload over both API copies:
+ *
+ *   escrows from signed partner links, sandbox payments whose callbacks arrive duplicated,
+ *   reordered (a failed report first) and late (an expired report after paid), sends,
+ *   receipts, releases, disputes and staff rulings (release or refund), withdrawals with
+ *   staff approvals and rejections, and reads.
+ *
+ * Meanwhile: one worker copy is SIGKILLed every 2 s and restarted; one API copy is killed
+ * and restarted a few times; Redis is restarted once; every Postgres backend of the chaos
+ * database is terminated once (pg_terminate_backend) while transactions are in flight.
+ * A request that loses its connection is sent again to the other copy with the same
+ * Idempotency-Key, as a client would.
+ *
+ * Every request and its answer is appended to a JSON-lines log; after the queues drain, the
+ * expected state is computed from that log alone and compared with the database: every
+ * escrow's status, every withdrawal's status, every user's balance, every paid callback
+ * credited once, every outbox row delivered, no job failed without a recorded reason, no
+ * 5xx other than to a request whose connection was cut, and `checkLedger`. Prints the
+ * figures; exit code 1 on any difference.
+ *
+ * `npm run chaos -- --overload`: sends 10x the per-user limit and 10x a per-IP limit through
+ * both copies; every answer must be 2xx or 429 with Retry-After (never 5xx), and every
+ * accepted write must be in the database.
+ *
+ * Tunables: CHAOS_DEALS (900 escrow flows), CHAOS_CONCURRENCY (32), CHAOS_USERS (120).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream, mkdtempSync, openSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { freePort, HOST, intFromEnv, PINNED, ROOT, runToCompletion, startChild, stopChild, stopChildrenOnSignals, stopAll, type Child } from './procs.js';
+import { execFileSync } from 'node:child_process';
+
+const DEALS = intFromEnv('CHAOS_DEALS', 900, 10, 100_000);
+const CONCURRENCY = intFromEnv('CHAOS_CONCURRENCY', 32, 1, 500);
+const USERS = intFromEnv('CHAOS_USERS', 120, 4, 10_000);
+const OVERLOAD = process.argv.includes('--overload');
+const RUN_DIR = mkdtempSync(path.join(os.tmpdir(), 'escrow-chaos-'));
+const LOG_FILE = path.join(RUN_DIR, 'requests.jsonl');
+/** The processes' own logs (pino JSON lines), appended across restarts. */
+const PROC_LOG = openSync(path.join(RUN_DIR, 'processes.log'), 'a');
+const AMOUNT_MIN = 60_000;
+
+function unpin(): void {
+  if (PINNED) execFileSync('taskset', ['-cp', `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
+}
+
+function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+// ---- Redis: our own server, restartable with its data -------------------------------------
+
+class RedisServer {
+  proc: ChildProcess | null = null;
+  constructor(
+    readonly port: number,
+    readonly dir: string,
+  ) {}
+  async start(): Promise<void> {
+    const proc = spawn('redis-server', ['--port', String(this.port), '--bind', HOST, '--dir', this.dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], {
+      stdio: 'ignore',
+    });
+    this.proc = proc;
+    for (let i = 0; i < 100; i += 1) {
+      try {
+        execFileSync('redis-cli', ['-p', String(this.port), 'ping'], { stdio: 'pipe' });
+        return;
+      } catch {
+        await sleep(50);
+      }
+    }
+    throw new Error('redis-server did not start');
+  }
+  /** SIGTERM: Redis finishes its append-only file and exits; start() brings the same data back. */
+  async restart(): Promise<void> {
+    const proc = this.proc;
+    if (proc) {
+      const exited = new Promise((resolve) => proc.once('exit', resolve));
+      proc.kill('SIGTERM');
+      await exited;
+    }
+    await this.start();
+  }
+  stop(): void {
+    this.proc?.kill('SIGTERM');
+  }
+}
+
+// ---- The request log ----------------------------------------------------------------------
+
+interface Logged {
+  seq: number;
+  at: number;
+  api: number;
+  /** The calling user's id (never the credential). */
+  as: string | null;
+  method: string;
+  path: string;
+  key: string | null;
+  body: unknown;
+  status: number | 'cut';
+  answer: unknown;
+}
+
+const log = createWriteStream(LOG_FILE);
+const entries: Logged[] = [];
+let seq = 0;
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+let apiBases: string[] = [];
+/** Copies currently down (killed by the chaos loop). */
+const down = new Set<number>();
+
+/**
+ * One logical request: sent to a live API copy; on a cut connection sent again (same
+ * Idempotency-Key) to the other copy, up to 8 tries. Each try is logged.
+ */
+async function call(
+  method: string,
+  urlPath: string,
+  opts: { key?: string; as?: string; body?: unknown; idem?: boolean; headers?: Record<string, string>; raw?: string } = {},
+): Promise<Answer> {
+  const idemKey = opts.idem ? randomUUID() : null;
+  let copy = Math.floor(Math.random() * apiBases.length);
+  for (let attempt = 0; attempt < 12; attempt += 1) {
+    if (down.has(copy)) copy = (copy + 1) % apiBases.length;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
+    if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+    if (idemKey) headers['idempotency-key'] = idemKey;
+    const entry: Logged = { seq: (seq += 1), at: Date.now(), api: copy, as: opts.as ?? null, method, path: urlPath, key: idemKey, body: opts.raw ?? opts.body ?? null, status: 'cut', answer: null };
+    try {
+      const res = await fetch(`${apiBases[copy]}${urlPath}`, {
+        method,
+        headers,
+        body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const text = await res.text();
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        body = { raw: text.slice(0, 200) };
+      }
+      entry.status = res.status;
+      entry.answer = body;
+      record(entry);
+      if (res.status === 503 && attempt < 11) {
+        // An API copy shutting down (SIGTERM) or not ready: try the other one.
+        copy = (copy + 1) % apiBases.length;
+        await sleep(100);
+        continue;
+      }
+      return { status: res.status, body, headers: res.headers };
+    } catch {
+      record(entry);
+      copy = (copy + 1) % apiBases.length;
+      await sleep(100 + attempt * 100);
+    }
+  }
+  throw new Error(`${method} ${urlPath}: no answer after 12 tries`);
+}
+
+function record(e: Logged): void {
+  entries.push(e);
+  log.write(`${JSON.stringify(e)}\n`);
+}
+
+/** E-mails the SMTP sink received. */
+let mails: readonly unknown[] = [];
+
+const dataOf = (a: Answer): Record<string, unknown> => (a.body.data ?? {}) as Record<string, unknown>;
+
+// ---- Workload -----------------------------------------------------------------------------
+
+interface Actor {
+  id: string;
+  key: string;
+  secret?: string;
+}
+
+function signFields(secret: string, fields: Record<string, string>): string {
+  const signed = ['buyer', 'category', 'desc', 'expires', 'item', 'ref', 'seller', 'v'];
+  const canonical = Object.keys(fields)
+    .filter((k) => signed.includes(k))
+    .sort()
+    .map((k) => `${k}=${encodeURIComponent(fields[k]!)}`)
+    .join('&');
+  return createHmac('sha256', secret).update(canonical).digest('hex');
+}
+
+let sandboxSecret = '';
+function sandboxCallback(order: string, status: string, amount: number): { raw: string; headers: Record<string, string> } {
+  const raw = JSON.stringify({ provider: 'sandbox', gateway_order_id: order, status, amount });
+  return { raw, headers: { 'x-sandbox-signature': createHmac('sha256', sandboxSecret).update(raw).digest('hex') } };
+}
+
+const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
+
+async function deal(n: number, users: Actor[], admin: Actor): Promise<void> {
+  const seller = users[n % users.length]!;
+  let buyer = pick(users);
+  if (buyer.id === seller.id) buyer = users[(n + 1) % users.length]!;
+  const amount = AMOUNT_MIN + Math.floor(Math.random() * 40) * 5_000;
+  const fields: Record<string, string> = {
+    seller: seller.id,
+    item: `Barang chaos ${n}`,
+    category: pick(['goods', 'service', 'digital']),
+    ref: `chaos-${n}-${randomBytes(4).toString('hex')}`,
+    v: '1',
+    expires: String(Math.floor(Date.now() / 1000) + 3600),
+  };
+  const created = await call('POST', '/api/escrows/from-link', { key: buyer.key, as: buyer.id, idem: true, body: { ...fields, sig: signFields(seller.secret!, fields), amount } });
+  if (created.status !== 201) return;
+  const escrowId = String(dataOf(created).id);
+  const pay = await call('POST', `/api/escrows/${escrowId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'qris' } });
+  if (pay.status !== 201) return;
+  const order = String(dataOf(pay).gateway_order_id);
+  const total = Number(dataOf(pay).amount ?? dataOf(pay).total_amount ?? 0);
+  // Callbacks: duplicated, sometimes a failed report first (reordered), sometimes expired after paid (late).
+  const shape = n % 4;
+  if (shape === 1) await call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'failed', total));
+  await call('POST', pick(['/api/webhooks/inbound', '/api/webhooks/ipn', '/api/webhooks/payment', '/api/webhooks/universal']), sandboxCallback(order, 'paid', total));
+  await call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'paid', total));
+  if (shape === 2) await call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'expired', total));
+  // Poll as the checkout does, until paid.
+  for (let i = 0; i < 120; i += 1) {
+    const st = await call('GET', `/api/escrows/${escrowId}/payment-status`, { key: buyer.key });
+    if (st.status === 200 && dataOf(st).status === 'paid') break;
+    await sleep(500);
+  }
+  const path = n % 10;
+  if (path < 6) {
+    await call('POST', `/api/escrows/${escrowId}/send`, { key: seller.key, idem: true, body: { courier: 'jne', tracking_number: `JNE${n}X` } });
+    await call('POST', `/api/escrows/${escrowId}/confirm-received`, { key: buyer.key, idem: true, body: {} });
+    await call('POST', `/api/escrows/${escrowId}/release`, { key: buyer.key, idem: true, body: {} });
+  } else if (path < 9) {
+    const d = await call('POST', `/v1/escrows/${escrowId}/dispute`, { key: buyer.key, body: { reason_category: 'item_not_received', description: 'Barang belum sampai' } });
+    let disputeId = d.status === 201 ? String(dataOf(d).id) : null;
+    if (d.status === 409) {
+      // A cut first try may have opened it: find it.
+      const list = await call('GET', '/v1/disputes', { key: buyer.key, as: buyer.id });
+      const found = ((list.body.data ?? []) as { id: string; escrow_id: string }[]).find((x) => x.escrow_id === escrowId);
+      disputeId = found?.id ?? null;
+    }
+    if (disputeId) {
+      await call('POST', `/v1/admin/disputes/${disputeId}/resolve`, { key: admin.key, idem: true, body: { outcome: n % 2 === 0 ? 'release' : 'refund', note: 'chaos ruling' } });
+      // The ruling's answer has no fee: read the escrow (the released amount's fee).
+      await call('GET', `/api/escrows/${escrowId}`, { key: buyer.key, as: buyer.id });
+    }
+  } else {
+    await call('GET', `/api/escrows/${escrowId}`, { key: seller.key });
+  }
+}
+
+async function withdrawals(users: Actor[], admin: Actor): Promise<void> {
+  for (const [i, u] of users.entries()) {
+    const bal = await call('GET', '/v1/user/balance', { key: u.key });
+    const balance = Number(dataOf(bal).balance ?? 0);
+    if (bal.status !== 200 || balance < 60_000) continue;
+    const amount = Math.floor(balance / 2 / 10_000) * 10_000;
+    if (amount < 50_000) continue;
+    const w = await call('POST', '/v1/withdrawals', {
+      key: u.key,
+      as: u.id,
+      idem: true,
+      body: { amount, method: 'bank_transfer', destination_details: { bank_name: 'BCA', account_number: `88${String(i).padStart(8, '0')}`, account_holder: `Chaos ${i}` }, destination_ack: true },
+    });
+    if (w.status !== 201) continue;
+    const id = String(dataOf(w).id);
+    await call('POST', `/v1/admin/withdrawals/${id}/${i % 3 === 0 ? 'reject' : 'approve'}`, { key: admin.key, idem: true, body: { note: 'chaos review' } });
+  }
+}
+
+async function pool(n: number, limit: number, work: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      for (;;) {
+        const i = next;
+        next += 1;
+        if (i >= n) return;
+        await work(i);
+      }
+    }),
+  );
+}
+
+// ---- Expected state from the log ----------------------------------------------------------
+
+interface Expected {
+  escrows: Map<string, { status: string; amount: number; buyer: string; seller: string; fee: number }>;
+  withdrawals: Map<string, { status: string; user: string; amount: number }>;
+  balances: Map<string, number>;
+  paidOrders: Set<string>;
+}
+
+/**
+ * Replays the successful answers in the order they were given: an escrow's status is the
+ * last state an answer reported; money follows the answers (a release credits the seller
+ * the amount less the fee the answer states; a refund ruling credits the buyer; a
+ * withdrawal takes its amount and a rejection gives it back).
+ */
+function expectedFromLog(log: readonly Logged[]): Expected {
+  const ok = log.filter((e) => typeof e.status === 'number' && e.status >= 200 && e.status < 300).sort((a, b) => a.seq - b.seq);
+  const escrows: Expected['escrows'] = new Map();
+  const withdrawals: Expected['withdrawals'] = new Map();
+  const paidOrders = new Set<string>();
+  const escrowOfOrder = new Map<string, string>();
+  const disputeEscrow = new Map<string, string>();
+  // A status may only move forward: a late answer (a replay of an earlier move) never moves it back.
+  const RANK: Record<string, number> = { pending_payment: 0, paid: 1, sent: 2, received: 3, disputed: 4, released: 5, refunded: 5 };
+  const advance = (id: string, status: string) => {
+    const x = escrows.get(id);
+    if (x && (RANK[status] ?? -1) > (RANK[x.status] ?? -1)) x.status = status;
+  };
+  for (const e of ok) {
+    const data = ((e.answer as { data?: Record<string, unknown> } | null)?.data ?? {}) as Record<string, unknown>;
+    const parts = e.path.split('/');
+    if (e.path === '/api/escrows/from-link') {
+      const id = String(data.id);
+      if (!escrows.has(id)) escrows.set(id, { status: 'pending_payment', amount: Number(data.amount), buyer: String(data.buyer_id), seller: String(data.seller_id), fee: Number.NaN });
+    } else if (/^\/api\/escrows\/[^/]+\/pay$/.test(e.path)) {
+      escrowOfOrder.set(String(data.gateway_order_id), parts[3]!);
+    } else if (/^\/api\/webhooks\//.test(e.path)) {
+      const b = JSON.parse(String(e.body ?? '{}')) as { status?: string; gateway_order_id?: string };
+      if (b.status === 'paid' && b.gateway_order_id) {
+        paidOrders.add(b.gateway_order_id);
+        const id = escrowOfOrder.get(b.gateway_order_id);
+        if (id) advance(id, 'paid');
+      }
+    } else if (/^\/api\/escrows\/[^/]+(\/(send|confirm-received|release))?$/.test(e.path) && typeof data.status === 'string') {
+      advance(parts[3]!, data.status);
+      const x = escrows.get(parts[3]!);
+      if (x && data.status === 'released' && data.platform_fee !== undefined && data.platform_fee !== null) x.fee = Number(data.platform_fee);
+    } else if (/^\/v1\/escrows\/[^/]+\/dispute$/.test(e.path)) {
+      disputeEscrow.set(String(data.id), parts[3]!);
+      advance(parts[3]!, 'disputed');
+    } else if (e.path === '/v1/disputes' && Array.isArray(e.answer && (e.answer as { data?: unknown }).data)) {
+      for (const d of (e.answer as { data: { id: string; escrow_id: string }[] }).data) {
+        disputeEscrow.set(d.id, d.escrow_id);
+        advance(d.escrow_id, 'disputed');
+      }
+    } else if (/^\/v1\/admin\/disputes\/[^/]+\/resolve$/.test(e.path)) {
+      const id = disputeEscrow.get(parts[4]!);
+      const outcome = (e.body as { outcome?: string }).outcome;
+      if (id) advance(id, outcome === 'release' ? 'released' : outcome === 'refund' ? 'refunded' : 'disputed');
+    } else if (e.path === '/v1/withdrawals' && e.method === 'POST') {
+      const id = String(data.id);
+      if (!withdrawals.has(id)) withdrawals.set(id, { status: 'pending', user: e.as ?? String(data.user_id), amount: Number(data.amount) });
+    } else if (/^\/v1\/admin\/withdrawals\/[^/]+\/(approve|reject)$/.test(e.path)) {
+      const w = withdrawals.get(parts[4]!);
+      if (w && w.status === 'pending') w.status = e.path.endsWith('/reject') ? 'rejected' : 'approved';
+    }
+  }
+  // Money follows the statuses: released pays the seller the amount less its fee, refunded
+  // pays the buyer back; a withdrawal takes its amount unless rejected.
+  const balances = new Map<string, number>();
+  const add = (user: string, delta: number) => balances.set(user, (balances.get(user) ?? 0) + delta);
+  for (const x of escrows.values()) {
+    if (x.status === 'released') add(x.seller, x.amount - x.fee);
+    if (x.status === 'refunded') add(x.buyer, x.amount);
+  }
+  for (const w of withdrawals.values()) if (w.status !== 'rejected') add(w.user, -w.amount);
+  return { escrows, withdrawals, balances, paidOrders };
+}
+
+// ---- Main ---------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  unpin();
+  const baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) throw new Error('DATABASE_URL must be set; run `npm run chaos` (bench/run.sh) instead');
+  const dbName = `${new URL(baseUrl).pathname.slice(1)}_chaos`;
+  const dbUrl = withDatabase(baseUrl, dbName);
+  await runToCompletion('ensure-db (chaos database)', ['--import', 'tsx', 'scripts/ensure-db.ts', dbUrl, '--recreate'], process.env);
+  await runToCompletion('migrate (chaos database)', ['--import', 'tsx', 'scripts/migrate.ts'], { ...process.env, DATABASE_URL: dbUrl });
+  const redisPort = await freePort();
+  const redis = new RedisServer(redisPort, mkdtempSync(path.join(os.tmpdir(), 'escrow-chaos-redis-')));
+  await redis.start();
+  ownRedis = redis;
+  const redisUrl = `redis://${HOST}:${redisPort}/0`;
+  process.env.DATABASE_URL = dbUrl;
+  process.env.REDIS_URL = redisUrl;
+  process.env.QUEUE_PREFIX = 'escrow-chaos';
+  sandboxSecret = `chaos-${randomBytes(16).toString('hex')}`;
+
+  const { db } = await import('../shared/db.js');
+  // An SMTP sink on loopback for the mail queue (the service's e-mails are part of the run).
+  const { MailSink } = await import('../test/helpers/smtp.js');
+  const { config } = await import('../shared/config.js');
+  const mailSink = new MailSink();
+  await mailSink.start();
+  mails = mailSink.messages;
+  const { insertKey } = await import('../shared/auth/api-keys.js');
+  const env: NodeJS.ProcessEnv = { ...process.env, SMTP_URL: config.smtpUrl, NODE_ENV: 'development', SANDBOX_MODE: '1', SANDBOX_GATEWAY_SECRET: sandboxSecret, LOG_LEVEL: 'warn' };
+
+  // Seed: users (verified, active) with keys, one admin, the sandbox gateway.
+  const now = new Date();
+  const rows = Array.from({ length: USERS + 1 }, (_, i) => ({
+    email: `chaos${i}@chaos.test`,
+    username: `chaos_u${i}`,
+    full_name: `Chaos ${i}`,
+    kyc_status: 'verified',
+    email_verified_at: now,
+    role: i === USERS ? 'admin' : 'user',
+    status: 'active',
+    created_at: now,
+    updated_at: now,
+  }));
+  const ids = (await db('users').insert(rows).returning<{ id: string }[]>('id')).map((r) => r.id);
+  const actors: Actor[] = [];
+  for (const id of ids) actors.push({ id, key: (await insertKey(db, id, 'chaos', HOST)).plaintext });
+  const admin = actors.pop()!;
+  await db('payment_gateways').insert({
+    provider: 'sandbox', display_name: 'Sandbox', supported_methods: ['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto'],
+    is_manual: false, enabled: true, in_maintenance: false, config: null, fee_percent: '0.7', fee_fixed: 0, sort_order: 0, created_at: now, updated_at: now,
+  }).onConflict('provider').merge();
+
+  // Processes.
+  const ports = [await freePort(), await freePort()];
+  apiBases = ports.map((p) => `http://${HOST}:${p}`);
+  const apiEnv = (p: number): NodeJS.ProcessEnv => ({ ...env, PORT: String(p), PUBLIC_BASE_URL: `http://${HOST}:${ports[0]}`, PUBLIC_LINK_HOSTS: `${HOST}` });
+  const apis: Child[] = ports.map((p, i) => startChild(`API ${i + 1}`, ['dist/api/server.js'], apiEnv(p), { pin: false, stdout: PROC_LOG }));
+  const workers: Child[] = [0, 1].map((i) => startChild(`worker ${i + 1}`, ['dist/workers/index.js'], env, { pin: false, stdout: PROC_LOG }));
+  const ready = async (base: string) => {
+    for (let i = 0; i < 200; i += 1) {
+      try {
+        if ((await fetch(`${base}/readyz`)).ok) return;
+      } catch {
+        /* not yet */
+      }
+      await sleep(100);
+    }
+    throw new Error(`${base} never became ready`);
+  };
+  await Promise.all(apiBases.map(ready));
+  for (const a of actors) {
+    const rot = await call('POST', '/v1/partner/link-secret/rotate', { key: a.key, body: {} });
+    a.secret = String(dataOf(rot).link_secret);
+  }
+  console.log(`chaos: ${actors.length} users, 2 API copies (${apiBases.join(', ')}), 2 workers, Redis on ${redisPort}, database ${dbName}; log ${LOG_FILE}`);
+
+  if (OVERLOAD) {
+    await overload(actors, admin, db);
+  } else {
+    await chaosRun(actors, admin, { apis, workers, apiEnv, ports, env, redis, db, ready });
+  }
+  for (const c of [...apis, ...workers]) await stopChild(c, 35_000);
+  const { redis: client } = await import('../shared/redis.js');
+  client.disconnect();
+  redis.stop();
+  await mailSink.stop();
+  await db.destroy();
+}
+
+interface Faults {
+  apis: Child[];
+  workers: Child[];
+  apiEnv: (p: number) => NodeJS.ProcessEnv;
+  ports: number[];
+  env: NodeJS.ProcessEnv;
+  redis: RedisServer;
+  db: Knex;
+  ready: (base: string) => Promise<void>;
+}
+
+async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void> {
+  const started = Date.now();
+  let running = true;
+  const counts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgTerminations: 0, terminatedBackends: 0, pgCutAt: 0 };
+  const cutWindows: { api: number; from: number; to: number }[] = [];
+  // Worker killer: every 2 s one copy, SIGKILL, restarted at once.
+  const workerLoop = (async () => {
+    let k = 0;
+    while (running) {
+      await sleep(2000);
+      if (!running) break;
+      const i = k % 2;
+      k += 1;
+      f.workers[i]!.proc.kill('SIGKILL');
+      await f.workers[i]!.exited;
+      f.workers[i] = startChild(`worker ${i + 1}`, ['dist/workers/index.js'], f.env, { pin: false, stdout: PROC_LOG });
+      counts.workerKills += 1;
+    }
+  })();
+  // API killer: every 15 s one copy, SIGKILL, restarted; requests to it are cut and retried.
+  const apiLoop = (async () => {
+    let k = 0;
+    while (running) {
+      await sleep(15_000);
+      if (!running) break;
+      const i = k % 2;
+      k += 1;
+      down.add(i);
+      const from = Date.now();
+      f.apis[i]!.proc.kill('SIGKILL');
+      await f.apis[i]!.exited;
+      f.apis[i] = startChild(`API ${i + 1}`, ['dist/api/server.js'], f.apiEnv(f.ports[i]!), { pin: false, stdout: PROC_LOG });
+      await f.ready(apiBases[i]!);
+      down.delete(i);
+      cutWindows.push({ api: i, from, to: Date.now() });
+      counts.apiKills += 1;
+    }
+  })();
+  // Redis once, Postgres connections once.
+  const onceLoop = (async () => {
+    await sleep(10_000);
+    if (running) {
+      await f.redis.restart();
+      counts.redisRestarts += 1;
+      console.log('chaos: Redis restarted');
+    }
+    await sleep(10_000);
+    if (running) {
+      const r = await f.db.raw<{ rows: { n: number }[] }>(
+        `SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle') t`,
+      );
+      counts.pgTerminations += 1;
+      counts.pgCutAt = Date.now();
+      counts.terminatedBackends = r.rows[0]?.n ?? 0;
+      console.log(`chaos: terminated ${counts.terminatedBackends} busy Postgres backends`);
+    }
+  })();
+
+  await pool(DEALS, CONCURRENCY, (n) => deal(n, actors, admin));
+  await withdrawals(actors, admin);
+  running = false;
+  await Promise.all([workerLoop, apiLoop, onceLoop]);
+  const workloadSeconds = (Date.now() - started) / 1000;
+  console.log(`chaos: workload done in ${workloadSeconds.toFixed(0)} s: ${entries.length} requests; draining`);
+
+  // Drain: callbacks processed, outbox completed, approved withdrawals paid, jobs idle.
+  const drainStart = Date.now();
+  for (;;) {
+    const r = await f.db.raw<{ rows: { cb: number; ob: number; wd: number }[] }>(
+      `SELECT (SELECT count(*)::int FROM payment_callbacks WHERE processed_at IS NULL) AS cb,
+              (SELECT count(*)::int FROM outbox WHERE completed_at IS NULL AND dead_at IS NULL AND available_at <= now()) AS ob,
+              (SELECT count(*)::int FROM withdrawals WHERE status IN ('approved', 'processing')) AS wd`,
+    );
+    const s = r.rows[0]!;
+    if (s.cb === 0 && s.ob === 0 && s.wd === 0) break;
+    if (Date.now() - drainStart > 300_000) {
+      console.error(`chaos: not drained after 5 minutes: ${JSON.stringify(s)}`);
+      break;
+    }
+    await sleep(500);
+  }
+  log.end();
+  await verify(f.db, counts, cutWindows, workloadSeconds);
+}
+
+async function verify(db: Knex, counts: Record<string, number | undefined>, cutWindows: { api: number; from: number; to: number }[], seconds: number): Promise<void> {
+  const problems: string[] = [];
+  const exp = expectedFromLog(entries);
+  const { checkLedger } = await import('../shared/ledger/index.js');
+  const ledger = await checkLedger(db);
+  if (ledger.length > 0) problems.push(`checkLedger: ${ledger.slice(0, 3).map((v) => `${v.rule}: ${v.detail}`).join('; ')}`);
+  // Escrows: the DB status equals the log's, except "paid" seen only through callbacks.
+  const dbEscrows = new Map(((await db('escrows').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  let escrowDiff = 0;
+  for (const [id, x] of exp.escrows) {
+    const actual = dbEscrows.get(id);
+    if (actual !== x.status) {
+      escrowDiff += 1;
+      if (escrowDiff <= 5) problems.push(`escrow ${id}: log says ${x.status}, database ${actual ?? 'missing'}`);
+    }
+  }
+  if (dbEscrows.size !== exp.escrows.size) problems.push(`escrows: ${dbEscrows.size} in the database, ${exp.escrows.size} created in the log`);
+  // Withdrawals: approved ones end paid (the payout worker), rejected stay rejected.
+  const dbW = new Map(((await db('withdrawals').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  let wDiff = 0;
+  for (const [id, w] of exp.withdrawals) {
+    const want = w.status === 'approved' ? 'paid' : w.status;
+    if (dbW.get(id) !== want) {
+      wDiff += 1;
+      if (wDiff <= 5) problems.push(`withdrawal ${id}: log implies ${want}, database ${dbW.get(id) ?? 'missing'}`);
+    }
+  }
+  if (dbW.size !== exp.withdrawals.size) problems.push(`withdrawals: ${dbW.size} in the database, ${exp.withdrawals.size} in the log`);
+  // Balances.
+  const dbBal = new Map(((await db('users').select('id', 'balance')) as { id: string; balance: number }[]).map((r) => [r.id, Number(r.balance)]));
+  let balDiff = 0;
+  for (const [id, actual] of dbBal) {
+    const want = exp.balances.get(id) ?? 0;
+    if (want !== actual) {
+      balDiff += 1;
+      if (balDiff <= 5) problems.push(`balance of ${id}: log implies ${want}, database ${actual}`);
+    }
+  }
+  // Every paid callback credited once.
+  const credited = await db.raw<{ rows: { orders: number; paid: number; entries: number; dup: number }[] }>(
+    `SELECT count(*)::int AS orders,
+            count(*) FILTER (WHERE p.status = 'paid')::int AS paid,
+            (SELECT count(*)::int FROM journal_entries WHERE kind IN ('escrow_payment', 'payment_credit')) AS entries,
+            (SELECT count(*)::int FROM (SELECT ref_id FROM journal_entries WHERE kind = 'escrow_payment' GROUP BY ref_id HAVING count(*) > 1) d) AS dup
+       FROM payments p WHERE p.gateway_order_id = ANY(?)`,
+    [[...exp.paidOrders]],
+  );
+  const c = credited.rows[0]!;
+  if (c.paid !== exp.paidOrders.size) problems.push(`paid callbacks: ${exp.paidOrders.size} orders reported paid, ${c.paid} payments paid`);
+  if (c.dup > 0) problems.push(`${c.dup} escrows credited twice`);
+  // Outbox and jobs.
+  const ob = await db.raw<{ rows: { open: number; dead: number; unexplained: number }[] }>(
+    `SELECT count(*) FILTER (WHERE completed_at IS NULL AND dead_at IS NULL AND available_at <= now())::int AS open,
+            count(*) FILTER (WHERE dead_at IS NOT NULL)::int AS dead,
+            count(*) FILTER (WHERE dead_at IS NOT NULL AND coalesce(dead_reason, '') = '')::int AS unexplained FROM outbox`,
+  );
+  const o = ob.rows[0]!;
+  if (o.open > 0) problems.push(`${o.open} due outbox rows not delivered`);
+  if (o.unexplained > 0) problems.push(`${o.unexplained} dead outbox rows without a reason`);
+  const failedCallbacks = await db('payment_callbacks').whereNull('processed_at').count<{ n: string }[]>('* as n');
+  if (Number(failedCallbacks[0]!.n) > 0) problems.push(`${failedCallbacks[0]!.n} callbacks never processed`);
+  // Jobs: none stuck, none failed without a reason.
+  const { QUEUE_NAMES, getQueue, closeQueues } = await import('../shared/queues.js');
+  let jobsFailed = 0;
+  let jobsStuck = 0;
+  for (const q of QUEUE_NAMES) {
+    const queue = getQueue(q);
+    const c = await queue.getJobCounts('waiting', 'active', 'failed');
+    jobsStuck += (c.waiting ?? 0) + (c.active ?? 0);
+    jobsFailed += c.failed ?? 0;
+    const noReason = (await queue.getFailed(0, 10_000)).filter((j) => !j.failedReason);
+    if (noReason.length > 0) problems.push(`${noReason.length} failed ${q} jobs without a reason`);
+  }
+  if (jobsStuck > 0) problems.push(`${jobsStuck} jobs still waiting or active after the drain`);
+  await closeQueues();
+  // 5xx only on cut connections: the request's own (API killed: no answer at all), or its
+  // database connection (answers given within 3 s of pg_terminate_backend).
+  const pgCut = (e: Logged) => counts.pgCutAt! > 0 && e.at >= counts.pgCutAt! - 1000 && e.at <= counts.pgCutAt! + 3000;
+  const all5xx = entries.filter((e) => typeof e.status === 'number' && e.status >= 500);
+  const dbCut5xx = all5xx.filter(pgCut);
+  const fiveXX = all5xx.filter((e) => !pgCut(e));
+  for (const e of fiveXX.slice(0, 5)) problems.push(`5xx: ${e.method} ${e.path} answered ${String(e.status)} ${JSON.stringify(e.answer).slice(0, 160)}`);
+  const cut = entries.filter((e) => e.status === 'cut').length;
+  const unavailable = fiveXX.filter((e) => e.status === 503).length;
+
+  const ops = entries.length;
+  console.log('');
+  console.log(`chaos: ${ops} requests (${DEALS} escrow flows, ${exp.withdrawals.size} withdrawals) in ${seconds.toFixed(0)} s`);
+  console.log(`chaos: worker SIGKILLs ${counts.workerKills}, API kills ${counts.apiKills}, Redis restarts ${counts.redisRestarts}, Postgres backends terminated ${counts.terminatedBackends} (${counts.pgTerminations} time)`);
+  console.log(
+    `chaos: requests whose connection was cut (API copy killed) ${cut}, then sent again; 5xx answers when Postgres connections were cut ${dbCut5xx.length}; ` +
+      `other 5xx ${fiveXX.length} (of which 503 ${unavailable}); API down windows ${cutWindows.length}`,
+  );
+  console.log(`chaos: escrows ${exp.escrows.size} (differences ${escrowDiff}), withdrawals ${exp.withdrawals.size} (differences ${wDiff}), users with a balance difference ${balDiff}, paid orders ${exp.paidOrders.size} (credited ${c.paid}, doubled ${c.dup}), outbox open ${o.open} dead ${o.dead}; jobs failed ${jobsFailed} (each with its reason), stuck ${jobsStuck}`);
+  console.log(`chaos: e-mails received by the SMTP sink ${mails.length}`);
+  console.log(`chaos: request log ${LOG_FILE}; process logs ${path.join(RUN_DIR, 'processes.log')}`);
+  if (problems.length > 0) {
+    for (const p of problems) console.error(`chaos: DIFFERENCE: ${p}`);
+    process.exitCode = 1;
+  } else console.log('chaos: differences found: 0');
+}
+
+async function overload(actors: Actor[], _admin: Actor, db: Knex): Promise<void> {
+  // Per user: AUTH_RATE_LIMIT_PER_MINUTE (300) shared over every authenticated route; 10x in a burst.
+  const user = actors[0]!;
+  const perUser = Number(process.env.AUTH_RATE_LIMIT_PER_MINUTE ?? 300) * 10;
+  const answers: Answer[] = [];
+  await pool(perUser, 50, async () => {
+    answers.push(await call('GET', '/v1/user/balance', { key: user.key }));
+  });
+  // Writes under the same overload: every accepted escrow must exist.
+  const seller = actors[1]!;
+  const accepted: string[] = [];
+  await pool(400, 50, async (n) => {
+    const fields: Record<string, string> = { seller: seller.id, item: `Overload ${n}`, category: 'goods', ref: `ovl-${n}-${randomBytes(3).toString('hex')}`, v: '1', expires: String(Math.floor(Date.now() / 1000) + 3600) };
+    const a = await call('POST', '/api/escrows/from-link', { key: actors[2]!.key, idem: true, body: { ...fields, sig: signFields(seller.secret!, fields), amount: 100_000 } });
+    answers.push(a);
+    if (a.status === 201) accepted.push(String(dataOf(a).id));
+  });
+  // Per IP: sign-in (30 per minute per address), 10x.
+  await pool(300, 30, async () => {
+    answers.push(await call('POST', '/v1/auth/login', { body: { email: 'nobody@chaos.test', password: 'wrong-password-1' } }));
+  });
+  const by = new Map<number, number>();
+  for (const a of answers) by.set(a.status, (by.get(a.status) ?? 0) + 1);
+  const problems: string[] = [];
+  const noRetry = answers.filter((a) => a.status === 429 && !a.headers.get('retry-after')).length;
+  if (noRetry > 0) problems.push(`${noRetry} answers 429 without Retry-After`);
+  const fives = answers.filter((a) => a.status >= 500).length;
+  if (fives > 0) problems.push(`${fives} answers 5xx`);
+  const found = accepted.length === 0 ? 0 : Number(((await db('escrows').whereIn('id', accepted).count<{ n: string }[]>('* as n'))[0]!).n);
+  if (found !== accepted.length) problems.push(`accepted escrows: ${accepted.length}, in the database ${found}`);
+  console.log(`chaos overload: ${answers.length} requests; answers ${[...by].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(', ')}; accepted writes ${accepted.length}, found ${found}`);
+  if (problems.length > 0) {
+    for (const p of problems) console.error(`chaos overload: DIFFERENCE: ${p}`);
+    process.exitCode = 1;
+  } else console.log('chaos overload: differences found: 0');
+}
+
+stopChildrenOnSignals('chaos');
+// An exception outside main() (a socket error) must not leave orphans: a worker left behind
+// would keep draining the next run's database (same name) into its own Redis.
+let ownRedis = null as RedisServer | null;
+process.on('uncaughtException', (err) => {
+  console.error(`chaos: uncaught ${err.stack ?? err.message}`);
+  ownRedis?.stop();
+  void stopAll().finally(() => process.exit(1));
+});
+try {
+  await main();
+} catch (err) {
+  console.error(`chaos failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exitCode = 1;
+} finally {
+  await stopAll();
+  ownRedis?.stop();
+  void ROOT;
+}
