@@ -7,6 +7,7 @@ import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
 import { closeUploadEvents } from '../shared/uploads/service.js';
 import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
+import { shutdownStreamHubs } from '../shared/notifications/streams.js';
 import { createApp } from './app.js';
 
 const app = createApp();
@@ -25,6 +26,8 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }, 15_000);
   force.unref();
+  // Open notification streams would hold their connections for up to 10 minutes.
+  await shutdownStreamHubs();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
