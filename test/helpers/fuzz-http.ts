@@ -90,6 +90,12 @@ export async function startFuzzServer(): Promise<FuzzServer> {
       }
       if (request.body) headers['content-length'] = String(request.body.length);
       const req = http.request({ host: '127.0.0.1', port, method: request.method, path: request.path, headers, agent }, (res) => {
+        // An event stream never ends by itself: its status and headers are the answer.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          res.destroy();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
