@@ -32,6 +32,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdtempSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -269,6 +270,36 @@ async function deal(n: number, users: Actor[], admin: Actor): Promise<void> {
   }
 }
 
+/** A payment-service order paid through the sandbox gateway, then delivered or refunded by staff. */
+async function serviceOrder(n: number, users: Actor[], admin: Actor): Promise<void> {
+  const buyer = users[(n * 7) % users.length]!;
+  const created = await call('POST', '/api/jasabayar', {
+    key: buyer.key,
+    as: buyer.id,
+    idem: true,
+    body: { target_url: `https://toko.example/item/${n}`, target_label: `Pesanan chaos ${n}`, item_price: 50_000 + (n % 20) * 5_000 },
+  });
+  if (created.status !== 201) return;
+  const orderId = String(dataOf(created).id);
+  const pay = await call('POST', `/api/jasabayar/${orderId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'qris' } });
+  if (pay.status !== 201) return;
+  const order = String(dataOf(pay).gateway_order_id);
+  const total = Number(dataOf(pay).amount);
+  await call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'paid', total));
+  await call('POST', '/api/webhooks/ipn', sandboxCallback(order, 'paid', total));
+  for (let i = 0; i < 120; i += 1) {
+    const st = await call('GET', `/api/jasabayar/${orderId}/payment-status`, { key: buyer.key, as: buyer.id });
+    if (st.status === 200 && dataOf(st).status === 'paid') break;
+    await sleep(500);
+  }
+  await call('POST', `/v1/admin/jasabayar/${orderId}/process`, { key: admin.key, idem: true, body: {} });
+  if (n % 3 === 0) {
+    await call('POST', `/v1/admin/jasabayar/${orderId}/refund`, { key: admin.key, idem: true, body: { reason: 'chaos refund' } });
+  } else {
+    await call('POST', `/v1/admin/jasabayar/${orderId}/deliver`, { key: admin.key, idem: true, body: { credentials: `user${n}:secret${n}`, delivery_note: 'done' } });
+  }
+}
+
 async function withdrawals(users: Actor[], admin: Actor): Promise<void> {
   for (const [i, u] of users.entries()) {
     const bal = await call('GET', '/v1/user/balance', { key: u.key });
@@ -305,6 +336,7 @@ async function pool(n: number, limit: number, work: (i: number) => Promise<void>
 // ---- Expected state from the log ----------------------------------------------------------
 
 interface Expected {
+  orders: Map<string, { status: string; total: number; buyer: string }>;
   escrows: Map<string, { status: string; amount: number; buyer: string; seller: string; fee: number }>;
   withdrawals: Map<string, { status: string; user: string; amount: number }>;
   balances: Map<string, number>;
@@ -323,6 +355,13 @@ function expectedFromLog(log: readonly Logged[]): Expected {
   const withdrawals: Expected['withdrawals'] = new Map();
   const paidOrders = new Set<string>();
   const escrowOfOrder = new Map<string, string>();
+  const orders: Expected['orders'] = new Map();
+  const serviceOrderOf = new Map<string, string>();
+  const ORDER_RANK: Record<string, number> = { awaiting_payment: 0, pending_review: 1, paid: 2, processing: 3, delivered: 4, refunded: 4, cancelled: 4 };
+  const advanceOrder = (id: string, status: string) => {
+    const o = orders.get(id);
+    if (o && (ORDER_RANK[status] ?? -1) > (ORDER_RANK[o.status] ?? -1)) o.status = status;
+  };
   const disputeEscrow = new Map<string, string>();
   // A status may only move forward: a late answer (a replay of an earlier move) never moves it back.
   const RANK: Record<string, number> = { pending_payment: 0, paid: 1, sent: 2, received: 3, disputed: 4, released: 5, refunded: 5 };
@@ -333,7 +372,16 @@ function expectedFromLog(log: readonly Logged[]): Expected {
   for (const e of ok) {
     const data = ((e.answer as { data?: Record<string, unknown> } | null)?.data ?? {}) as Record<string, unknown>;
     const parts = e.path.split('/');
-    if (e.path === '/api/escrows/from-link') {
+    if (e.path === '/api/jasabayar' && e.method === 'POST') {
+      const id = String(data.id);
+      if (!orders.has(id)) orders.set(id, { status: 'awaiting_payment', total: Number(data.total), buyer: e.as ?? '' });
+    } else if (/^\/api\/jasabayar\/[^/]+\/pay$/.test(e.path)) {
+      serviceOrderOf.set(String(data.gateway_order_id), parts[3]!);
+    } else if (/^\/api\/jasabayar\/[^/]+\/payment-status$/.test(e.path) && data.status === 'paid') {
+      advanceOrder(parts[3]!, 'paid');
+    } else if (/^\/v1\/admin\/jasabayar\/[^/]+\/(process|deliver|refund)$/.test(e.path) && typeof data.status === 'string') {
+      advanceOrder(parts[4]!, data.status);
+    } else if (e.path === '/api/escrows/from-link') {
       const id = String(data.id);
       if (!escrows.has(id)) escrows.set(id, { status: 'pending_payment', amount: Number(data.amount), buyer: String(data.buyer_id), seller: String(data.seller_id), fee: Number.NaN });
     } else if (/^\/api\/escrows\/[^/]+\/pay$/.test(e.path)) {
@@ -344,6 +392,8 @@ function expectedFromLog(log: readonly Logged[]): Expected {
         paidOrders.add(b.gateway_order_id);
         const id = escrowOfOrder.get(b.gateway_order_id);
         if (id) advance(id, 'paid');
+        const so = serviceOrderOf.get(b.gateway_order_id);
+        if (so) advanceOrder(so, 'paid');
       }
     } else if (/^\/api\/escrows\/[^/]+(\/(send|confirm-received|release))?$/.test(e.path) && typeof data.status === 'string') {
       advance(parts[3]!, data.status);
@@ -378,7 +428,9 @@ function expectedFromLog(log: readonly Logged[]): Expected {
     if (x.status === 'refunded') add(x.buyer, x.amount);
   }
   for (const w of withdrawals.values()) if (w.status !== 'rejected') add(w.user, -w.amount);
-  return { escrows, withdrawals, balances, paidOrders };
+  // A refunded order gives its total back to the buyer's balance.
+  for (const o of orders.values()) if (o.status === 'refunded') add(o.buyer, o.total);
+  return { orders, escrows, withdrawals, balances, paidOrders };
 }
 
 // ---- Main ---------------------------------------------------------------------------------
@@ -539,7 +591,9 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
     }
   })();
 
-  await pool(DEALS, CONCURRENCY, (n) => deal(n, actors, admin));
+  // Escrow flows and payment-service orders interleaved (one order per six escrow flows).
+  const ORDERS = Math.floor(DEALS / 6);
+  await pool(DEALS + ORDERS, CONCURRENCY, (n) => (n % 7 === 6 ? serviceOrder(n, actors, admin) : deal(n, actors, admin)));
   await withdrawals(actors, admin);
   running = false;
   await Promise.all([workerLoop, apiLoop, onceLoop]);
@@ -594,6 +648,16 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
     }
   }
   if (dbW.size !== exp.withdrawals.size) problems.push(`withdrawals: ${dbW.size} in the database, ${exp.withdrawals.size} in the log`);
+  // Payment-service orders.
+  const dbO = new Map(((await db('service_orders').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  let oDiff = 0;
+  for (const [id, o] of exp.orders) {
+    if (dbO.get(id) !== o.status) {
+      oDiff += 1;
+      if (oDiff <= 5) problems.push(`order ${id}: log says ${o.status}, database ${dbO.get(id) ?? 'missing'}`);
+    }
+  }
+  if (dbO.size !== exp.orders.size) problems.push(`orders: ${dbO.size} in the database, ${exp.orders.size} created in the log`);
   // Balances.
   const dbBal = new Map(((await db('users').select('id', 'balance')) as { id: string; balance: number }[]).map((r) => [r.id, Number(r.balance)]));
   let balDiff = 0;
@@ -643,7 +707,20 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   await closeQueues();
   // 5xx only on cut connections: the request's own (API killed: no answer at all), or its
   // database connection (answers given within 3 s of pg_terminate_backend).
-  const pgCut = (e: Logged) => counts.pgCutAt! > 0 && e.at >= counts.pgCutAt! - 1000 && e.at <= counts.pgCutAt! + 3000;
+  // A request whose connection was terminated may only find out later (a transaction that
+  // waited on a lock): the process log names its request id with the connection error.
+  const cutRequests = new Set<string>();
+  for (const line of (await readFile(path.join(RUN_DIR, 'processes.log'), 'utf8')).split('\n')) {
+    if (!line.includes('"level":50')) continue;
+    try {
+      const j = JSON.parse(line) as { request_id?: string; err?: { message?: string } };
+      if (j.request_id && /terminating connection|Connection terminated|connection error|not queryable/i.test(j.err?.message ?? '')) cutRequests.add(j.request_id);
+    } catch {
+      /* not a log line */
+    }
+  }
+  const requestIdOf = (e: Logged) => ((e.answer as { error?: { request_id?: string } } | null)?.error?.request_id ?? '');
+  const pgCut = (e: Logged) => (counts.pgCutAt! > 0 && e.at >= counts.pgCutAt! - 1000 && e.at <= counts.pgCutAt! + 3000) || cutRequests.has(requestIdOf(e));
   const all5xx = entries.filter((e) => typeof e.status === 'number' && e.status >= 500);
   const dbCut5xx = all5xx.filter(pgCut);
   const fiveXX = all5xx.filter((e) => !pgCut(e));
@@ -653,12 +730,13 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
 
   const ops = entries.length;
   console.log('');
-  console.log(`chaos: ${ops} requests (${DEALS} escrow flows, ${exp.withdrawals.size} withdrawals) in ${seconds.toFixed(0)} s`);
+  console.log(`chaos: ${ops} requests (${exp.escrows.size} escrows, ${exp.orders.size} payment-service orders, ${exp.withdrawals.size} withdrawals) in ${seconds.toFixed(0)} s`);
   console.log(`chaos: worker SIGKILLs ${counts.workerKills}, API kills ${counts.apiKills}, Redis restarts ${counts.redisRestarts}, Postgres backends terminated ${counts.terminatedBackends} (${counts.pgTerminations} time)`);
   console.log(
-    `chaos: requests whose connection was cut (API copy killed) ${cut}, then sent again; 5xx answers when Postgres connections were cut ${dbCut5xx.length}; ` +
+    `chaos: requests whose connection was cut (API copy killed) ${cut}, then sent again; 5xx answers to requests whose Postgres connection was cut ${dbCut5xx.length}; ` +
       `other 5xx ${fiveXX.length} (of which 503 ${unavailable}); API down windows ${cutWindows.length}`,
   );
+  console.log(`chaos: payment-service orders ${exp.orders.size} (differences ${oDiff}; ${[...exp.orders.values()].filter((o) => o.status === 'delivered').length} delivered, ${[...exp.orders.values()].filter((o) => o.status === 'refunded').length} refunded)`);
   console.log(`chaos: escrows ${exp.escrows.size} (differences ${escrowDiff}), withdrawals ${exp.withdrawals.size} (differences ${wDiff}), users with a balance difference ${balDiff}, paid orders ${exp.paidOrders.size} (credited ${c.paid}, doubled ${c.dup}), outbox open ${o.open} dead ${o.dead}; jobs failed ${jobsFailed} (each with its reason), stuck ${jobsStuck}`);
   console.log(`chaos: e-mails received by the SMTP sink ${mails.length}`);
   console.log(`chaos: request log ${LOG_FILE}; process logs ${path.join(RUN_DIR, 'processes.log')}`);
