@@ -370,7 +370,7 @@ function expectedFromLog(log: readonly Logged[]): Expected {
     if (x && (RANK[status] ?? -1) > (RANK[x.status] ?? -1)) x.status = status;
   };
   for (const e of ok) {
-    const data = ((e.answer as { data?: Record<string, unknown> } | null)?.data ?? {}) as Record<string, unknown>;
+    const data: Record<string, unknown> = (e.answer as { data?: Record<string, unknown> } | null)?.data ?? {};
     const parts = e.path.split('/');
     if (e.path === '/api/jasabayar' && e.method === 'POST') {
       const id = String(data.id);
@@ -387,7 +387,7 @@ function expectedFromLog(log: readonly Logged[]): Expected {
     } else if (/^\/api\/escrows\/[^/]+\/pay$/.test(e.path)) {
       escrowOfOrder.set(String(data.gateway_order_id), parts[3]!);
     } else if (/^\/api\/webhooks\//.test(e.path)) {
-      const b = JSON.parse(String(e.body ?? '{}')) as { status?: string; gateway_order_id?: string };
+      const b = JSON.parse(typeof e.body === 'string' ? e.body : '{}') as { status?: string; gateway_order_id?: string };
       if (b.status === 'paid' && b.gateway_order_id) {
         paidOrders.add(b.gateway_order_id);
         const id = escrowOfOrder.get(b.gateway_order_id);
@@ -627,7 +627,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   const ledger = await checkLedger(db);
   if (ledger.length > 0) problems.push(`checkLedger: ${ledger.slice(0, 3).map((v) => `${v.rule}: ${v.detail}`).join('; ')}`);
   // Escrows: the DB status equals the log's, except "paid" seen only through callbacks.
-  const dbEscrows = new Map(((await db('escrows').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  const dbEscrows = new Map((await db('escrows').select<{ id: string; status: string }[]>('id', 'status')).map((r) => [r.id, r.status]));
   let escrowDiff = 0;
   for (const [id, x] of exp.escrows) {
     const actual = dbEscrows.get(id);
@@ -638,7 +638,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   }
   if (dbEscrows.size !== exp.escrows.size) problems.push(`escrows: ${dbEscrows.size} in the database, ${exp.escrows.size} created in the log`);
   // Withdrawals: approved ones end paid (the payout worker), rejected stay rejected.
-  const dbW = new Map(((await db('withdrawals').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  const dbW = new Map((await db('withdrawals').select<{ id: string; status: string }[]>('id', 'status')).map((r) => [r.id, r.status]));
   let wDiff = 0;
   for (const [id, w] of exp.withdrawals) {
     const want = w.status === 'approved' ? 'paid' : w.status;
@@ -649,7 +649,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   }
   if (dbW.size !== exp.withdrawals.size) problems.push(`withdrawals: ${dbW.size} in the database, ${exp.withdrawals.size} in the log`);
   // Payment-service orders.
-  const dbO = new Map(((await db('service_orders').select('id', 'status')) as { id: string; status: string }[]).map((r) => [r.id, r.status]));
+  const dbO = new Map((await db('service_orders').select<{ id: string; status: string }[]>('id', 'status')).map((r) => [r.id, r.status]));
   let oDiff = 0;
   for (const [id, o] of exp.orders) {
     if (dbO.get(id) !== o.status) {
@@ -659,7 +659,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   }
   if (dbO.size !== exp.orders.size) problems.push(`orders: ${dbO.size} in the database, ${exp.orders.size} created in the log`);
   // Balances.
-  const dbBal = new Map(((await db('users').select('id', 'balance')) as { id: string; balance: number }[]).map((r) => [r.id, Number(r.balance)]));
+  const dbBal = new Map((await db('users').select<{ id: string; balance: number }[]>('id', 'balance')).map((r) => [r.id, Number(r.balance)]));
   let balDiff = 0;
   for (const [id, actual] of dbBal) {
     const want = exp.balances.get(id) ?? 0;

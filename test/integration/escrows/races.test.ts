@@ -499,8 +499,8 @@ describe('escrow races', function () {
         }),
       ),
     );
-    expect(made.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).to.deep.equal([]);
-    const counts = (await db('public_profiles').whereIn('user_id', [buyer.id, seller.id]).select('escrows_count')) as { escrows_count: number }[];
+    expect(made.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason))).to.deep.equal([]);
+    const counts = await db('public_profiles').whereIn('user_id', [buyer.id, seller.id]).select<{ escrows_count: number }[]>('escrows_count');
     expect(counts.map((c) => Number(c.escrows_count))).to.deep.equal([N, N]);
   });
 });
