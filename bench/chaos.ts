@@ -30,7 +30,7 @@
  * Tunables: CHAOS_DEALS (900 escrow flows), CHAOS_CONCURRENCY (32), CHAOS_USERS (120).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdtempSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -196,20 +196,17 @@ interface Actor {
   secret?: string;
 }
 
-function signFields(secret: string, fields: Record<string, string>): string {
-  const signed = ['buyer', 'category', 'desc', 'expires', 'item', 'ref', 'seller', 'v'];
-  const canonical = Object.keys(fields)
-    .filter((k) => signed.includes(k))
-    .sort()
-    .map((k) => `${k}=${encodeURIComponent(fields[k]!)}`)
-    .join('&');
-  return createHmac('sha256', secret).update(canonical).digest('hex');
-}
+/** The service's own signers, loaded in main() once the environment points at the chaos stores. */
+let signFields: (secret: string, fields: Record<string, string>) => string = () => {
+  throw new Error('signers not loaded');
+};
+let signCallback: (rawBody: string) => string = () => {
+  throw new Error('signers not loaded');
+};
 
-let sandboxSecret = '';
 function sandboxCallback(order: string, status: string, amount: number): { raw: string; headers: Record<string, string> } {
   const raw = JSON.stringify({ provider: 'sandbox', gateway_order_id: order, status, amount });
-  return { raw, headers: { 'x-sandbox-signature': createHmac('sha256', sandboxSecret).update(raw).digest('hex') } };
+  return { raw, headers: { 'x-sandbox-signature': signCallback(raw) } };
 }
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
@@ -451,9 +448,13 @@ async function main(): Promise<void> {
   process.env.DATABASE_URL = dbUrl;
   process.env.REDIS_URL = redisUrl;
   process.env.QUEUE_PREFIX = 'escrow-chaos';
-  sandboxSecret = `chaos-${randomBytes(16).toString('hex')}`;
+  const sandboxSecret = `chaos-${randomBytes(16).toString('hex')}`;
 
   const { db } = await import('../shared/db.js');
+  const { signLink } = await import('../shared/escrows/links.js');
+  const { sandboxSignature } = await import('../shared/payments/gateways/sandbox.js');
+  signFields = signLink;
+  signCallback = (raw) => sandboxSignature(raw, sandboxSecret);
   // An SMTP sink on loopback for the mail queue (the service's e-mails are part of the run).
   const { MailSink } = await import('../test/helpers/smtp.js');
   const { config } = await import('../shared/config.js');

@@ -10,6 +10,8 @@ import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
 import type { Knex } from 'knex';
 import { createDb } from '../../db.js';
+import type { ChargeRequest, ChargeResult, GatewayAdapter, GatewayStatus, InboundDelivery, ParsedCallback } from './types.js';
+
 /**
  * The sandbox gateway stands for an outside system, so it keeps its own two connections:
  * `pay` calls it while its transaction holds a connection of the main pool, and a charge
@@ -25,8 +27,6 @@ export async function closeSandboxGateway(): Promise<void> {
   sandboxDb = undefined;
   await open?.destroy();
 }
-
-import type { ChargeRequest, ChargeResult, GatewayAdapter, GatewayStatus, InboundDelivery, ParsedCallback } from './types.js';
 
 export function sandboxSignature(rawBody: string, secret = config.gateways.sandboxSecret): string {
   return createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex');
