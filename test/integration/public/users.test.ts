@@ -8,8 +8,9 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
-import { publicSettings } from '../../../shared/public/service.js';
+import { publicSettings, searchPlan } from '../../../shared/public/service.js';
 import { rate } from '../../../shared/ratings/service.js';
+import { redis } from '../../../shared/redis.js';
 
 type Listed = { username: string };
 const names = (body: { data: { users: Listed[] } }) => body.data.users.map((u) => u.username);
@@ -89,6 +90,75 @@ describe('public users', () => {
       expect(res.body.error.code, bad).to.equal('INVALID_QUERY');
     }
     expect((await api().get('/v1/public/users?page=10000')).status).to.equal(200);
+  });
+
+  it('search reads the same pages whichever plan serves them (sort index walk or matches first), and matches within one field only', async () => {
+    clock.set(new Date('2026-09-01T00:00:00.000Z'));
+    const made = [];
+    for (const [username, fullName] of [
+      ['plan_budi', 'Budi Hartono'],
+      ['plan_ayu', 'Ayu Budiarti'],
+      ['plan_end', 'Start Name'],
+      ['plan_line', 'Line\nBreak'],
+      ['plan_rina', 'Rina Wulandari'],
+      ['plan_dewi', 'DEWI Budianto'],
+      ['plan_eko', 'Eko Prasetyo'],
+    ] as const) {
+      made.push((await createUser({ username, fullName })).user);
+      clock.advance(60_000);
+    }
+    await createEscrow({ seller: made[1]!, buyer: made[4]!, status: 'released' });
+    await createEscrow({ seller: made[1]!, buyer: made[0]!, status: 'released' });
+    await createEscrow({ seller: made[5]!, buyer: made[6]!, status: 'released' });
+
+    type Row = { user_id: string; username: string; full_name: string; is_verified: boolean; joined_at: Date; completed_count: number; ratings_received: number };
+    const all = await db('public_profiles').where({ listed: true }).select<Row[]>('user_id', 'username', 'full_name', 'is_verified', 'joined_at', 'completed_count', 'ratings_received');
+    const expected = (term: string, sort: 'top' | 'new', verified: boolean) =>
+      all
+        .filter((r) => (r.username.includes(term) || r.full_name.toLowerCase().includes(term)) && (!verified || r.is_verified))
+        .sort((a, b) =>
+          sort === 'top'
+            ? b.completed_count - a.completed_count || b.ratings_received - a.ratings_received || a.joined_at.getTime() - b.joined_at.getTime() || (a.user_id < b.user_id ? -1 : 1)
+            : b.joined_at.getTime() - a.joined_at.getTime() || (a.user_id < b.user_id ? 1 : -1),
+        )
+        .map((r) => r.username);
+
+    const terms = ['budi', 'BuDi', 'ud', 'a', 'plan_', 'i b', 'end\nstart', 'e\nb', 'zzq', '_'];
+    try {
+      for (const walkFactor of [0, 1e12]) {
+        publicSettings.walkFactor = walkFactor;
+        for (const term of terms) {
+          await redis.flushdb(); // under the 100-a-minute limit per IP, which this test is not about
+          for (const sort of ['top', 'new'] as const) {
+            for (const verified of [false, true]) {
+              const want = expected(term.toLowerCase(), sort, verified);
+              const got: string[] = [];
+              for (let page = 1; page <= Math.max(1, Math.ceil(want.length / 3)) + 1; page += 1) {
+                const res = await api().get('/v1/public/users').query({ search: term, sort, page, limit: 3, ...(verified ? { verified: '1' } : {}) });
+                expect(res.status).to.equal(200);
+                expect(res.body.data.total, `${term} ${sort} plan factor ${walkFactor}`).to.equal(want.length);
+                got.push(...names(res.body));
+              }
+              expect(got, `${JSON.stringify(term)} ${sort} verified=${verified} plan factor ${walkFactor}`).to.deep.equal(want);
+            }
+          }
+        }
+      }
+    } finally {
+      publicSettings.walkFactor = 4;
+    }
+    // One field at a time: a term never matches across the end of the username and the start of the name.
+    expect(expected('end\nstart', 'top', false)).to.deep.equal([]);
+    expect(expected('e\nb', 'top', false)).to.deep.equal(['plan_line']);
+    expect(expected('budi', 'top', false)).to.include.members(['plan_budi', 'plan_ayu', 'plan_dewi']);
+  });
+
+  it('searchPlan walks the sort index for common terms and reads the matches first for rare ones or deep pages', () => {
+    expect(searchPlan(0, 24, 20_000, 100_000)).to.equal('walk');
+    expect(searchPlan(0, 24, 100, 100_000)).to.equal('matches');
+    expect(searchPlan(0, 24, 0, 100_000)).to.equal('matches');
+    expect(searchPlan(4_776, 24, 2_000, 100_000)).to.equal('matches');
+    expect(searchPlan(0, 24, 40, -1)).to.equal('walk'); // never-analysed table: the matches stand in for the profiles
   });
 
   it('profile: the public fields, socials and recent published ratings; 404 USER_NOT_FOUND for staff, suspended, unknown or malformed', async () => {
