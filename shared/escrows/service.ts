@@ -397,6 +397,8 @@ export async function send(trxOrDb: Db | undefined, actor: Actor, id: string, in
     });
     await notify(trx, sent.buyer_id, 'escrow_sent', { escrow_id: id });
     await enqueue(trx, 'escrows.auto-release', { escrow_id: id }, { runAt: autoReleaseAt });
+    // The first courier snapshot is fetched now, so the parties' first look finds it cached.
+    if (sent.courier && sent.tracking_number) await enqueue(trx, 'tracking.refresh', { escrow_id: id });
     return sent;
   });
 }

@@ -1,9 +1,10 @@
 /**
  * Escrow tracking (consumer spec 4.2 tracking endpoints, "Tracking"): the attached courier
  * and number, a best-effort snapshot from the courier upstream cached about 10 minutes in
- * Redis, and the seller's courier list. GET never calls the upstream itself: a missing or
- * stale snapshot is fetched by the tracking worker (job `tracking.refresh`); the forced
- * refresh (one per escrow per 5 minutes) fetches at once.
+ * Redis, and the seller's courier list. GET never calls the upstream itself: the tracking
+ * worker (job `tracking.refresh`) fetches the first snapshot when the seller ships with a
+ * number, and a missing or expired one when a party looks; the forced refresh (one per
+ * escrow per 5 minutes) fetches at once.
  */
 import type { Redis } from 'ioredis';
 import { config } from '../config.js';
@@ -87,6 +88,11 @@ export async function refreshFromWorker(escrowId: string, redis: Redis = sharedR
   const e = await db('escrows').where({ id: escrowId }).first<EscrowRow | undefined>();
   if (!e) return { skipped: 'missing' };
   if (!e.courier || !e.tracking_number) return { skipped: 'no tracking' };
+  // Queued twice (at shipping and by a look before that job ran): one fetch per cache period.
+  if (await cachedSnapshot(redis, e)) {
+    await redis.del(queuedKey(e.id));
+    return { skipped: 'fresh' };
+  }
   const snapshot = await fetchSnapshot(e.courier, e.tracking_number);
   await store(redis, e.id, snapshot);
   await redis.del(queuedKey(e.id));

@@ -54,6 +54,16 @@ describe('escrow tracking', () => {
     expect(upstream.requests).to.have.length(1);
   });
 
+  it('shipping with a number queues the first fetch, so the first look finds the snapshot; one fetch per cache period', async () => {
+    const { escrow, buyerKey } = await shipped('jnt', 'JT-555');
+    await runJobs();
+    expect(upstream.requests).to.have.length(1);
+    const res = await api().get(`/api/escrows/${escrow.id}/tracking`).set(bearer(buyerKey));
+    expect(res.body.data.snapshot).to.include({ found: true, courier: 'jnt', awb: 'JT-555' });
+    await runJobs();
+    expect(upstream.requests).to.have.length(1);
+  });
+
   it('refresh checks the upstream at once, once per escrow per 5 minutes; NO_TRACKING without a number', async () => {
     const { escrow, buyerKey, sellerKey } = await shipped();
     const res = await api().post(`/api/escrows/${escrow.id}/tracking/refresh`).set(bearer(buyerKey));
