@@ -11,6 +11,8 @@ trap stop_stack EXIT
 # Redis uses database 15 (or TEST_REDIS_DB). Both are wiped by the tests.
 use_side_stores "${TEST_DB_NAME:-{name\}_test}" "${TEST_REDIS_DB:-15}"
 export NODE_ENV=test
+# Notice e-mails are tested where they are switched on (notifications.test.ts); elsewhere they would fill the mail queue.
+export NOTIFICATION_EMAILS="${NOTIFICATION_EMAILS:-0}"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 export QUEUE_PREFIX=escrow-test
 

@@ -1,7 +1,7 @@
 /**
  * In-app notifications (consumer spec 4.6, 6, 8): the owner's list, unread count, read
  * marks, per-type preferences and the server-sent-event stream. A notification of another
- * user is 404 (never 403). Read-state changes are published (after commit) so every API
+ * user is 403 FORBIDDEN, as for a stranger on an escrow, and nothing of it is shown. Read-state changes are published (after commit) so every API
  * copy's open streams recount.
  */
 import Joi from 'joi';
@@ -31,7 +31,7 @@ export const notificationsRouter = createRouter();
 const userIdOf = (ctx: Ctx) => ctx.state.principal!.userId;
 
 const listQuery = Joi.object({
-  unread_only: Joi.boolean().default(false),
+  unread_only: Joi.boolean().truthy('1').falsy('0').default(false),
   page: Joi.number().integer().min(1).max(10_000).default(1),
   limit: Joi.number().integer().min(1).max(50).default(20),
 });
@@ -93,14 +93,21 @@ notificationsRouter.get('/v1/notifications/stream', auth(), async (ctx) => {
   const hub = hubFor(ctx.app, ctx.redis);
   if (hub.openCount >= streamSettings.maxOpen) throw new AppError(503, 'STREAM_UNAVAILABLE', 'Too many open streams on this server; poll unread-count instead');
   await hub.ready();
-  const count = await unreadCount(userId);
+  // Registered before the first count, so a change committed meanwhile recounts this stream too.
   const stream = hub.open(userId);
-  hub.sendCount(stream, count);
+  let count: number;
+  try {
+    count = await unreadCount(userId);
+  } catch (err) {
+    hub.close(stream);
+    throw err;
+  }
+  if (stream.lastCount === null) hub.sendCount(stream, count); // else a fresher recount was sent
   ctx.req.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.res.on('close', () => hub.close(stream));
   ctx.status = 200;
-  ctx.set('Content-Type', 'text/event-stream; charset=utf-8');
+  ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-store, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
   ctx.body = stream.out;

@@ -6,14 +6,32 @@ import { rateLimit } from '../middleware/rate-limit.js';
 import { paramsOf, queryOf, validate } from '../middleware/validate.js';
 import { publicRatings, publicRatingsQuery, serializePublicRating } from '../../shared/ratings/service.js';
 import Joi from 'joi';
-import { cached, listUsers, profileOf, usersQuery, type UsersQuery } from '../../shared/public/service.js';
+import { cached, listUsers, profileOf, publicSettings, usersQuery, type UsersQuery } from '../../shared/public/service.js';
 
 export const publicRouter = createRouter();
 
 const publicAnswer = (): Middleware => async (ctx, next) => {
   ctx.set('Access-Control-Allow-Origin', '*');
   await next();
-  if (ctx.status < 300) ctx.set('Cache-Control', 'public, max-age=60');
+  if (ctx.status < 300 && !ctx.response.get('Cache-Control')) ctx.set('Cache-Control', `public, max-age=${publicSettings.cacheSeconds}`);
+};
+/** An answer from the Redis cache may be browser-cached only for what is left of its 60 s. */
+const cachedAnswer = <T>(ctx: Ctx, answer: { value: T; maxAge: number }) => {
+  ctx.set('Cache-Control', `public, max-age=${answer.maxAge}`);
+  ok(ctx, answer.value);
+};
+
+/**
+ * CORS preflight for every public path: any origin, GET only, no credentials. A browser
+ * sends one before a GET carrying a header of its own (X-Service-Lang, X-Request-Id).
+ */
+const preflight: Middleware = (ctx) => {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  const asked = ctx.get('Access-Control-Request-Headers');
+  if (/^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(asked) && asked.length <= 1000) ctx.set('Access-Control-Allow-Headers', asked);
+  ctx.set('Access-Control-Max-Age', '600');
+  ctx.status = 204;
 };
 const publicLimit = rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' });
 
@@ -49,7 +67,7 @@ const usersRoute = [
     const verified = q.verified === '1' || q.verified === 'true';
     const sort = q.sort === 'top' ? 'top' : 'new';
     const key = `users:${sort}:${verified ? 1 : 0}:${q.page}:${q.limit}:${encodeURIComponent(q.search.toLowerCase())}`;
-    ok(ctx, await cached(ctx.redis, key, () => listUsers(q)));
+    cachedAnswer(ctx, await cached(ctx.redis, key, () => listUsers(q)));
   },
 ] as const;
 publicRouter.get('/v1/public/users', ...usersRoute);
@@ -61,8 +79,20 @@ const profileRoute = [
   validate({ params: Joi.object({ username: Joi.string().required() }) }),
   async (ctx: Ctx) => {
     const username = paramsOf<{ username: string }>(ctx).username.toLowerCase();
-    ok(ctx, await cached(ctx.redis, `user:${encodeURIComponent(username)}`, () => profileOf(username)));
+    cachedAnswer(ctx, await cached(ctx.redis, `user:${encodeURIComponent(username)}`, () => profileOf(username)));
   },
 ] as const;
 publicRouter.get('/v1/public/users/:username', ...profileRoute);
 publicRouter.get('/api/public/users/:username', ...profileRoute);
+
+for (const path of [
+  '/v1/public/auth-config',
+  '/v1/public/users',
+  '/v1/public/users/:username',
+  '/v1/public/users/:username/ratings',
+  '/api/public/users',
+  '/api/public/users/:username',
+  '/api/public/users/:username/ratings',
+]) {
+  publicRouter.options(path, preflight);
+}

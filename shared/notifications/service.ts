@@ -435,7 +435,7 @@ export async function markRead(userId: string, id: string): Promise<{ row: Notif
   if (moved) return { row: moved, changed: true };
   const row = await db('notifications').where({ id, user_id: userId, in_app: true }).first<NotificationRow | undefined>('id', 'user_id', 'type', 'title', 'body', 'metadata', 'is_read', 'created_at');
   if (row) return { row, changed: false };
-  const other = await db('notifications').where({ id }).first<{ id: string } | undefined>('id');
+  const other = await db('notifications').where({ id }).whereNot({ user_id: userId }).first<{ id: string } | undefined>('id');
   return other ? 'forbidden' : undefined;
 }
 

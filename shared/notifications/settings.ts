@@ -32,9 +32,9 @@ export const streamSettings = {
 
 export const noticeSettings = {
   /**
-   * E-mail notices through the mail queue. On unless NOTIFICATION_EMAILS says otherwise,
-   * except under NODE_ENV=test where it defaults off: the suite's other tests run every
-   * queued job without an SMTP sink; the notification tests switch it on with one.
+   * E-mail notices through the mail queue. On unless NOTIFICATION_EMAILS says otherwise.
+   * `npm test` sets it to 0 (scripts/test.sh): the suite's other tests run every queued job
+   * without an SMTP sink; the notification tests switch it on with one.
    */
-  emails: v.NOTIFICATION_EMAILS ?? process.env.NODE_ENV !== 'test',
+  emails: v.NOTIFICATION_EMAILS ?? true,
 };

@@ -27,7 +27,7 @@ export const usersQuery = Joi.object({
   search: Joi.string().trim().allow('').max(32).default(''),
   sort: Joi.string().valid('top', 'new', 'newest').default('top'),
   verified: Joi.string().valid('1', 'true', '0', 'false'),
-});
+}).options({ stripUnknown: true }); // a cache-buster (`?_=...`) is neither an error nor a cache key
 
 export interface UsersQuery {
   page: number;
@@ -177,13 +177,18 @@ export async function profileOf(username: string) {
   };
 }
 
-/** Reads `key` from the Redis answer cache or computes and stores it for 60 s. */
-export async function cached<T>(redis: Redis, key: string, compute: () => Promise<T>): Promise<T> {
-  if (!publicSettings.cache) return compute();
+/**
+ * Reads `key` from the Redis answer cache or computes and stores it for 60 s. `maxAge` is
+ * what is left of those 60 s, for the answer's Cache-Control: an answer is never older
+ * than 60 s wherever it is cached (spec 4.7).
+ */
+export async function cached<T>(redis: Redis, key: string, compute: () => Promise<T>): Promise<{ value: T; maxAge: number }> {
   const full = `${config.queuePrefix}:public:${key}`;
-  const hit = await redis.get(full);
-  if (hit !== null) return JSON.parse(hit) as T;
+  if (publicSettings.cache) {
+    const [[, hit], [, ttl]] = (await redis.multi().get(full).ttl(full).exec()) as [[Error | null, string | null], [Error | null, number]];
+    if (hit !== null) return { value: JSON.parse(hit) as T, maxAge: Math.max(0, Math.min(publicSettings.cacheSeconds, ttl)) };
+  }
   const value = await compute();
-  await redis.set(full, JSON.stringify(value), 'EX', publicSettings.cacheSeconds);
-  return value;
+  if (publicSettings.cache) await redis.set(full, JSON.stringify(value), 'EX', publicSettings.cacheSeconds);
+  return { value, maxAge: publicSettings.cacheSeconds };
 }

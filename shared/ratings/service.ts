@@ -100,7 +100,7 @@ export const USERNAME_PATTERN = /^[a-z0-9_.]{1,32}$/i;
 export const publicRatingsQuery = Joi.object({
   page: Joi.number().integer().min(1).max(10_000).default(1),
   limit: Joi.number().integer().min(1).max(50).default(20),
-});
+}).options({ stripUnknown: true }); // public: a cache-buster (`?_=...`) is not an error
 
 export interface PublicRating {
   stars: number;
@@ -129,7 +129,7 @@ export async function publicRatings(username: string, page: number, limit: numbe
     base()
       .join('users as u', 'u.id', 'r.rater_id')
       .select('r.stars', 'r.review', 'r.created_at', 'u.username as rater_username', 'u.email_verified_at as rater_email_verified_at', 'r.ratee_role')
-      .orderBy([{ column: 'r.published_at', order: 'desc' }, { column: 'r.id', order: 'desc' }])
+      .orderBy([{ column: 'r.created_at', order: 'desc' }, { column: 'r.id', order: 'desc' }]) // newest first (spec 4.7), by the time shown
       .limit(limit)
       .offset((page - 1) * limit) as Promise<PublicRating[]>,
     base().count<{ count: string }[]>('* as count'),

@@ -15,7 +15,7 @@ import { enqueue } from '../outbox.js';
 import { redis as sharedRedis } from '../redis.js';
 import { serializeTracking } from '../escrows/serialize.js';
 import type { EscrowRow } from '../escrows/repo.js';
-import { fetchSnapshot, type Snapshot } from './adapter.js';
+import { fetchSnapshot, notFound, type Snapshot } from './adapter.js';
 import { COURIERS } from './couriers.js';
 import { trackingSettings } from './settings.js';
 
@@ -61,6 +61,8 @@ function answer(e: EscrowRow, snapshot: Snapshot | null) {
 export async function trackingOf(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
   const e = await load(id, viewer);
   if (!e.courier || !e.tracking_number) return answer(e, null);
+  // No upstream configured: it is unavailable, which the answer says at once (spec: found false).
+  if (!trackingSettings.apiKey) return answer(e, notFound(e.courier, e.tracking_number));
   const snapshot = await cachedSnapshot(redis, e);
   if (!snapshot && (await redis.set(queuedKey(e.id), '1', 'EX', 60, 'NX')) === 'OK') {
     await enqueue(db, 'tracking.refresh', { escrow_id: e.id });

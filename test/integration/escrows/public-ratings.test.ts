@@ -34,6 +34,22 @@ describe('escrows: public ratings (GET /v1/public/users/:username/ratings)', () 
     expect((page2.body.data.items as { stars: number }[]).map((i) => i.stars)).to.deep.equal([5]);
   });
 
+  it('orders by the time the rating was given, not the time it was published', async () => {
+    const seller = (await createUser()).user;
+    const early = await createEscrow({ seller, status: 'released' });
+    const late = await createEscrow({ seller, status: 'released' });
+    await rate({ userId: early.buyer.id, role: 'user' }, early.escrow.id, { stars: 3 }); // published after 3 days
+    clock.advance(60_000);
+    await rate({ userId: late.buyer.id, role: 'user' }, late.escrow.id, { stars: 5 });
+    await rate({ userId: seller.id, role: 'user' }, late.escrow.id, { stars: 4 }); // both sides: published now
+    clock.advance(PUBLISH_AFTER_MS);
+    const res = await api().get(`/v1/public/users/${seller.username}/ratings?cache_buster=1`);
+    expect(res.status).to.equal(200); // an unknown query parameter is ignored on public routes
+    const items = res.body.data.items as { stars: number; created_at: string }[];
+    expect(items.map((i) => i.stars)).to.deep.equal([5, 3]);
+    expect(items[0]!.created_at > items[1]!.created_at).to.equal(true);
+  });
+
   it('answers 404 USER_NOT_FOUND for unknown, malformed, admin and suspended users, 400 INVALID_QUERY for bad paging', async () => {
     const client = api();
     const admin = (await createUser({ role: 'admin' })).user;

@@ -91,6 +91,22 @@ describe('notifications: list, count, read marks and preferences', () => {
     expect(all.status).to.equal(200);
     expect(await count(key)).to.equal('0');
     expect((await api().patch('/v1/notifications/not-a-uuid/read').set(bearer(key))).status).to.equal(404);
+    // unread_only also takes 1 and 0.
+    expect((await api().get('/v1/notifications?unread_only=1').set(bearer(key))).body.data).to.deep.equal([]);
+    expect((await api().get('/v1/notifications?unread_only=0').set(bearer(key))).body.data.length).to.be.greaterThan(1);
+  });
+
+  it('a notice of the owner hidden by the in-app preference is 404 to the owner, 403 to a stranger', async () => {
+    const { user: owner } = await createUser();
+    const { user: stranger } = await createUser();
+    const [hidden] = await db('notifications')
+      .insert({ user_id: owner.id, type: 'payment_success', title: 'Pembayaran berhasil', body: '<p>x</p>', in_app: false, source_key: 'hidden-test', created_at: new Date() })
+      .returning<{ id: string }[]>('id');
+    const mark = async (userId: string) => api().patch(`/v1/notifications/${hidden!.id}/read`).set(bearer(await issueKey(userId)));
+    const own = await mark(owner.id);
+    expect(own.status).to.equal(404);
+    expect(own.body.error.code).to.equal('NOT_FOUND');
+    expect((await mark(stranger.id)).status).to.equal(403);
   });
 
   it('preferences: in-app off hides the notice, e-mail off sends no mail; defaults send both', async () => {

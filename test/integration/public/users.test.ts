@@ -203,4 +203,42 @@ describe('public users', () => {
     expect(limited.body.error.code).to.equal('RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).to.be.within(1, 60);
   });
+
+  it('a cached answer may be kept by the client only for what is left of its 60 s; a cache-buster is ignored', async () => {
+    publicSettings.cache = true;
+    await createUser({ username: 'age_first' });
+    const fresh = await api().get('/v1/public/users?sort=new&limit=7');
+    expect(fresh.headers['cache-control']).to.equal('public, max-age=60');
+    const [key] = await redis.keys('*:public:users:new:0:1:7:');
+    expect(key, 'the answer is in the cache').to.be.a('string');
+    await redis.expire(key!, 17); // as if 43 s had gone by
+    const hit = await api().get('/v1/public/users?sort=new&limit=7&_=1795470917');
+    expect(hit.status).to.equal(200);
+    expect(hit.headers['cache-control']).to.equal('public, max-age=17');
+    expect(hit.body).to.deep.equal(fresh.body);
+  });
+
+  it('answers the CORS preflight of every public path: any origin, GET, the headers asked for', async () => {
+    await createUser({ username: 'preflight_user' });
+    for (const path of [
+      '/v1/public/auth-config',
+      '/v1/public/users',
+      '/v1/public/users/preflight_user',
+      '/v1/public/users/preflight_user/ratings',
+      '/api/public/users',
+      '/api/public/users/preflight_user',
+      '/api/public/users/preflight_user/ratings',
+    ]) {
+      const res = await api()
+        .options(path)
+        .set('Origin', 'https://toko.example')
+        .set('Access-Control-Request-Method', 'GET')
+        .set('Access-Control-Request-Headers', 'x-service-lang, x-request-id');
+      expect(res.status, path).to.equal(204);
+      expect(res.headers['access-control-allow-origin'], path).to.equal('*');
+      expect(res.headers['access-control-allow-methods'], path).to.contain('GET');
+      expect(res.headers['access-control-allow-headers'], path).to.equal('x-service-lang, x-request-id');
+      expect(res.headers['access-control-allow-credentials'], path).to.equal(undefined);
+    }
+  });
 });

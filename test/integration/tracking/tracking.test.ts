@@ -11,6 +11,7 @@ import { runJobs } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
 import * as escrows from '../../../shared/escrows/service.js';
+import { trackingSettings } from '../../../shared/tracking/settings.js';
 
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
@@ -62,6 +63,21 @@ describe('escrow tracking', () => {
     expect(res.body.data.snapshot).to.include({ found: true, courier: 'jnt', awb: 'JT-555' });
     await runJobs();
     expect(upstream.requests).to.have.length(1);
+  });
+
+  it('with no upstream configured, the look answers found false at once', async () => {
+    const { escrow, buyerKey } = await shipped('sicepat', 'SC-1');
+    const saved = trackingSettings.apiKey;
+    trackingSettings.apiKey = '';
+    try {
+      const res = await api().get(`/api/escrows/${escrow.id}/tracking`).set(bearer(buyerKey));
+      expect(res.status).to.equal(200);
+      expect(res.body.data.snapshot).to.include({ found: false, courier: 'sicepat', awb: 'SC-1', status: null, recipient: null });
+      expect(res.body.data.snapshot.events).to.deep.equal([]);
+      expect(upstream.requests).to.have.length(0);
+    } finally {
+      trackingSettings.apiKey = saved;
+    }
   });
 
   it('refresh checks the upstream at once, once per escrow per 5 minutes; NO_TRACKING without a number', async () => {
