@@ -26,8 +26,11 @@ async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
  * and the stored answer commit together or not at all. A 4xx/5xx rolls everything back
  * (a retry runs again); the same key with another body is 422; a key whose first call
  * still runs is 409; a replay answers the stored body with `Idempotent-Replay: true`.
+ *
+ * Keys are the caller's own: by default the signed-in user's (or the address's);
+ * `scope` names another owner, e.g. a workspace and the credential acting in it.
  */
-export function idempotent(): Middleware {
+export function idempotent(options: { scope?: (ctx: Ctx) => string } = {}): Middleware {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
@@ -39,7 +42,7 @@ export function idempotent(): Middleware {
     }
     const principal = ctx.state.principal;
     const ref: KeyRef = {
-      scope: principal ? `user:${principal.userId}` : `ip:${ctx.ip}`,
+      scope: options.scope ? options.scope(ctx) : principal ? `user:${principal.userId}` : `ip:${ctx.ip}`,
       endpoint: `${ctx.method} ${ctx.path}`,
       key: key.toLowerCase(),
     };

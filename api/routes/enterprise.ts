@@ -6,11 +6,8 @@
  * personal key or `rpe_` workspace key), the access decision of shared/enterprise/access.ts,
  * the route's limits, validation, enterprise idempotency, the handler.
  */
-import type { Knex } from 'knex';
-import { commitTransaction, db } from '../../shared/db.js';
+import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
-import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef } from '../../shared/idempotency.js';
-import { UUID_V4 } from '../../shared/ids.js';
 import { turnstileEnabled, verifyTurnstile } from '../../shared/auth/turnstile.js';
 import { isWorkspaceKey, loadWorkspaceKey, resolveAccess, type Access, type Caller, type RouteRule } from '../../shared/enterprise/access.js';
 import { readFeed, type FeedQuery } from '../../shared/enterprise/events.js';
@@ -22,6 +19,7 @@ import * as out from '../../shared/enterprise/serialize.js';
 import type { Role } from '../../shared/enterprise/repo.js';
 import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
 import { AUTHENTICATED_LIMIT, auth } from '../middleware/auth.js';
+import { idempotent as idempotentMiddleware } from '../middleware/idempotency.js';
 import { consume, consumeAuthenticated, countAuthFailure, type RateLimitRule } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate, type Schemas } from '../middleware/validate.js';
 
@@ -103,71 +101,12 @@ function actorOf(ctx: Ctx): ent.Actor {
 // Enterprise idempotency (section 5 rule 6): the shared store, scoped to the workspace and
 // the credential (a workspace key's replays are its own, not its creator's).
 
-function idempotencyFailure(err: unknown): AppError {
-  if (err instanceof IdempotencyStoreError && err.step === 'insert') {
-    return new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
-  }
-  return new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
-}
-
-const idempotent: Middleware = async (ctx, next) => {
-  const key = ctx.get('Idempotency-Key');
-  if (!key) {
-    await next();
-    return;
-  }
-  if (!UUID_V4.test(key)) throw new AppError(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
-  const a = decisionOf(ctx);
-  const who = a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`;
-  const ref: KeyRef = { scope: `ent:${a.workspace?.id ?? '-'}:${who}`, endpoint: `${ctx.method} ${ctx.path}`, key: key.toLowerCase() };
-  const hash = requestHash(ctx.request.body);
-  let trx: Knex.Transaction;
-  try {
-    trx = await db.transaction();
-  } catch (err) {
-    throw idempotencyFailure(err);
-  }
-  const rollback = async () => {
-    if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
-  };
-  try {
-    let opened;
-    try {
-      opened = await openKey(trx, ref, hash);
-    } catch (err) {
-      throw idempotencyFailure(err);
-    }
-    if (opened.kind === 'conflict') throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-    if (opened.kind === 'in_flight') {
-      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
-    }
-    if (opened.kind === 'replay') {
-      await commitTransaction(trx);
-      ctx.status = opened.response.status;
-      ctx.body = opened.response.body;
-      ctx.set('Idempotent-Replay', 'true');
-      return;
-    }
-    ctx.state.trx = trx;
-    await next();
-    ctx.state.trx = undefined;
-    if (ctx.status < 200 || ctx.status >= 300) {
-      await rollback();
-      return;
-    }
-    try {
-      await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
-    } catch (err) {
-      throw idempotencyFailure(err);
-    }
-    await commitTransaction(trx);
-  } catch (err) {
-    ctx.state.trx = undefined;
-    await rollback();
-    throw err;
-  }
-};
-
+const idempotent = idempotentMiddleware({
+  scope: (ctx) => {
+    const a = decisionOf(ctx);
+    return `ent:${a.workspace?.id ?? '-'}:${a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`}`;
+  },
+});
 const trxOf = (ctx: Ctx) => ctx.state.trx;
 
 // ---------------------------------------------------------------------------------------
