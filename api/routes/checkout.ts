@@ -103,14 +103,20 @@ checkoutRouter.get(
   }),
 );
 
+/** A form posted from a checkout page: its language, its fields, the signed-in session (401 without one), its CSRF token checked. */
+async function signedInForm(ctx: Ctx) {
+  const lang = langOf(ctx);
+  const form = await formOf(ctx);
+  const session = await pageSession(ctx);
+  if (!session) throw new AppError(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
+  assertCsrf(form, session);
+  return { lang, form, session };
+}
+
 checkoutRouter.post(
   '/pay/:id/pay',
   page(async (ctx) => {
-    const lang = langOf(ctx);
-    const form = await formOf(ctx);
-    const session = await pageSession(ctx);
-    if (!session) throw new AppError(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
-    assertCsrf(form, session);
+    const { lang, form, session } = await signedInForm(ctx);
     await consume(ctx, PAY_LIMIT);
     const [provider, method] = (form.get('choice') ?? '').split(':');
     if (!provider || !method) throw new AppError(400, 'MISSING_METHOD', lang === 'en' ? 'Choose a payment method' : 'Pilih metode pembayaran');
@@ -132,11 +138,7 @@ checkoutRouter.post(
 checkoutRouter.post(
   '/pay/:id/claim',
   page(async (ctx) => {
-    const lang = langOf(ctx);
-    const form = await formOf(ctx);
-    const session = await pageSession(ctx);
-    if (!session) throw new AppError(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
-    assertCsrf(form, session);
+    const { lang, form, session } = await signedInForm(ctx);
     const reference = (form.get('reference') ?? '').trim();
     if (reference.length > 200) throw new AppError(400, 'INVALID_BODY', 'reference may be at most 200 characters');
     const id = ctx.params.id ?? '';
