@@ -15,6 +15,8 @@
  * - list:    `GET /api/escrows?limit=20`, the caller's list (a different reader per request);
  * - create:  `POST /api/escrows` as buyer, a different writer per request, the counterparty
  *            the next writer (a write: escrow row, event and two outbox rows, one transaction);
+ * - create-one-seller: as create, every writer naming the same seller (one busy seller's
+ *            `public_profiles` counter row, updated by every creation);
  * - preview: `GET /api/escrows/:id/preview`, public (no credentials), a paid escrow per request.
  *
  * Each figure is that route's median round by requests/s; the headline is the ratio to
@@ -27,7 +29,7 @@
  * BENCH_ESCROWS_PER_READER (10), BENCH_ESCROW_WRITERS (300), BENCH_AUTH_LIMIT (1000000, the
  * API's AUTH_RATE_LIMIT_PER_MINUTE), BENCH_PUBLIC_LIMIT (1000000000, its
  * PUBLIC_RATE_LIMIT_PER_MINUTE: every request comes from 127.0.0.1), BENCH_LOG_LEVEL (info),
- * BENCH_PIN (0 = no pinning), BENCH_ESCROW_SCENARIOS (get,list,create,preview; `me` always runs).
+ * BENCH_PIN (0 = no pinning), BENCH_ESCROW_SCENARIOS (get,list,create,create-one-seller,preview; `me` always runs).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -73,7 +75,7 @@ const PIPELINING = 1;
 /** A round with more non-2xx responses or errors than this share is a wrong answer, not a measurement. */
 const MAX_BAD_SHARE = 0.01;
 
-const ALL_SCENARIOS = ['get', 'list', 'create', 'preview'] as const;
+const ALL_SCENARIOS = ['get', 'list', 'create', 'create-one-seller', 'preview'] as const;
 type Scenario = (typeof ALL_SCENARIOS)[number];
 type Route = 'me' | Scenario;
 const SCENARIOS: Scenario[] = (() => {
@@ -102,6 +104,10 @@ const ROUTES: Record<Route, { label: string; does: string }> = {
   create: {
     label: '`POST /api/escrows` (direct, as buyer)',
     does: '`auth()` + body parsing and joi + one transaction: counterparty by username, escrow insert, event insert, two outbox inserts, commit',
+  },
+  'create-one-seller': {
+    label: '`POST /api/escrows` (direct, as buyer), one seller',
+    does: 'as create, every writer naming the same seller: the seller\'s `public_profiles` counter row is updated by every escrow (the hot row of a busy seller)',
   },
   preview: {
     label: '`GET /api/escrows/:id/preview` (public)',
@@ -227,10 +233,10 @@ function expect(ok: boolean, what: string, a: JsonAnswer): void {
 
 const bearer = (u: SeedUser) => ({ Authorization: `Bearer ${u.key}` });
 
-function createBody(writers: readonly SeedUser[], i: number): string {
+function createBody(writers: readonly SeedUser[], i: number, oneSeller = false): string {
   return JSON.stringify({
     role: 'buyer',
-    counterparty_username: writers[(i + 1) % writers.length]!.username,
+    counterparty_username: (oneSeller ? writers[i === 0 ? 1 : 0]! : writers[(i + 1) % writers.length]!).username,
     item_name: 'Bench load escrow',
     description: 'Created by bench/escrows.ts',
     amount: 250_000,
@@ -461,6 +467,15 @@ function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpe
         path: '/api/escrows',
         headers: { ...bearer(w), 'Content-Type': 'application/json' },
         body: createBody(writers, i),
+      }));
+      return () => cyclingRequests(reqs);
+    }
+    case 'create-one-seller': {
+      const reqs: Req[] = writers.map((w, i) => ({
+        method: 'POST',
+        path: '/api/escrows',
+        headers: { ...bearer(w), 'Content-Type': 'application/json' },
+        body: createBody(writers, i, true),
       }));
       return () => cyclingRequests(reqs);
     }

@@ -13,7 +13,7 @@ import { issueKey, signInRaw, type SignedIn } from '../../helpers/auth-signin-ut
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
-import { db } from '../../../shared/db.js';
+import { commitTransaction, db } from '../../../shared/db.js';
 import { AppError } from '../../../shared/errors.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import type { EscrowRow } from '../../../shared/escrows/repo.js';
@@ -502,5 +502,23 @@ describe('escrow races', function () {
     expect(made.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason))).to.deep.equal([]);
     const counts = await db('public_profiles').whereIn('user_id', [buyer.id, seller.id]).select<{ escrows_count: number }[]>('escrows_count');
     expect(counts.map((c) => Number(c.escrows_count))).to.deep.equal([N, N]);
+  });
+
+  it('a creation locks the parties\' public profile rows only at its commit, so one seller\'s escrows are not created one at a time', async () => {
+    const count = async () => Number((await db('public_profiles').where({ user_id: seller.id }).first<{ escrows_count: number }>('escrows_count')).escrows_count);
+    const before = await count();
+    const trx = await db.transaction();
+    try {
+      await escrows.createDirect(trx, { userId: buyer.id, role: 'user' }, { role: 'buyer', counterparty_username: seller.username, item_name: 'Open', amount: 50_000 });
+      // The seller's row is free while the creating transaction is still open (NOWAIT fails if locked).
+      await db.transaction(async (other) => {
+        await other.raw('SELECT 1 FROM public_profiles WHERE user_id = ? FOR UPDATE NOWAIT', [seller.id]);
+      });
+      expect(await count()).to.equal(before);
+      await commitTransaction(trx);
+    } finally {
+      if (!trx.isCompleted()) await trx.rollback();
+    }
+    expect(await count()).to.equal(before + 1);
   });
 });
