@@ -706,6 +706,14 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   }
   if (jobsStuck > 0) problems.push(`${jobsStuck} jobs still waiting or active after the drain`);
   await closeQueues();
+  // The public profile counters (triggers deferred to commit) against a recount of the rows.
+  const profiles = await db.raw<{ rows: { off: number }[] }>(`
+    SELECT count(*)::int AS off FROM public_profiles p
+    WHERE escrows_count <> (SELECT count(*) FROM escrows e WHERE e.buyer_id = p.user_id OR e.seller_id = p.user_id)
+       OR completed_count <> (SELECT count(*) FROM escrows e WHERE (e.buyer_id = p.user_id OR e.seller_id = p.user_id) AND e.status = 'released')
+       OR ratings_received <> (SELECT count(*) FROM ratings r WHERE r.ratee_id = p.user_id)`);
+  const profilesOff = profiles.rows[0]?.off ?? 0;
+  if (profilesOff > 0) problems.push(`${profilesOff} public profiles whose counters differ from a recount`);
   // 5xx only on cut connections: the request's own (API killed: no answer at all), or its
   // database connection (answers given within 3 s of pg_terminate_backend).
   // A request whose connection was terminated may only find out later (a transaction that
@@ -739,6 +747,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   );
   console.log(`chaos: payment-service orders ${exp.orders.size} (differences ${oDiff}; ${[...exp.orders.values()].filter((o) => o.status === 'delivered').length} delivered, ${[...exp.orders.values()].filter((o) => o.status === 'refunded').length} refunded)`);
   console.log(`chaos: escrows ${exp.escrows.size} (differences ${escrowDiff}), withdrawals ${exp.withdrawals.size} (differences ${wDiff}), users with a balance difference ${balDiff}, paid orders ${exp.paidOrders.size} (credited ${c.paid}, doubled ${c.dup}), outbox open ${o.open} dead ${o.dead}; jobs failed ${jobsFailed} (each with its reason), stuck ${jobsStuck}`);
+  console.log(`chaos: public profiles whose counters differ from a recount ${profilesOff}`);
   console.log(`chaos: e-mails received by the SMTP sink ${mails.length}`);
   console.log(`chaos: request log ${LOG_FILE}; process logs ${path.join(RUN_DIR, 'processes.log')}`);
   if (problems.length > 0) {
