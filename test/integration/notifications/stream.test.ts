@@ -4,12 +4,13 @@
  * within a second, eviction of the oldest of six, ping and the 10-minute end driven by the
  * clock, 503 STREAM_UNAVAILABLE and 429 as JSON before any stream starts.
  */
-import { request as httpRequest, createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Redis } from 'ioredis';
 import { createApp } from '../../../api/app.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
+import { openStream as open, type Sse } from '../../helpers/sse.js';
 import { runJobs } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
@@ -18,61 +19,6 @@ import * as escrows from '../../../shared/escrows/service.js';
 import { streamSettings } from '../../../shared/notifications/settings.js';
 import { shutdownStreamHubs } from '../../../shared/notifications/streams.js';
 import { createRedis } from '../../../shared/redis.js';
-
-interface Sse {
-  status: number;
-  type: string;
-  text: () => string;
-  ended: () => boolean;
-  waitFor: (needle: string, from?: number, ms?: number) => Promise<number>;
-  close: () => void;
-  json: () => Promise<{ error?: { code: string } }>;
-}
-
-function open(port: number, key: string): Promise<Sse> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/v1/notifications/stream', headers: { Authorization: `Bearer ${key}` } }, (res: IncomingMessage) => {
-      let buf = '';
-      let done = false;
-      const waiters: (() => void)[] = [];
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        buf += c;
-        for (const w of waiters.splice(0)) w();
-      });
-      res.on('end', () => {
-        done = true;
-        for (const w of waiters.splice(0)) w();
-      });
-      res.on('error', () => undefined);
-      resolve({
-        status: res.statusCode ?? 0,
-        type: String(res.headers['content-type'] ?? ''),
-        text: () => buf,
-        ended: () => done,
-        async waitFor(needle, from = 0, ms = 1000) {
-          const deadline = Date.now() + ms;
-          for (;;) {
-            const at = buf.indexOf(needle, from);
-            if (at >= 0) return at;
-            if (done || Date.now() > deadline) throw new Error(`no ${JSON.stringify(needle)} within ${ms} ms; got ${JSON.stringify(buf)}`);
-            await new Promise<void>((r) => {
-              waiters.push(r);
-              setTimeout(r, 20);
-            });
-          }
-        },
-        close: () => req.destroy(),
-        json: async () => {
-          await new Promise<void>((r) => (done ? r() : res.on('end', () => r())));
-          return JSON.parse(buf) as { error?: { code: string } };
-        },
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 async function listen(redis: Redis): Promise<{ server: Server; port: number }> {
   const handle = createApp({ redis }).callback();

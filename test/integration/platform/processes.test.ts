@@ -1,6 +1,7 @@
 /**
  * The two real entry points as separate processes: the worker relays the outbox and
- * delivers mail through SMTP, and both processes stop cleanly on SIGTERM.
+ * delivers mail through SMTP, two API processes share notification streams through Redis,
+ * and the processes stop cleanly on SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
@@ -10,6 +11,12 @@ import { db } from '../../../shared/db.js';
 import { queueMail } from '../../../shared/mail/service.js';
 import { MailSink } from '../../helpers/smtp.js';
 import { createUser, fundUser, withoutTriggers } from '../../helpers/platform-factories.js';
+import { issueKey } from '../../helpers/auth-signin-util.js';
+import { runJobs } from '../../helpers/jobs.js';
+import { openStream } from '../../helpers/sse.js';
+import { createEscrow } from '../../factories/escrows.js';
+import { createUser as createAccount } from '../../factories/users.js';
+import * as escrows from '../../../shared/escrows/service.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -105,6 +112,52 @@ describe('platform: the api and worker processes', function () {
     });
     expect(refused).to.equal(true);
   });
+  it('api: two API processes sharing Redis: a worker-made notice and a read mark through process A reach a stream held by process B within a second', async () => {
+    const { user: buyer } = await createAccount();
+    const key = await issueKey(buyer.id);
+    const { escrow } = await createEscrow({ buyer });
+    await runJobs();
+    const [portA, portB] = [await freePort(), await freePort()];
+    const apis = [portA, portB].map((port) => start('api/server.ts', { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }));
+    let output = '';
+    for (const p of apis) {
+      p.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+      p.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    }
+    try {
+      for (const port of [portA, portB]) {
+        await until(`the API on ${port}`, 30_000, async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok || undefined).catch((e: Error) => {
+          throw new Error(`${e.message}; the APIs said: ${output}`);
+        });
+      }
+      const stream = await openStream(portB, key);
+      expect(stream.status).to.equal(200);
+      await stream.waitFor('event: unread\ndata: {"count":0}\n\n', 0, 5000);
+
+      // The notifications worker's code runs here, a third process: its publish reaches process B.
+      await escrows.markPaid(undefined, escrow.id, { reference: 'two-processes' });
+      await runJobs();
+      const written = Date.now();
+      await stream.waitFor('event: unread\ndata: {"count":1}\n\n', 0, 1000);
+      expect(Date.now() - written).to.be.lessThan(1000);
+
+      // A read mark through process A: process B's stream hears the new count.
+      const auth = { Authorization: `Bearer ${key}` };
+      const list = (await (await fetch(`http://127.0.0.1:${portA}/v1/notifications`, { headers: auth })).json()) as { data: { id: string }[] };
+      const at = stream.text().length;
+      const marked = await fetch(`http://127.0.0.1:${portA}/v1/notifications/${list.data[0]!.id}/read`, { method: 'PATCH', headers: auth });
+      expect(marked.status).to.equal(200);
+      const readAt = Date.now();
+      await stream.waitFor('event: unread\ndata: {"count":0}\n\n', at, 1000);
+      expect(Date.now() - readAt).to.be.lessThan(1000);
+      stream.close();
+    } finally {
+      for (const p of apis) p.kill('SIGTERM');
+    }
+    const exits = await Promise.all(apis.map((p) => exitOf(p, 20_000)));
+    expect(exits, output).to.deep.equal([0, 0]);
+  });
+
   it('npm run ledger:check: exits 0 on sound books and 1, naming the rule, on a tampered balance', async () => {
     const user = await createUser();
     await fundUser(user.id, 25_000);
