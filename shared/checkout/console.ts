@@ -1,5 +1,6 @@
 /** Reads of the operator console that no other service offers (the moves themselves go through their own services). */
 import { db } from '../db.js';
+import type { OrderRow } from '../orders/repo.js';
 import type { PaymentRow } from '../payments/repo.js';
 import type { UserRow } from '../users/repo.js';
 
@@ -34,26 +35,19 @@ export async function findUsers(q: string, limit = 50): Promise<ListedUser[]> {
 }
 
 /** A payment-service order as the console lists it (never the sealed credentials). */
-export interface ListedOrder {
-  id: string;
-  status: string;
-  target_url: string;
-  target_label: string | null;
-  notes: string | null;
-  item_price: number;
-  service_fee: number;
-  total: number;
-  paid_via: string | null;
-  sla_deadline_at: Date | null;
-  created_at: Date;
-  buyer_email: string;
-}
+export type ListedOrder = Pick<
+  OrderRow,
+  'id' | 'status' | 'target_url' | 'target_label' | 'notes' | 'item_price' | 'service_fee' | 'total' | 'paid_via' | 'sla_deadline_at' | 'created_at'
+> & { buyer_email: string };
+
+/** The order statuses that wait for an operator's move. */
+const ORDERS_TO_MOVE = ['pending_review', 'paid', 'processing'] as const;
 
 /** Payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
 export async function ordersToMove(limit = 50): Promise<ListedOrder[]> {
   return db('service_orders as o')
     .join('users as u', 'u.id', 'o.buyer_id')
-    .whereIn('o.status', ['pending_review', 'paid', 'processing'])
+    .whereIn('o.status', ORDERS_TO_MOVE)
     .orderBy([{ column: 'o.created_at', order: 'asc' }, { column: 'o.id', order: 'asc' }])
     .limit(limit)
     .select<ListedOrder[]>(
@@ -66,6 +60,6 @@ export async function consoleCounts(): Promise<{ disputes: number; payments: num
   const [d] = await db('disputes').whereIn('status', ['open', 'on_hold']).count<{ count: string }[]>('* as count');
   const [p] = await db('payments').where('status', 'awaiting_confirmation').count<{ count: string }[]>('* as count');
   const [w] = await db('withdrawals').where('status', 'pending').count<{ count: string }[]>('* as count');
-  const [o] = await db('service_orders').whereIn('status', ['pending_review', 'paid', 'processing']).count<{ count: string }[]>('* as count');
+  const [o] = await db('service_orders').whereIn('status', ORDERS_TO_MOVE).count<{ count: string }[]>('* as count');
   return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0), orders: Number(o?.count ?? 0) };
 }

@@ -43,6 +43,25 @@ export async function stopHarness(h: Harness | null): Promise<void> {
   await new Promise<void>((resolve) => h.server.close(() => resolve()));
 }
 
+/**
+ * Call inside a `describe`: starts the harness before its tests (skipping them without a
+ * browser) and stops it after; the returned function gives the running harness.
+ */
+export function useHarness(): () => Harness {
+  let h: Harness | null = null;
+  before(async function () {
+    h = await startHarness();
+    if (!h) this.skip();
+  });
+  after(async () => {
+    await stopHarness(h);
+  });
+  return () => {
+    if (!h) throw new Error('the e2e harness is not running');
+    return h;
+  };
+}
+
 /** A fresh page that records Content-Security-Policy violations and page errors. */
 export async function newPage(h: Harness): Promise<{ page: Page; problems: string[] }> {
   const context = await h.browser.newContext({ baseURL: h.base, locale: 'id-ID' });

@@ -16,22 +16,14 @@ import { createEscrow, signFields } from '../factories/escrows.js';
 import { createGateway } from '../factories/payments.js';
 import { createUser, DEFAULT_PASSWORD } from '../factories/users.js';
 import { runJobs } from '../helpers/jobs.js';
-import { newPage, startHarness, stopHarness, type Harness } from './browser.js';
+import { newPage, useHarness } from './browser.js';
 
 describe('hosted checkout in headless Chromium (issue 12)', function () {
   this.timeout(60_000);
-  let h: Harness | null = null;
-
-  before(async function () {
-    h = await startHarness();
-    if (!h) this.skip();
-  });
-  after(async () => {
-    await stopHarness(h);
-  });
+  const harnessOf = useHarness();
 
   it('signed link -> sign in -> pay with the sandbox -> callback lands -> the page shows paid', async () => {
-    const harness = h!;
+    const harness = harnessOf();
     await createGateway({ provider: 'sandbox', feePercent: '0.7' });
     const seller = (await createUser({ fullName: 'Toko Sepatu' })).user;
     const buyer = (await createUser({ email: 'pembeli@example.com' })).user;
@@ -90,7 +82,7 @@ describe('hosted checkout in headless Chromium (issue 12)', function () {
   });
 
   it('polls payment-status every 5 s, stops after 2 minutes, and "check again" starts a new round', async () => {
-    const harness = h!;
+    const harness = harnessOf();
     await createGateway({ provider: 'sandbox', feePercent: '0.7' });
     const { escrow, buyer } = await createEscrow();
     const { page, problems } = await newPage(harness);
@@ -127,7 +119,7 @@ describe('hosted checkout in headless Chromium (issue 12)', function () {
   });
 
   it("an expired escrow's page says so clearly", async () => {
-    const harness = h!;
+    const harness = harnessOf();
     const { escrow } = await createEscrow();
     clock.set(new Date(escrow.expires_at.getTime() + 60_000));
     const { page, problems } = await newPage(harness);

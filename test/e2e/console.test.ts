@@ -3,26 +3,18 @@ import { expect } from 'chai';
 import { db } from '../../shared/db.js';
 import { createEscrow } from '../factories/escrows.js';
 import { createUser, DEFAULT_PASSWORD } from '../factories/users.js';
-import { newPage, startHarness, stopHarness, type Harness } from './browser.js';
+import { newPage, useHarness } from './browser.js';
 
 describe('operator console in headless Chromium (issue 12)', function () {
   this.timeout(60_000);
-  let h: Harness | null = null;
-
-  before(async function () {
-    h = await startHarness();
-    if (!h) this.skip();
-  });
-  after(async () => {
-    await stopHarness(h);
-  });
+  const harnessOf = useHarness();
 
   it('an admin signs in, opens the disputes and rules one (release), recorded in the audit trail', async () => {
     const admin = (await createUser({ role: 'admin', fullName: 'Staf Satu' })).user;
     const { escrow } = await createEscrow({ status: 'disputed', item: 'Kamera bekas' });
     const dispute = (await db('disputes').where({ escrow_id: escrow.id }).first()) as { id: string };
 
-    const { page, problems } = await newPage(h!);
+    const { page, problems } = await newPage(harnessOf());
     await page.goto('/admin/disputes');
     await page.waitForURL(/\/sign-in\?next=%2Fadmin%2Fdisputes/);
     await page.fill('#email', admin.email);

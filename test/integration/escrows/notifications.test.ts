@@ -17,23 +17,13 @@ import { db } from '../../../shared/db.js';
 import { redis } from '../../../shared/redis.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import type { EscrowRow } from '../../../shared/escrows/repo.js';
-import { createFromJob } from '../../../shared/notifications/service.js';
+import { createFromJob, type NotificationRow } from '../../../shared/notifications/service.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
 import type { JobData } from '../../../shared/queues.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { buildRegistry } from '../../../workers/registry.js';
 
-interface NoteRow {
-  id: string;
-  user_id: string;
-  type: string;
-  title: string;
-  body: string;
-  metadata: Record<string, unknown>;
-  is_read: boolean;
-  source_key: string;
-  created_at: Date;
-}
+type NoteRow = NotificationRow & { source_key: string };
 
 async function allNotes(): Promise<NoteRow[]> {
   return (await db('notifications').select('*').orderBy([{ column: 'created_at' }, { column: 'type' }, { column: 'user_id' }])) as NoteRow[];
