@@ -1,8 +1,8 @@
 /**
  * In-app notifications (consumer spec 4.6, 6, 8): the owner's list, unread count, read
  * marks, per-type preferences and the server-sent-event stream. A notification of another
- * user is 403 FORBIDDEN, as for a stranger on an escrow, and nothing of it is shown. Read-state changes are published (after commit) so every API
- * copy's open streams recount.
+ * user is 403 FORBIDDEN, as for a stranger on an escrow, and nothing of it is shown.
+ * Read-state changes are published (after commit) so every API copy's open streams recount.
  */
 import Joi from 'joi';
 import { AppError } from '../../shared/errors.js';

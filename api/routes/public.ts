@@ -33,9 +33,15 @@ const preflight: Middleware = (ctx) => {
   ctx.set('Access-Control-Max-Age', '600');
   ctx.status = 204;
 };
+/** Registers a public GET route together with its CORS preflight. */
+function publicGet(path: string, ...handlers: Middleware[]): void {
+  publicRouter.get(path, ...handlers);
+  publicRouter.options(path, preflight);
+}
+
 const publicLimit = rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' });
 
-publicRouter.get('/v1/public/auth-config', publicAnswer(), publicLimit, (ctx) => {
+publicGet('/v1/public/auth-config', publicAnswer(), publicLimit, (ctx) => {
   ok(ctx, {
     turnstile: { enabled: turnstileEnabled(), site_key: config.turnstileSiteKey },
     // Federated sign-in is not built yet, so it is never reported available.
@@ -54,8 +60,8 @@ const ratingsRoute = [
     ok(ctx, { page, limit, total, items: items.map(serializePublicRating) });
   },
 ] as const;
-publicRouter.get('/v1/public/users/:username/ratings', ...ratingsRoute);
-publicRouter.get('/api/public/users/:username/ratings', ...ratingsRoute);
+publicGet('/v1/public/users/:username/ratings', ...ratingsRoute);
+publicGet('/api/public/users/:username/ratings', ...ratingsRoute);
 
 // The public user listing and one profile (issue 9), also under /api/public.
 const usersRoute = [
@@ -70,8 +76,8 @@ const usersRoute = [
     cachedAnswer(ctx, await cached(ctx.redis, key, () => listUsers(q)));
   },
 ] as const;
-publicRouter.get('/v1/public/users', ...usersRoute);
-publicRouter.get('/api/public/users', ...usersRoute);
+publicGet('/v1/public/users', ...usersRoute);
+publicGet('/api/public/users', ...usersRoute);
 
 const profileRoute = [
   publicAnswer(),
@@ -82,17 +88,5 @@ const profileRoute = [
     cachedAnswer(ctx, await cached(ctx.redis, `user:${encodeURIComponent(username)}`, () => profileOf(username)));
   },
 ] as const;
-publicRouter.get('/v1/public/users/:username', ...profileRoute);
-publicRouter.get('/api/public/users/:username', ...profileRoute);
-
-for (const path of [
-  '/v1/public/auth-config',
-  '/v1/public/users',
-  '/v1/public/users/:username',
-  '/v1/public/users/:username/ratings',
-  '/api/public/users',
-  '/api/public/users/:username',
-  '/api/public/users/:username/ratings',
-]) {
-  publicRouter.options(path, preflight);
-}
+publicGet('/v1/public/users/:username', ...profileRoute);
+publicGet('/api/public/users/:username', ...profileRoute);

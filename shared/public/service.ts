@@ -101,8 +101,8 @@ export function searchPlan(offset: number, limit: number, matches: number, profi
 export async function listUsers(q: UsersQuery): Promise<{ users: PublicUser[]; page: number; limit: number; total: number; has_more: boolean }> {
   const term = q.search.toLowerCase();
   const offset = (q.page - 1) * q.limit;
-  const filtered = (b: Knex.QueryBuilder) => {
-    b.where({ listed: true });
+  const matching = () => {
+    const b = db('public_profiles').where({ listed: true });
     if (q.verified === '1' || q.verified === 'true') b.where({ is_verified: true });
     if (term === '') return b;
     const pattern = `%${likeEscape(term)}%`;
@@ -124,7 +124,7 @@ export async function listUsers(q: UsersQuery): Promise<{ users: PublicUser[]; p
           { column: 'user_id', order: 'desc' as const },
         ];
   const page = (from: Knex.QueryBuilder) => from.select<ProfileRow[]>(...PROFILE_COLUMNS).orderBy(order).limit(q.limit).offset(offset);
-  const counted = filtered(db('public_profiles')).first<{ n: string; profiles: number }>(
+  const counted = matching().first<{ n: string; profiles: number }>(
     db.raw('count(*) as n'),
     db.raw("(SELECT reltuples FROM pg_class WHERE oid = 'public_profiles'::regclass)::float8 as profiles"),
   );
@@ -133,15 +133,15 @@ export async function listUsers(q: UsersQuery): Promise<{ users: PublicUser[]; p
   let rows: ProfileRow[];
   if (term === '') {
     // Every listed profile matches: the sort's index serves the page, beside the count.
-    const [count, found] = await Promise.all([counted, page(filtered(db('public_profiles')))]);
+    const [count, found] = await Promise.all([counted, page(matching())]);
     total = Number(count?.n ?? 0);
     rows = found;
   } else {
     const count = await counted;
     total = Number(count?.n ?? 0);
     if (offset >= total) rows = [];
-    else if (searchPlan(offset, q.limit, total, Number(count?.profiles ?? 0)) === 'walk') rows = await page(filtered(db('public_profiles')));
-    else rows = await page(db.withMaterialized('matches', filtered(db('public_profiles')).select(...PROFILE_COLUMNS)).from('matches'));
+    else if (searchPlan(offset, q.limit, total, Number(count?.profiles ?? 0)) === 'walk') rows = await page(matching());
+    else rows = await page(db.withMaterialized('matches', matching().select(...PROFILE_COLUMNS)).from('matches'));
   }
   const stats = await ratingStats(rows.map((r) => r.user_id));
   return { users: rows.map((r) => toPublic(r, stats)), page: q.page, limit: q.limit, total, has_more: q.page * q.limit < total };
