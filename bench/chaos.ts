@@ -49,6 +49,12 @@ const LOG_FILE = path.join(RUN_DIR, 'requests.jsonl');
 /** The processes' own logs (pino JSON lines), appended across restarts. */
 const PROC_LOG = openSync(path.join(RUN_DIR, 'processes.log'), 'a');
 const AMOUNT_MIN = 60_000;
+/** The driver's own Postgres connections (never cut). */
+const DRIVER_APP = 'chaos-driver';
+/** A worker copy's Postgres connections: slot and start number, so a backend names its process. */
+const workerApp = (slot: number, generation: number) => `chaos-worker-${slot + 1}-${generation}`;
+/** A payout or callback may wait less than this after its worker was killed (issue "Money at the edges"). */
+const STALL_LIMIT_S = 30;
 
 function unpin(): void {
   if (PINNED) execFileSync('taskset', ['-cp', `0-${os.cpus().length - 1}`, String(process.pid)], { stdio: 'ignore' });
@@ -57,6 +63,18 @@ function unpin(): void {
 function withDatabase(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * DATABASE_URL with an `application_name` (node-postgres lets the URL's parameter win over
+ * the service's own), so pg_stat_activity names the process behind each backend: the cut
+ * spares the driver's own connections, and a payout job blocked on a row lock is traced to
+ * the worker copy that runs it.
+ */
+function withAppName(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set('application_name', name);
   return u.toString();
 }
 
@@ -297,7 +315,7 @@ async function serviceOrder(n: number, users: Actor[], admin: Actor): Promise<vo
   }
 }
 
-async function withdrawals(users: Actor[], admin: Actor): Promise<void> {
+async function withdrawals(users: Actor[], admin: Actor, onApproved: (id: string) => void): Promise<void> {
   for (const [i, u] of users.entries()) {
     const bal = await call('GET', '/v1/user/balance', { key: u.key });
     const balance = Number(dataOf(bal).balance ?? 0);
@@ -312,7 +330,8 @@ async function withdrawals(users: Actor[], admin: Actor): Promise<void> {
     });
     if (w.status !== 201) continue;
     const id = String(dataOf(w).id);
-    await call('POST', `/v1/admin/withdrawals/${id}/${i % 3 === 0 ? 'reject' : 'approve'}`, { key: admin.key, idem: true, body: { note: 'chaos review' } });
+    const decided = await call('POST', `/v1/admin/withdrawals/${id}/${i % 3 === 0 ? 'reject' : 'approve'}`, { key: admin.key, idem: true, body: { note: 'chaos review' } });
+    if (i % 3 !== 0 && decided.status >= 200 && decided.status < 300) onApproved(id);
   }
 }
 
@@ -445,7 +464,7 @@ async function main(): Promise<void> {
   await redis.start();
   ownRedis = redis;
   const redisUrl = `redis://${HOST}:${redisPort}/0`;
-  process.env.DATABASE_URL = dbUrl;
+  process.env.DATABASE_URL = withAppName(dbUrl, DRIVER_APP);
   process.env.REDIS_URL = redisUrl;
   process.env.QUEUE_PREFIX = 'escrow-chaos';
   const sandboxSecret = `chaos-${randomBytes(16).toString('hex')}`;
@@ -489,9 +508,16 @@ async function main(): Promise<void> {
   // Processes.
   const ports = [await freePort(), await freePort()];
   apiBases = ports.map((p) => `http://${HOST}:${p}`);
-  const apiEnv = (p: number): NodeJS.ProcessEnv => ({ ...env, PORT: String(p), PUBLIC_BASE_URL: `http://${HOST}:${ports[0]}`, PUBLIC_LINK_HOSTS: `${HOST}` });
+  const apiEnv = (p: number): NodeJS.ProcessEnv => ({
+    ...env,
+    DATABASE_URL: withAppName(dbUrl, `chaos-api-${ports.indexOf(p) + 1}`),
+    PORT: String(p),
+    PUBLIC_BASE_URL: `http://${HOST}:${ports[0]}`,
+    PUBLIC_LINK_HOSTS: `${HOST}`,
+  });
+  const workerEnv = (app: string): NodeJS.ProcessEnv => ({ ...env, DATABASE_URL: withAppName(dbUrl, app) });
   const apis: Child[] = ports.map((p, i) => startChild(`API ${i + 1}`, ['dist/api/server.js'], apiEnv(p), { pin: false, stdout: PROC_LOG }));
-  const workers: Child[] = [0, 1].map((i) => startChild(`worker ${i + 1}`, ['dist/workers/index.js'], env, { pin: false, stdout: PROC_LOG }));
+  const workers: Child[] = [0, 1].map((i) => startChild(`worker ${i + 1}`, ['dist/workers/index.js'], workerEnv(workerApp(i, 0)), { pin: false, stdout: PROC_LOG }));
   const ready = async (base: string) => {
     for (let i = 0; i < 200; i += 1) {
       try {
@@ -513,7 +539,7 @@ async function main(): Promise<void> {
   if (OVERLOAD) {
     await overload(actors, admin, db);
   } else {
-    await chaosRun(actors, admin, { apis, workers, apiEnv, ports, env, redis, db, ready });
+    await chaosRun(actors, admin, { apis, workers, apiEnv, workerEnv, ports, redis, db, ready });
   }
   for (const c of [...apis, ...workers]) await stopChild(c, 35_000);
   const { redis: client } = await import('../shared/redis.js');
@@ -527,30 +553,73 @@ interface Faults {
   apis: Child[];
   workers: Child[];
   apiEnv: (p: number) => NodeJS.ProcessEnv;
+  /** A worker copy's environment; `app` names its Postgres connections. */
+  workerEnv: (app: string) => NodeJS.ProcessEnv;
   ports: number[];
-  env: NodeJS.ProcessEnv;
   redis: RedisServer;
   db: Knex;
   ready: (base: string) => Promise<void>;
 }
 
+/** The faults of a run; each planned one must have happened, or the run fails. */
+interface FaultCounts {
+  workerKills: number;
+  apiKills: number;
+  redisRestarts: number;
+  /** Tries of the Postgres cut (every ~200 ms until a backend in a transaction was there to cut). */
+  pgCutAttempts: number;
+  terminatedBackends: number;
+  /** Of those, backends inside a transaction of several statements (idle in it, or past its first statement). */
+  terminatedMidTx: number;
+  pgCutAt: number;
+  /** Payout jobs whose worker copy was SIGKILLed while it ran them. */
+  stalledPayouts: { withdrawal: string; killedAt: number }[];
+}
+
+/** The longest a payout (from its approval) or a due callback waited to be done, sampled every 250 ms. */
+interface Waits {
+  payout: { s: number; id: string };
+  callback: { s: number; id: string };
+  /** From the end of the workload (the last kill) until nothing was left to drain. */
+  drainS: number;
+}
+
 async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void> {
   const started = Date.now();
   let running = true;
-  const counts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgTerminations: 0, terminatedBackends: 0, pgCutAt: 0 };
+  const counts: FaultCounts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgCutAttempts: 0, terminatedBackends: 0, terminatedMidTx: 0, pgCutAt: 0, stalledPayouts: [] };
   const cutWindows: { api: number; from: number; to: number }[] = [];
+
+  // Worker copies are killed by the 2 s loop and by the stalled-payout fault: one kill at a
+  // time per slot. Each start has its own application_name (slot and start number).
+  const generation = [0, 0];
+  const killedAt = new Map<string, number>();
+  const slotQueue: Promise<unknown>[] = [Promise.resolve(), Promise.resolve()];
+  /** SIGKILLs the copy in `slot` (only if it is still the start named `onlyApp`), restarts it, and resolves with the kill time. */
+  const killWorker = (slot: number, onlyApp?: string): Promise<number> => {
+    const run = slotQueue[slot]!.then(async () => {
+      const app = workerApp(slot, generation[slot]!);
+      if (onlyApp !== undefined && onlyApp !== app) return killedAt.get(onlyApp) ?? Date.now();
+      const at = Date.now();
+      killedAt.set(app, at);
+      f.workers[slot]!.proc.kill('SIGKILL');
+      await f.workers[slot]!.exited;
+      generation[slot]! += 1;
+      f.workers[slot] = startChild(`worker ${slot + 1}`, ['dist/workers/index.js'], f.workerEnv(workerApp(slot, generation[slot]!)), { pin: false, stdout: PROC_LOG });
+      counts.workerKills += 1;
+      return at;
+    });
+    slotQueue[slot] = run.catch(() => undefined);
+    return run;
+  };
   // Worker killer: every 2 s one copy, SIGKILL, restarted at once.
   const workerLoop = (async () => {
     let k = 0;
     while (running) {
       await sleep(2000);
       if (!running) break;
-      const i = k % 2;
+      await killWorker(k % 2);
       k += 1;
-      f.workers[i]!.proc.kill('SIGKILL');
-      await f.workers[i]!.exited;
-      f.workers[i] = startChild(`worker ${i + 1}`, ['dist/workers/index.js'], f.env, { pin: false, stdout: PROC_LOG });
-      counts.workerKills += 1;
     }
   })();
   // API killer: every 15 s one copy, SIGKILL, restarted; requests to it are cut and retried.
@@ -572,32 +641,116 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
       counts.apiKills += 1;
     }
   })();
-  // Redis once, Postgres connections once.
-  const onceLoop = (async () => {
+  // Redis once, at 10 s.
+  const redisOnce = (async () => {
     await sleep(10_000);
     if (running) {
       await f.redis.restart();
       counts.redisRestarts += 1;
       console.log('chaos: Redis restarted');
     }
-    await sleep(10_000);
-    if (running) {
-      const r = await f.db.raw<{ rows: { n: number }[] }>(
-        `SELECT count(*)::int AS n FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle') t`,
-      );
-      counts.pgTerminations += 1;
-      counts.pgCutAt = Date.now();
-      counts.terminatedBackends = r.rows[0]?.n ?? 0;
-      console.log(`chaos: terminated ${counts.terminatedBackends} busy Postgres backends`);
+  })();
+  // Postgres from 20 s: every busy backend of the service's processes is terminated at once,
+  // tried every 200 ms until at least one of them is inside a transaction of several
+  // statements (idle in it, or past its first statement), so a cut always lands mid-transaction.
+  const pgCut = (async () => {
+    await sleep(20_000);
+    while (running && counts.terminatedMidTx === 0) {
+      counts.pgCutAttempts += 1;
+      try {
+        const r = await f.db.raw<{ rows: { app: string; mid: boolean; ok: boolean }[] }>(
+          `WITH busy AS (
+             SELECT pid, application_name AS app, (state = 'idle in transaction' OR xact_start < query_start) AS mid
+               FROM pg_stat_activity
+              WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+                AND application_name LIKE 'chaos-%' AND application_name <> ?
+                AND state IN ('active', 'idle in transaction') AND xact_start IS NOT NULL)
+           SELECT app, mid, pg_terminate_backend(pid) AS ok FROM busy WHERE EXISTS (SELECT 1 FROM busy WHERE mid)`,
+          [DRIVER_APP],
+        );
+        const cut = r.rows.filter((x) => x.ok);
+        if (cut.length > 0) {
+          counts.pgCutAt = Date.now();
+          counts.terminatedBackends = cut.length;
+          counts.terminatedMidTx = cut.filter((x) => x.mid).length;
+          console.log(`chaos: terminated ${cut.length} busy Postgres backends (${counts.terminatedMidTx} inside a transaction) at try ${counts.pgCutAttempts}: ${cut.map((x) => x.app).join(', ')}`);
+        }
+      } catch (err) {
+        console.error(`chaos: Postgres cut try failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      if (counts.terminatedMidTx === 0) await sleep(200);
     }
   })();
+
+  // Waits: the oldest approved payout not yet paid and the oldest due callback not yet
+  // processed, sampled every 250 ms until the drain ends.
+  const waits: Waits = { payout: { s: 0, id: '' }, callback: { s: 0, id: '' }, drainS: 0 };
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      try {
+        const r = await f.db.raw<{ rows: { kind: 'payout' | 'callback'; id: string; s: number }[] }>(
+          `(SELECT 'payout' AS kind, id::text AS id, extract(epoch FROM now() - approved_at)::float8 AS s
+              FROM withdrawals WHERE status IN ('approved', 'processing') ORDER BY approved_at LIMIT 1)
+           UNION ALL
+           (SELECT 'callback', id::text, extract(epoch FROM now() - next_attempt_at)::float8
+              FROM payment_callbacks WHERE processed_at IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1)`,
+        );
+        for (const row of r.rows) {
+          const w = waits[row.kind];
+          if (row.s > w.s) Object.assign(w, { s: row.s, id: row.id });
+        }
+      } catch {
+        /* a sample lost to the Postgres cut: the next one */
+      }
+      await sleep(250);
+    }
+  })();
+
+  /**
+   * A payout job whose worker dies while it runs it: right after an approval the driver
+   * locks the withdrawal's row, the worker that takes the payout job blocks on it in its
+   * claim, the driver finds that backend among those its lock blocks, SIGKILLs the worker
+   * copy the backend names, and lets go. BullMQ then holds the job as active under a dead
+   * worker until another worker takes it over.
+   */
+  const stalls: Promise<void>[] = [];
+  const stallPayout = async (withdrawalId: string): Promise<void> => {
+    const trx = await f.db.transaction();
+    trx.executionPromise.catch(() => undefined);
+    try {
+      const r = (await trx.raw<{ rows: { status: string; me: number }[] }>('SELECT status, pg_backend_pid() AS me FROM withdrawals WHERE id = ? FOR UPDATE', [withdrawalId])).rows[0];
+      if (r?.status !== 'approved') return; // the payout worker was quicker
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        const blocked = await f.db.raw<{ rows: { app: string }[] }>('SELECT application_name AS app FROM pg_stat_activity WHERE ?::int = ANY(pg_blocking_pids(pid))', [r.me]);
+        const app = blocked.rows.map((x) => x.app).find((a) => a.startsWith('chaos-worker-'));
+        if (app) {
+          const slot = Number(/^chaos-worker-(\d+)-/.exec(app)![1]) - 1;
+          counts.stalledPayouts.push({ withdrawal: withdrawalId, killedAt: await killWorker(slot, app) });
+          return;
+        }
+        await sleep(50);
+      }
+      console.error(`chaos: no worker took the payout of ${withdrawalId} within 15 s of its approval`);
+    } finally {
+      await trx.rollback().catch(() => undefined);
+    }
+  };
+  // Every fourth approval, until 3 payouts have stalled (a try finds the payout done when the worker was quicker).
+  let approvals = 0;
+  const onApproved = (id: string) => {
+    approvals += 1;
+    if (approvals % 4 === 1 && counts.stalledPayouts.length < 3) stalls.push(stallPayout(id));
+  };
 
   // Escrow flows and payment-service orders interleaved (one order per six escrow flows).
   const ORDERS = Math.floor(DEALS / 6);
   await pool(DEALS + ORDERS, CONCURRENCY, (n) => (n % 7 === 6 ? serviceOrder(n, actors, admin) : deal(n, actors, admin)));
-  await withdrawals(actors, admin);
+  await withdrawals(actors, admin, onApproved);
+  await Promise.all(stalls);
   running = false;
-  await Promise.all([workerLoop, apiLoop, onceLoop]);
+  await Promise.all([workerLoop, apiLoop, redisOnce, pgCut]);
   const workloadSeconds = (Date.now() - started) / 1000;
   console.log(`chaos: workload done in ${workloadSeconds.toFixed(0)} s: ${entries.length} requests; draining`);
 
@@ -617,12 +770,40 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
     }
     await sleep(500);
   }
+  waits.drainS = (Date.now() - drainStart) / 1000;
+  sampling = false;
+  await sampler;
   log.end();
-  await verify(f.db, counts, cutWindows, workloadSeconds);
+  await verify(f.db, counts, waits, cutWindows, workloadSeconds);
 }
 
-async function verify(db: Knex, counts: Record<string, number | undefined>, cutWindows: { api: number; from: number; to: number }[], seconds: number): Promise<void> {
+async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: { api: number; from: number; to: number }[], seconds: number): Promise<void> {
   const problems: string[] = [];
+  // Every planned fault happened: a run whose fault found nothing to hit tested nothing.
+  const planned: [string, number][] = [
+    ['worker SIGKILLs', counts.workerKills],
+    ['API kills', counts.apiKills],
+    ['Redis restarts', counts.redisRestarts],
+    ['Postgres backends terminated inside a transaction', counts.terminatedMidTx],
+    ['payout jobs whose worker was SIGKILLed while running them', counts.stalledPayouts.length],
+  ];
+  for (const [what, n] of planned) if (n === 0) problems.push(`planned fault did not happen: ${what} 0`);
+  // Stalled jobs: from the kill of the worker that ran a payout until the payout was paid.
+  const stalledPaid = new Map(
+    (await db('withdrawals').whereIn('id', counts.stalledPayouts.map((x) => x.withdrawal)).select<{ id: string; paid_at: Date | null }[]>('id', 'paid_at')).map((r) => [r.id, r.paid_at]),
+  );
+  const stallWaits = counts.stalledPayouts.map((x) => {
+    const paid = stalledPaid.get(x.withdrawal);
+    return { id: x.withdrawal, s: paid ? (paid.getTime() - x.killedAt) / 1000 : Number.POSITIVE_INFINITY };
+  });
+  const stallMax = Math.max(0, ...stallWaits.map((x) => x.s));
+  const longestWait = Math.max(stallMax, waits.payout.s, waits.callback.s);
+  if (longestWait >= STALL_LIMIT_S) {
+    problems.push(
+      `a job waited ${longestWait.toFixed(1)} s (limit ${STALL_LIMIT_S} s): stalled payouts ${stallWaits.map((x) => `${x.id} ${x.s.toFixed(1)} s`).join(', ')}; ` +
+        `oldest approved payout ${waits.payout.id} ${waits.payout.s.toFixed(1)} s; oldest due callback ${waits.callback.id} ${waits.callback.s.toFixed(1)} s`,
+    );
+  }
   const exp = expectedFromLog(entries);
   const { checkLedger } = await import('../shared/ledger/index.js');
   const ledger = await checkLedger(db);
@@ -729,7 +910,7 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
     }
   }
   const requestIdOf = (e: Logged) => ((e.answer as { error?: { request_id?: string } } | null)?.error?.request_id ?? '');
-  const pgCut = (e: Logged) => (counts.pgCutAt! > 0 && e.at >= counts.pgCutAt! - 1000 && e.at <= counts.pgCutAt! + 3000) || cutRequests.has(requestIdOf(e));
+  const pgCut = (e: Logged) => (counts.pgCutAt > 0 && e.at >= counts.pgCutAt - 1000 && e.at <= counts.pgCutAt + 3000) || cutRequests.has(requestIdOf(e));
   const all5xx = entries.filter((e) => typeof e.status === 'number' && e.status >= 500);
   const dbCut5xx = all5xx.filter(pgCut);
   const fiveXX = all5xx.filter((e) => !pgCut(e));
@@ -740,7 +921,14 @@ async function verify(db: Knex, counts: Record<string, number | undefined>, cutW
   const ops = entries.length;
   console.log('');
   console.log(`chaos: ${ops} requests (${exp.escrows.size} escrows, ${exp.orders.size} payment-service orders, ${exp.withdrawals.size} withdrawals) in ${seconds.toFixed(0)} s`);
-  console.log(`chaos: worker SIGKILLs ${counts.workerKills}, API kills ${counts.apiKills}, Redis restarts ${counts.redisRestarts}, Postgres backends terminated ${counts.terminatedBackends} (${counts.pgTerminations} time)`);
+  console.log(
+    `chaos: worker SIGKILLs ${counts.workerKills} (${counts.stalledPayouts.length} of them while the worker ran a payout job), API kills ${counts.apiKills}, Redis restarts ${counts.redisRestarts}, ` +
+      `Postgres backends terminated ${counts.terminatedBackends}, ${counts.terminatedMidTx} of them inside a transaction (cut at try ${counts.pgCutAttempts})`,
+  );
+  console.log(
+    `chaos: stalled-job wait: ${longestWait.toFixed(1)} s at most (limit ${STALL_LIMIT_S} s); payouts whose worker was killed, kill to paid: ${stallWaits.map((x) => `${x.s.toFixed(1)} s`).join(', ') || 'none'}; ` +
+      `longest an approved payout waited to be paid ${waits.payout.s.toFixed(1)} s, a due callback to be processed ${waits.callback.s.toFixed(1)} s; drained ${waits.drainS.toFixed(1)} s after the workload`,
+  );
   console.log(
     `chaos: requests whose connection was cut (API copy killed) ${cut}, then sent again; 5xx answers to requests whose Postgres connection was cut ${dbCut5xx.length}; ` +
       `other 5xx ${fiveXX.length} (of which 503 ${unavailable}); API down windows ${cutWindows.length}`,
