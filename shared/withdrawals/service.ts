@@ -10,6 +10,7 @@
  * Services join the caller's transaction (the idempotent request's) or open one.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { AppError } from '../errors.js';
@@ -46,13 +47,28 @@ function invalidState(status: WithdrawalStatus, name: TransitionName): AppError 
   return new AppError(409, 'INVALID_STATE', `The withdrawal is ${status}; this needs ${from.join(' or ')}`, { status });
 }
 
-/** The compare-and-set of a named transition; a lost race answers INVALID_STATE naming the state it found. */
-async function transition(trx: Db, w: WithdrawalRow, name: TransitionName, changes: Partial<WithdrawalRow>): Promise<WithdrawalRow> {
+/** Staff may not mark paid a withdrawal a payout worker is sending (its claim has not run out). */
+function sending(w: WithdrawalRow): AppError {
+  return new AppError(409, 'INVALID_STATE', 'The withdrawal is processing: the payout worker is sending it; wait for the outcome', { status: w.status });
+}
+
+/**
+ * The compare-and-set of a named transition; a lost race answers INVALID_STATE naming the
+ * state it found. `extra` adds conditions to the UPDATE (checked in the same statement).
+ */
+async function transition(
+  trx: Db,
+  w: WithdrawalRow,
+  name: TransitionName,
+  changes: Partial<WithdrawalRow>,
+  extra?: { where: (q: Knex.QueryBuilder) => void; refused: (found: WithdrawalRow) => AppError | null },
+): Promise<WithdrawalRow> {
   const t = TRANSITIONS[name];
   if (!(t.from as readonly WithdrawalStatus[]).includes(w.status)) throw invalidState(w.status, name);
-  const moved = await repo.move(trx, w.id, t.from, { ...changes, status: t.to, updated_at: changes.updated_at ?? clock.now() });
+  const moved = await repo.move(trx, w.id, t.from, { ...changes, status: t.to, updated_at: changes.updated_at ?? clock.now() }, extra?.where);
   if (moved) return moved;
   const now = await repo.findById(trx, w.id);
+  if (now && extra && (t.from as readonly WithdrawalStatus[]).includes(now.status)) throw extra.refused(now) ?? invalidState(now.status, name);
   throw invalidState(now?.status ?? w.status, name);
 }
 
@@ -331,12 +347,13 @@ interface PaidBy {
 }
 
 /**
- * approved | processing -> paid, and the payout posting: payouts in flight -amount,
- * payouts sent +net, platform fees +fee. The one path for staff and the payout worker.
+ * -> paid, and the payout posting: payouts in flight -amount, payouts sent +net, platform
+ * fees +fee. The one path for staff (markPaid: approved, or processing whose claim ran
+ * out) and the payout worker holding the claim (payoutSent: processing).
  */
 async function settlePaid(trx: Db, w: WithdrawalRow, by: PaidBy): Promise<WithdrawalRow> {
   const now = clock.now();
-  const paid = await transition(trx, w, 'markPaid', {
+  const changes: Partial<WithdrawalRow> = {
     paid_at: now,
     processed_by: by.actorId,
     processed_at: now,
@@ -344,7 +361,16 @@ async function settlePaid(trx: Db, w: WithdrawalRow, by: PaidBy): Promise<Withdr
     payout_lease_until: null,
     admin_note: by.note ?? w.admin_note,
     updated_at: now,
-  });
+  };
+  const paid =
+    by.actorId === null
+      ? await transition(trx, w, 'payoutSent', changes)
+      : await transition(trx, w, 'markPaid', changes, {
+          // One statement decides staff against the worker: approved (not yet claimed), or a
+          // claim that ran out (no worker is sending it). A live claim answers 409.
+          where: (q) => void q.where((c) => void c.where('status', 'approved').orWhere('payout_lease_until', '<=', now)),
+          refused: (found) => (found.status === 'processing' ? sending(found) : null),
+        });
   const lines: PostingLine[] = [
     { account: { system: 'payoutsInFlight' }, amount: -paid.amount },
     { account: { system: 'payoutsSent' }, amount: paid.net_amount },
@@ -355,7 +381,11 @@ async function settlePaid(trx: Db, w: WithdrawalRow, by: PaidBy): Promise<Withdr
   return paid;
 }
 
-/** Staff: the payout was made (by hand, or confirmed with the provider). */
+/**
+ * Staff: the payout was made (by hand, or confirmed with the provider). Not while the
+ * payout worker is sending it (processing with a live claim: 409 INVALID_STATE); staff
+ * and the worker race on one compare-and-set, so exactly one of them pays and posts.
+ */
 export async function markPaid(
   trxOrDb: Db | undefined,
   staff: StaffActor,
@@ -366,6 +396,7 @@ export async function markPaid(
   const reference = noteOf(input.reference);
   return inTransaction(trxOrDb, async (trx) => {
     const w = await load(trx, id);
+    if (w.status === 'processing' && w.payout_lease_until !== null && w.payout_lease_until > clock.now()) throw sending(w);
     const paid = await settlePaid(trx, w, { actorId: staff.actorId, reference, note });
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'withdrawal.mark_paid', targetType: 'withdrawal', targetId: id, note, details: reference ? { reference } : {}, ip: staff.ip });
     return paid;
@@ -420,11 +451,13 @@ export class PayoutBusyError extends Error {
 /**
  * The payout job (queue payouts, job payouts.send). Safe to run twice:
  *  1. claim: approved -> processing with a lease (a compare-and-set, committed before any
- *     money moves, so staff can no longer reject it); a processing withdrawal whose lease
+ *     money moves, so staff can no longer reject it or mark it paid; if staff marked it paid
+ *     first, the claim finds paid and the run does nothing); a processing withdrawal whose lease
  *     ran out (a crashed run) is claimed again; anything else is left alone;
  *  2. the adapter sends the net amount with the stable reference `wd_<id>` (a provider
  *     pays a reference once);
- *  3. success: settlePaid (the same path as staff mark-paid; already paid: nothing to do).
+ *  3. success: settlePaid (processing -> paid; already paid: nothing to do). Staff cannot
+ *     mark it paid while the claim holds, so the worker and staff never both pay it.
  *     Refused for good: back to approved with the reason. A thrown error ends the lease at
  *     once and propagates, so the job's retry claims it again.
  */
@@ -483,8 +516,9 @@ export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = p
   const reference = result.providerReference;
   return db.transaction(async (trx) => {
     const current = await repo.findForUpdate(trx, id);
-    if (!current || !(TRANSITIONS.markPaid.from as readonly WithdrawalStatus[]).includes(current.status)) {
-      // Staff marked it paid while the provider was sending: the posting was made once, by them.
+    if (!current || !(TRANSITIONS.payoutSent.from as readonly WithdrawalStatus[]).includes(current.status)) {
+      // Another run that took over an expired claim paid it first (the same reference, so
+      // the provider paid once): the posting was made once, by that run.
       return { outcome: 'skipped', withdrawal_id: id, status: current?.status ?? 'missing' } as const;
     }
     await settlePaid(trx, current, { actorId: null, reference, note: null });

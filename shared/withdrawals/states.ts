@@ -4,13 +4,17 @@
  * compare-and-set. A move not in this table does not exist.
  *
  *   pending --approve (staff)--> approved --claim (payout worker)--> processing
- *   approved | processing --markPaid (staff, or the worker on success)--> paid
+ *   approved --markPaid (staff)--> paid; also processing whose claim ran out (no worker
+ *     is sending it: a crashed run), never while a worker holds the claim
+ *   processing --payoutSent (the worker that holds the claim, the provider paid)--> paid
  *   processing --payoutFailed (worker, the provider refused for good)--> approved
  *   pending | approved --reject (staff)--> rejected   (amount back, voucher restored)
  *
  * `processing` exists so that money cannot leave twice: once the worker has claimed a
  * withdrawal and may be talking to the provider, a rejection (which gives the amount back)
- * is refused.
+ * and a staff mark-paid (someone paying by hand) are refused. Staff and the worker race
+ * on one compare-and-set: staff's approved -> paid against the worker's approved ->
+ * processing; whichever lands first wins, the other finds the status it lost to.
  */
 export const WITHDRAWAL_STATUSES = ['pending', 'approved', 'processing', 'paid', 'rejected'] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
@@ -41,7 +45,9 @@ export const TRANSITIONS = {
   approve: { from: ['pending'], to: 'approved', by: ['staff'] },
   claimPayout: { from: ['approved'], to: 'processing', by: ['system'] },
   payoutFailed: { from: ['processing'], to: 'approved', by: ['system'] },
-  markPaid: { from: ['approved', 'processing'], to: 'paid', by: ['staff', 'system'] },
+  /** `processing` only once the worker's claim (payout_lease_until) has run out. */
+  markPaid: { from: ['approved', 'processing'], to: 'paid', by: ['staff'] },
+  payoutSent: { from: ['processing'], to: 'paid', by: ['system'] },
   reject: { from: ['pending', 'approved'], to: 'rejected', by: ['staff'] },
 } as const satisfies Record<string, Transition>;
 

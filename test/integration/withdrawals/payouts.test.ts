@@ -168,7 +168,7 @@ describe('withdrawals: the payout worker', () => {
     expect(await checkLedger(db)).to.deep.equal([]);
   });
 
-  it('staff mark paid while the provider is sending: the worker then posts nothing more', async () => {
+  it('staff cannot mark paid while the provider is sending (409 processing); the worker pays and posts once', async () => {
     const { withdrawal } = await createWithdrawal({ user, amount: 300_000, status: 'approved', staff: admin });
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -180,10 +180,29 @@ describe('withdrawals: the payout worker', () => {
     for (let i = 0; i < 200 && (await row(withdrawal.id)).status !== 'processing'; i += 1) await new Promise((r) => setImmediate(r));
     const client = api();
     const res = await client.post(`/v1/admin/withdrawals/${withdrawal.id}/mark-paid`).set('Authorization', `Bearer ${await issueKey(admin.id)}`).send({ reference: 'seen at the bank' });
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.status, JSON.stringify(res.body)).to.equal(409);
+    expect(res.body.error).to.deep.include({ code: 'INVALID_STATE', status: 'processing' });
+    expect(res.body.error.message).to.match(/payout worker is sending it/);
     release();
-    expect(await running).to.deep.equal({ outcome: 'skipped', withdrawal_id: withdrawal.id, status: 'paid' });
-    expect(await row(withdrawal.id)).to.include({ status: 'paid', payout_reference: 'seen at the bank' });
+    expect(await running).to.deep.equal({ outcome: 'paid', withdrawal_id: withdrawal.id, reference: `prov-wd_${withdrawal.id}` });
+    expect(await row(withdrawal.id)).to.include({ status: 'paid', payout_reference: `prov-wd_${withdrawal.id}`, processed_by: null });
+    expect(await payoutPostings(withdrawal.id)).to.equal(1);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('a claim that ran out (a crashed run) may be marked paid by staff; the next run then does nothing', async () => {
+    const { withdrawal } = await createWithdrawal({ user, amount: 300_000, status: 'processing', staff: admin });
+    const client = api();
+    const key = await issueKey(admin.id);
+    const held = await client.post(`/v1/admin/withdrawals/${withdrawal.id}/mark-paid`).set('Authorization', `Bearer ${key}`).send({});
+    expect(held.status).to.equal(409);
+    expect(held.body.error).to.deep.include({ code: 'INVALID_STATE', status: 'processing' });
+    clock.advance(PAYOUT_LEASE_MS);
+    const res = await client.post(`/v1/admin/withdrawals/${withdrawal.id}/mark-paid`).set('Authorization', `Bearer ${key}`).send({ reference: 'confirmed with the provider' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.data.withdrawal).to.include({ status: 'paid' });
+    expect(await runPayout(withdrawal.id)).to.deep.equal({ outcome: 'skipped', withdrawal_id: withdrawal.id, status: 'paid' });
+    expect(adapter.calls).to.have.length(0);
     expect(await payoutPostings(withdrawal.id)).to.equal(1);
     expect(await checkLedger(db)).to.deep.equal([]);
   });

@@ -4,6 +4,7 @@
  * withdraw more than the balance, use one voucher twice, or both pay and refund one
  * withdrawal; the ledger holds after every round.
  */
+import type { Job } from 'bullmq';
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { api } from '../../helpers/app.js';
@@ -17,6 +18,8 @@ import { checkLedger } from '../../../shared/ledger/index.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 import { setPayoutAdapter, type PayoutAdapter } from '../../../shared/withdrawals/payout-adapter.js';
 import { runPayout } from '../../../shared/withdrawals/service.js';
+import type { JobData } from '../../../shared/queues.js';
+import { buildRegistry } from '../../../workers/registry.js';
 
 const ROUNDS = 8;
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
@@ -180,6 +183,64 @@ describe('withdrawal races', function () {
     } finally {
       setPayoutAdapter(null);
     }
+  });
+
+  it('mark paid against the payout worker (its processor, at once): exactly one pays, one posting; staff 409 or the worker does nothing', async () => {
+    const sent: string[] = [];
+    const counting: PayoutAdapter = {
+      name: 'counting',
+      automatic: true,
+      send: async (req) => {
+        sent.push(req.withdrawalId);
+        // A provider that takes a moment: staff arriving meanwhile find the claim live.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { outcome: 'paid', providerReference: `p-${req.reference}` };
+      },
+    };
+    setPayoutAdapter(counting);
+    const processor = buildRegistry().get('payouts.send')!;
+    const wins = { staff: 0, worker: 0 };
+    try {
+      const key = await issueKey(admin.id);
+      for (let round = 0; round < ROUNDS * 2; round += 1) {
+        const user = await fundedUser(100_000);
+        const { withdrawal } = await createWithdrawal({ user, amount: 100_000, status: 'approved', staff: admin });
+        const [http, run] = await together<unknown>(round, [
+          () => client.post(`/v1/admin/withdrawals/${withdrawal.id}/mark-paid`).set(bearer(key)).send({ reference: `R${round}` }),
+          // The worker starts 0 to 90 ms late, so that each side wins in some rounds.
+          async () => {
+            await new Promise((resolve) => setTimeout(resolve, round * 6));
+            return processor({ data: { withdrawal_id: withdrawal.id } } as unknown as Job<JobData>);
+          },
+        ]);
+        const res = http as Response;
+        const after = (await db('withdrawals').where({ id: withdrawal.id }).first()) as { status: string; payout_reference: string; processed_by: string | null };
+        expect(after.status).to.equal('paid');
+        if (res.status === 200) {
+          // Staff won: approved -> paid before the claim; the worker found it paid and sent nothing.
+          wins.staff += 1;
+          expect(run).to.deep.equal({ outcome: 'skipped', withdrawal_id: withdrawal.id, status: 'paid' });
+          expect(sent).to.not.include(withdrawal.id);
+          expect(after).to.include({ payout_reference: `R${round}`, processed_by: admin.id });
+        } else {
+          // The worker won the claim: staff were refused while it was sending (or after it paid).
+          wins.worker += 1;
+          expect(res.status, JSON.stringify(res.body)).to.equal(409);
+          expect(res.body.error.code).to.equal('INVALID_STATE');
+          expect(['processing', 'paid']).to.include(res.body.error.status);
+          expect(run).to.deep.equal({ outcome: 'paid', withdrawal_id: withdrawal.id, reference: `p-wd_${withdrawal.id}` });
+          expect(sent.filter((id) => id === withdrawal.id)).to.have.length(1);
+          expect(after).to.include({ payout_reference: `p-wd_${withdrawal.id}`, processed_by: null });
+        }
+        expect([await entries(withdrawal.id, 'withdrawal_payout'), await entries(withdrawal.id, 'withdrawal_refund')], `round ${round}`).to.deep.equal([1, 0]);
+        expect(await userBalance(user.id)).to.equal(0);
+        expect(await checkLedger(db)).to.deep.equal([]);
+      }
+    } finally {
+      setPayoutAdapter(null);
+    }
+    expect(wins.staff + wins.worker).to.equal(ROUNDS * 2);
+    expect(wins.staff > 0 && wins.worker > 0, JSON.stringify(wins)).to.equal(true);
   });
 
   it('one voucher, two withdrawals at once: it is used by exactly one', async () => {
