@@ -17,6 +17,9 @@ export const SYSTEM_ACCOUNTS = {
   ordersHeld: { code: 'orders:held', kind: 'system', allowNegative: false },
   // What a delivered payment-service order earns the platform (item price and service fee).
   ordersRevenue: { code: 'platform:orders_revenue', kind: 'platform_fee', allowNegative: false },
+  // Money that came in (gateway clearing) and staff returned to the payer outside the service:
+  // an amount mismatch or a late manual transfer (decision 0009; migration 20261202000200).
+  returnedOutside: { code: 'payments:returned_outside', kind: 'system', allowNegative: false },
   // Counterpart for corrections and opening balances made by staff.
   adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
 } as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;
