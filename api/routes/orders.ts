@@ -84,18 +84,24 @@ ordersRouter.get('/v1/admin/jasabayar', auth(), requireAdmin(), validate({ query
   };
 });
 
+// Each operator move answers the moved order under `order` (D10: "answers return the moved
+// resource"), as every other /v1/admin move answers its resource under its own name.
+
 ordersRouter.post('/v1/admin/jasabayar/:id/confirm-payment', auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, serializeOrder(await orders.confirmPayment(txOf(ctx), staff(ctx), idOf(ctx))));
+  ok(ctx, { order: serializeOrder(await orders.confirmPayment(txOf(ctx), staff(ctx), idOf(ctx))) });
 });
 
-ordersRouter.post('/v1/admin/jasabayar/:id/process', auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, serializeOrder(await orders.startProcessing(txOf(ctx), staff(ctx), idOf(ctx))));
-});
+// D10 names the move `start`; `process` (its first name here) stays as an alias.
+for (const move of ['start', 'process']) {
+  ordersRouter.post(`/v1/admin/jasabayar/:id/${move}`, auth(), requireAdmin(), byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
+    ok(ctx, { order: serializeOrder(await orders.startProcessing(txOf(ctx), staff(ctx), idOf(ctx))) });
+  });
+}
 
 ordersRouter.post('/v1/admin/jasabayar/:id/deliver', auth(), requireAdmin(), byId, validate({ body: S.deliver }), idempotent(), async (ctx) => {
-  ok(ctx, serializeOrder(await orders.deliver(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<orders.DeliverInput>(ctx))));
+  ok(ctx, { order: serializeOrder(await orders.deliver(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<orders.DeliverInput>(ctx))) });
 });
 
 ordersRouter.post('/v1/admin/jasabayar/:id/refund', auth(), requireAdmin(), byId, validate({ body: S.refund }), idempotent(), async (ctx) => {
-  ok(ctx, serializeOrder(await orders.refund(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<{ reason?: string | null }>(ctx))));
+  ok(ctx, { order: serializeOrder(await orders.refund(txOf(ctx), staff(ctx), idOf(ctx), bodyOf<{ reason?: string | null }>(ctx))) });
 });

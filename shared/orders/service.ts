@@ -316,7 +316,7 @@ export async function confirmPayment(trxOrDb: Db | undefined, staff: StaffContex
   });
 }
 
-/** POST /v1/admin/jasabayar/:id/process: the operator starts buying. */
+/** POST /v1/admin/jasabayar/:id/start (alias .../process): the operator starts buying. */
 export async function startProcessing(trxOrDb: Db | undefined, staff: StaffContext, id: string): Promise<OrderRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadForStaff(trx, id);

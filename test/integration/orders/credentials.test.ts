@@ -81,7 +81,7 @@ describe('payment-service orders: delivered credentials', () => {
 
   async function deliver(): Promise<string> {
     expect((await client.post(`/api/jasabayar/${order.id}/pay`).set(bearer(key)).send({ method: 'balance' })).status).to.equal(200);
-    expect((await client.post(`/v1/admin/jasabayar/${order.id}/process`).set(bearer(adminKey)).send({})).status).to.equal(200);
+    expect((await client.post(`/v1/admin/jasabayar/${order.id}/start`).set(bearer(adminKey)).send({})).status).to.equal(200);
     const res = await client.post(`/v1/admin/jasabayar/${order.id}/deliver`).set(bearer(adminKey)).set('Idempotency-Key', '4f7c1a52-9d1e-4b8a-8c3e-2a6b5d7e9f01').send({ credentials: SECRET, delivery_note: 'Akun siap' });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return JSON.stringify(res.body);

@@ -100,7 +100,7 @@ describe('payment-service orders: lifecycle', () => {
     }
     await payBalance(id);
     if (status === 'paid') return id;
-    expect((await adminPost(id, 'process')).status).to.equal(200);
+    expect((await adminPost(id, 'start')).status).to.equal(200);
     if (status === 'processing') return id;
     if (status === 'delivered') expect((await adminPost(id, 'deliver', { credentials: 'user: a / pass: b', delivery_note: 'done' })).status).to.equal(200);
     if (status === 'refunded') expect((await adminPost(id, 'refund', { reason: 'out of stock' })).status).to.equal(200);
@@ -187,7 +187,7 @@ describe('payment-service orders: lifecycle', () => {
       const confirmed = await adminPost(id, 'confirm-payment', { note: 'masuk' });
       expect(confirmed.status, JSON.stringify(confirmed.body)).to.equal(200);
       const now = clock.now();
-      expect(confirmed.body.data).to.deep.include({ status: 'paid', paid_at: now.toISOString(), sla_deadline_at: new Date(now.getTime() + 24 * HOUR).toISOString() });
+      expect(confirmed.body.data.order).to.deep.include({ status: 'paid', paid_at: now.toISOString(), sla_deadline_at: new Date(now.getTime() + 24 * HOUR).toISOString() });
       expect(await balanceOf(db, { system: 'ordersHeld' })).to.equal(TOTAL);
       expect(await balanceOf(db, { system: 'gatewayFees' })).to.equal(MANUAL_FIXED);
       expect(await eventsOf(id)).to.deep.equal([['order.created', 'buyer'], ['order.payment_claimed', 'buyer'], ['order.paid', 'admin']]);
@@ -228,13 +228,14 @@ describe('payment-service orders: lifecycle', () => {
     it('paid -> processing -> delivered: the money is final (orders held -> orders revenue), events with actor_role, staff audit', async () => {
       await fundUser(buyer.id, TOTAL);
       const id = await orderIn('paid');
-      const processing = await adminPost(id, 'process', { note: 'buying' });
-      expect(processing.body.data.status).to.equal('processing');
+      const processing = await adminPost(id, 'start', { note: 'buying' });
+      expect(processing.status, JSON.stringify(processing.body)).to.equal(200);
+      expect(processing.body.data.order).to.deep.include({ id, status: 'processing' });
       clock.advance(HOUR);
       const delivered = await adminPost(id, 'deliver', { credentials: 'kode: ABCD-1234', delivery_note: 'Kode voucher terlampir' });
       expect(delivered.status, JSON.stringify(delivered.body)).to.equal(200);
-      expect(delivered.body.data).to.deep.include({ status: 'delivered', delivered_at: clock.now().toISOString(), delivery_note: 'Kode voucher terlampir', has_credentials: true });
-      expect(delivered.body.data).to.not.have.property('credentials');
+      expect(delivered.body.data.order).to.deep.include({ status: 'delivered', delivered_at: clock.now().toISOString(), delivery_note: 'Kode voucher terlampir', has_credentials: true });
+      expect(delivered.body.data.order).to.not.have.property('credentials');
       expect(await balanceOf(db, { system: 'ordersHeld' })).to.equal(0);
       expect(await balanceOf(db, { system: 'ordersRevenue' })).to.equal(TOTAL);
       expect(await eventsOf(id)).to.deep.equal([['order.created', 'buyer'], ['order.paid', 'buyer'], ['order.processing', 'admin'], ['order.delivered', 'admin']]);
@@ -248,10 +249,21 @@ describe('payment-service orders: lifecycle', () => {
       expect(await balanceOf(db, { userId: buyer.id })).to.equal(0);
       const res = await adminPost(id, 'refund', { reason: 'stok habis' });
       expect(res.status).to.equal(200);
-      expect(res.body.data).to.deep.include({ status: 'refunded', refund_reason: 'stok habis', auto_refunded: false, refunded_at: T0.toISOString() });
+      expect(res.body.data.order).to.deep.include({ status: 'refunded', refund_reason: 'stok habis', auto_refunded: false, refunded_at: T0.toISOString() });
       expect(await balanceOf(db, { userId: buyer.id })).to.equal(TOTAL);
       expect(await balanceOf(db, { system: 'ordersHeld' })).to.equal(0);
       expect((await eventsOf(id)).at(-1)).to.deep.equal(['order.refunded', 'admin']);
+    });
+
+    it('POST .../process is an alias of .../start (D10): the same move, the same answer', async () => {
+      await fundUser(buyer.id, 2 * TOTAL);
+      const [a, b] = [await orderIn('paid'), await orderIn('paid')];
+      const viaStart = await adminPost(a, 'start');
+      const viaProcess = await adminPost(b, 'process');
+      expect([viaStart.status, viaProcess.status]).to.deep.equal([200, 200]);
+      const shape = (o: Record<string, unknown>) => ({ ...o, id: 'x' });
+      expect(shape(viaProcess.body.data.order as Record<string, unknown>)).to.deep.equal(shape(viaStart.body.data.order as Record<string, unknown>));
+      expect(await eventsOf(b)).to.deep.equal(await eventsOf(a));
     });
 
     it('the operator lists every buyer orders (status filter, newest first, buyer_id, never credentials); a user is refused', async () => {
@@ -279,11 +291,12 @@ describe('payment-service orders: lifecycle', () => {
       await fundUser(buyer.id, TOTAL);
       const id = await orderIn('paid');
       const before = await snapshot();
-      for (const action of ['confirm-payment', 'process', 'deliver', 'refund']) {
+      for (const action of ['confirm-payment', 'start', 'process', 'deliver', 'refund']) {
         const res = await client.post(`/v1/admin/jasabayar/${id}/${action}`).set(bearer(key)).send(action === 'deliver' ? { delivery_note: 'x' } : {});
         expectError(res, 403, 'FORBIDDEN');
       }
       expect(await snapshot()).to.deep.equal(before);
+      expectError(await adminPost(randomUUID(), 'start'), 404, 'NOT_FOUND');
       expectError(await adminPost(randomUUID(), 'process'), 404, 'NOT_FOUND');
     });
   });
@@ -295,7 +308,8 @@ describe('payment-service orders: lifecycle', () => {
       { name: 'pay by balance', allowed: ['awaiting_payment'], send: (id) => buyerPost(id, 'pay', { method: 'balance' }) },
       { name: 'pay by gateway', allowed: ['awaiting_payment'], send: (id) => buyerPost(id, 'pay', { method: 'qris' }) },
       { name: 'confirm-payment', allowed: ['pending_review'], send: (id) => adminPost(id, 'confirm-payment') },
-      { name: 'process', allowed: ['paid'], send: (id) => adminPost(id, 'process') },
+      { name: 'start', allowed: ['paid'], send: (id) => adminPost(id, 'start') },
+      { name: 'process (the alias of start)', allowed: ['paid'], send: (id) => adminPost(id, 'process') },
       { name: 'deliver', allowed: ['processing'], send: (id) => adminPost(id, 'deliver', { delivery_note: 'x' }) },
       { name: 'refund', allowed: ['processing'], send: (id) => adminPost(id, 'refund') },
     ];
