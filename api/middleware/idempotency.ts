@@ -30,8 +30,15 @@ async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
  * Keys are the caller's own: by default the signed-in user's (or the address's);
  * `scope` names another owner, e.g. a workspace and the credential acting in it.
  */
+/** Every middleware `idempotent()` made (a test finds the keyed routes by it). */
+const IDEMPOTENT_MIDDLEWARE = new WeakSet<object>();
+
+export function isIdempotentMiddleware(fn: unknown): boolean {
+  return typeof fn === 'function' && IDEMPOTENT_MIDDLEWARE.has(fn);
+}
+
 export function idempotent(options: { scope?: (ctx: Ctx) => string } = {}): Middleware {
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
       await next();
@@ -96,6 +103,8 @@ export function idempotent(options: { scope?: (ctx: Ctx) => string } = {}): Midd
       throw err;
     }
   };
+  IDEMPOTENT_MIDDLEWARE.add(middleware);
+  return middleware;
 }
 
 /**

@@ -1,0 +1,666 @@
+/**
+ * Bursts of keyed requests against every keyed route (ARCHITECTURE rule 7). With an
+ * Idempotency-Key a request holds one pooled connection for its whole life; a handler that
+ * asks the pool for a second one deadlocks the pool once about pool-size such requests of
+ * one ordinary account run at once, and every other user's request times out. The pool
+ * guard turns that into a 500 at once in test, so here each keyed route, driven deep into
+ * its service with real resources in the right state, takes a burst of more parallel keyed
+ * requests than the pool holds, from one account, while another user keeps reading: no
+ * burst request may answer 5xx, at least one must succeed, every read answers 2xx within
+ * a second.
+ *
+ * The keyed routes are found from the routers (a layer whose stack holds an `idempotent()`
+ * middleware), so a new keyed route fails the first test until it has an entry in ROUTES.
+ */
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { createApp, pageRouters, routers } from '../../../api/app.js';
+import type { Middleware } from '../../../api/context.js';
+import { AUTHENTICATED_LIMIT } from '../../../api/middleware/auth.js';
+import { isIdempotentMiddleware } from '../../../api/middleware/idempotency.js';
+import { LIMITS } from '../../../api/routes/enterprise.js';
+import { createSession } from '../../../shared/auth/sessions.js';
+import { clock } from '../../../shared/clock.js';
+import { config } from '../../../shared/config.js';
+import { db } from '../../../shared/db.js';
+import { rotateLinkSecret } from '../../../shared/escrows/links.js';
+import * as escrows from '../../../shared/escrows/service.js';
+import type { EscrowStatus } from '../../../shared/escrows/states.js';
+import * as orders from '../../../shared/orders/service.js';
+import type { OrderRow } from '../../../shared/orders/repo.js';
+import { closeSandboxGateway } from '../../../shared/payments/gateways/sandbox.js';
+import * as manual from '../../../shared/payments/manual.js';
+import * as payments from '../../../shared/payments/service.js';
+import type { UploadRow } from '../../../shared/uploads/repo.js';
+import { serializeUpload } from '../../../shared/uploads/serialize.js';
+import { RATE } from '../../../shared/uploads/service.js';
+import * as users from '../../../shared/users/repo.js';
+import type { UserRole, UserRow } from '../../../shared/users/repo.js';
+import { addMember, createWorkspace, workspaceKey } from '../../factories/enterprise.js';
+import { createEscrow, signFields, type MadeEscrow } from '../../factories/escrows.js';
+import { createOrder } from '../../factories/orders.js';
+import { createGateway } from '../../factories/payments.js';
+import { createUploadRow } from '../../factories/uploads.js';
+import { createWithdrawal, freshBank } from '../../factories/withdrawals.js';
+import { issueKey } from '../../helpers/auth-signin-util.js';
+import { photo } from '../../helpers/hostile-files.js';
+import { fundUser } from '../../helpers/platform-factories.js';
+import { startUploads, type Harness } from '../uploads/support.js';
+
+/** More parallel keyed requests than the pool has connections. */
+const BURST = Math.max(24, 2 * config.databasePoolMax);
+/** Every read of the other user answers within this. */
+const READ_WITHIN_MS = 1000;
+/** A burst request that has no answer by then is a hung pool. */
+const ANSWER_WITHIN_MS = 15_000;
+
+// ---- The keyed routes ---------------------------------------------------------------------
+
+/** `METHOD /template` of every route whose middleware stack holds an `idempotent()` middleware. */
+function keyedRoutes(): string[] {
+  const keyed = new Set<string>();
+  for (const router of [...routers, ...pageRouters]) {
+    for (const layer of router.stack) {
+      if (!layer.stack.some((fn) => isIdempotentMiddleware(fn))) continue;
+      for (const method of layer.methods) if (method !== 'HEAD') keyed.add(`${method} ${String(layer.path)}`);
+    }
+  }
+  return [...keyed].sort();
+}
+
+// ---- Requests -------------------------------------------------------------------------------
+
+interface Part {
+  bytes: Buffer;
+  filename: string;
+  contentType: string;
+}
+
+interface BurstRequest {
+  path: string;
+  /** A JSON body (default `{}`), or one multipart file in field `file`. */
+  body?: unknown;
+  file?: Part;
+}
+
+interface Burst {
+  /** The one caller of the whole burst (an ordinary account, or one admin for staff routes). */
+  headers: Record<string, string>;
+  /** The route's own per-caller limits: the burst stays under them (all above the default pool of 10). */
+  limits?: number[];
+  /** The i-th request of the burst. */
+  request: (i: number) => BurstRequest;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  ms: number;
+}
+
+function multipart(part: Part): { body: Buffer; contentType: string } {
+  const boundary = `----burst${randomUUID().replace(/-/g, '')}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${part.filename}"\r\nContent-Type: ${part.contentType}\r\n\r\n`;
+  return {
+    body: Buffer.concat([Buffer.from(head), part.bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  };
+}
+
+function send(port: number, agent: http.Agent, method: string, path: string, headers: Record<string, string>, body?: Buffer): Promise<Answer> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const all: http.OutgoingHttpHeaders = { ...headers };
+    if (body) all['content-length'] = String(body.length);
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers: all, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }));
+      res.on('error', reject);
+    });
+    req.setTimeout(ANSWER_WITHIN_MS, () => req.destroy(new Error(`${method} ${path}: no answer within ${ANSWER_WITHIN_MS} ms`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function encode(r: BurstRequest): { body: Buffer; contentType: string } {
+  if (r.file) return multipart(r.file);
+  return { body: Buffer.from(JSON.stringify(r.body ?? {})), contentType: 'application/json' };
+}
+
+const bearer = (key: string): Record<string, string> => ({ Authorization: `Bearer ${key}` });
+
+/** A session of the dashboard (enterprise routes that refuse keys), with its CSRF token. */
+async function sessionHeaders(user: UserRow, workspaceId?: string): Promise<Record<string, string>> {
+  const s = await createSession(db, user.id, { ip: '127.0.0.1', userAgent: 'pool-burst' });
+  return {
+    Cookie: `${config.sessionCookieName}=${s.token}`,
+    'X-CSRF-Token': s.csrfToken,
+    ...(workspaceId ? { 'X-Enterprise-Account': workspaceId } : {}),
+  };
+}
+
+// ---- Fixtures (made fresh for each route: the database is truncated before every test) ----
+
+interface Account {
+  user: UserRow;
+  headers: Record<string, string>;
+}
+
+let userSeq = 0;
+
+/** An active, verified account without a password (callers use keys or sessions; no argon2 per fixture). */
+async function person(role: UserRole = 'user'): Promise<UserRow> {
+  userSeq += 1;
+  const tag = `${userSeq}_${randomUUID().slice(0, 8)}`;
+  const now = clock.now();
+  return users.insert(db, {
+    email: `burst_${tag}@example.com`,
+    username: `burst_${tag}`,
+    full_name: `Burst ${userSeq}`,
+    role,
+    status: 'active',
+    email_verified_at: now,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+async function account(role: UserRole = 'user'): Promise<Account> {
+  const user = await person(role);
+  return { user, headers: bearer(await issueKey(user.id)) };
+}
+
+async function funded(amount: number): Promise<UserRow> {
+  const user = await person();
+  await fundUser(user.id, amount);
+  return user;
+}
+
+async function keyed(user: UserRow): Promise<Account> {
+  return { user, headers: bearer(await issueKey(user.id)) };
+}
+
+const asUser = (user: UserRow) => ({ userId: user.id, role: 'user' as const });
+const staffOf = (admin: UserRow) => ({ actorId: admin.id, ip: '127.0.0.1', note: 'fixture' });
+
+const MANUAL = 'manual_bca';
+
+/** The gateway rows: the sandbox (qris and the rest) and a manual bank transfer. */
+async function gateways(): Promise<void> {
+  await createGateway({ provider: 'sandbox', feePercent: '0.7', sortOrder: 1 });
+  await createGateway({
+    provider: MANUAL,
+    displayName: 'Transfer BCA',
+    isManual: true,
+    methods: ['bank_transfer'],
+    feePercent: '0',
+    feeFixed: 2500,
+    config: { bank_accounts: [{ bank: 'BCA', account_number: '8800112233', account_name: 'PT Rekber Aman' }], instructions: 'Transfer' },
+    sortOrder: 0,
+  });
+}
+
+async function escrowIn(status: EscrowStatus): Promise<MadeEscrow> {
+  return createEscrow({ status, category: 'goods', buyer: await person(), seller: await person() });
+}
+
+/** A pending manual transfer for an escrow, started by its buyer. */
+async function manualEscrowPayment(): Promise<{ made: MadeEscrow; paymentId: string }> {
+  await gateways();
+  const made = await escrowIn('pending_payment');
+  const p = await payments.pay(undefined, asUser(made.buyer), made.escrow.id, { method: 'bank_transfer', provider: MANUAL });
+  return { made, paymentId: p.id };
+}
+
+/** A manual transfer claimed after the escrow was paid another way (staff credit or return it). */
+async function lateClaim(): Promise<string> {
+  const { made, paymentId } = await manualEscrowPayment();
+  await escrows.markPaid(undefined, made.escrow.id, { reference: `other-${made.escrow.id}` });
+  const claimed = await manual.claimPayment(undefined, asUser(made.buyer), made.escrow.id, { reference: 'late' });
+  expect(claimed.late, 'the fixture claim is late').to.equal(true);
+  return paymentId;
+}
+
+/** A claimed manual transfer of an escrow, waiting for staff. */
+async function claimedEscrowPayment(): Promise<string> {
+  const { made, paymentId } = await manualEscrowPayment();
+  await manual.claimPayment(undefined, asUser(made.buyer), made.escrow.id, { reference: 'BCA 123' });
+  return paymentId;
+}
+
+/** An order of a new buyer, moved to `status`. */
+async function orderIn(status: 'awaiting_payment' | 'manual_pending' | 'pending_review' | 'paid' | 'processing'): Promise<{ buyer: UserRow; order: OrderRow }> {
+  const buyer = await person();
+  const order = await createOrder(buyer.id);
+  const actor = asUser(buyer);
+  if (status === 'manual_pending' || status === 'pending_review') {
+    await gateways();
+    await orders.pay(undefined, actor, order.id, { method: 'bank_transfer', provider: MANUAL });
+    if (status === 'pending_review') await orders.claimPayment(undefined, actor, order.id, { reference: 'BCA 456' });
+  }
+  if (status === 'paid' || status === 'processing') {
+    await fundUser(buyer.id, order.total);
+    await orders.pay(undefined, actor, order.id, { method: 'balance' });
+    if (status === 'processing') await orders.startProcessing(undefined, staffOf(await person('admin')), order.id);
+  }
+  return { buyer, order };
+}
+
+/** A workspace with its owner, and an active admin member (the caller of admin routes). */
+async function workspaceWithAdmin() {
+  const ws = await createWorkspace(await person());
+  const admin = await addMember(ws.workspace.id, 'admin', await person());
+  return { ...ws, admin, headers: await sessionHeaders(admin.user, ws.workspace.id) };
+}
+
+/** The operator starts buying a paid order (`start`, and its older name `process`). */
+async function startBurst(move: 'start' | 'process'): Promise<Burst> {
+  const { order } = await orderIn('paid');
+  return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/jasabayar/${order.id}/${move}`, body: { note: 'dibeli' } }) };
+}
+
+// ---- The table: one entry per keyed route ---------------------------------------------------
+
+type Entry = (ctx: { uploads: Harness }) => Promise<Burst>;
+
+const ROUTES: Record<string, Entry> = {
+  // Escrows (buyer or seller of an escrow in the status the move needs)
+  'POST /api/escrows/from-link': async () => {
+    const seller = await account();
+    const buyer = await account();
+    const { secret } = await rotateLinkSecret(db, seller.user.id);
+    const expires = String(Math.floor(Date.now() / 1000) + 3600);
+    return {
+      headers: buyer.headers,
+      request: (i) => {
+        const fields = { seller: seller.user.id, item: 'Kamera', category: 'goods', ref: `burst-${i}`, v: '1', expires };
+        const query = Object.entries({ ...fields, sig: signFields(secret, fields) })
+          .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+          .join('&');
+        return { path: '/api/escrows/from-link', body: { link: `${config.publicBaseUrl}/pay?${query}`, amount: 150_000 } };
+      },
+    };
+  },
+  'POST /api/escrows': async () => {
+    const buyer = await account();
+    const seller = await person();
+    return {
+      headers: buyer.headers,
+      request: (i) => ({ path: '/api/escrows', body: { role: 'buyer', counterparty_username: seller.username, item_name: `Barang ${i}`, amount: 150_000 } }),
+    };
+  },
+  'POST /api/escrows/:id/send': async () => {
+    const made = await escrowIn('paid');
+    return { headers: (await keyed(made.seller)).headers, request: () => ({ path: `/api/escrows/${made.escrow.id}/send`, body: {} }) };
+  },
+  'POST /api/escrows/:id/confirm-received': async () => {
+    const made = await escrowIn('sent');
+    return { headers: (await keyed(made.buyer)).headers, request: () => ({ path: `/api/escrows/${made.escrow.id}/confirm-received`, body: {} }) };
+  },
+  'POST /api/escrows/:id/release': async () => {
+    const made = await escrowIn('received');
+    return { headers: (await keyed(made.buyer)).headers, request: () => ({ path: `/api/escrows/${made.escrow.id}/release`, body: {} }) };
+  },
+  'POST /api/escrows/:id/cancel': async () => {
+    const made = await escrowIn('pending_payment');
+    return { headers: (await keyed(made.buyer)).headers, request: () => ({ path: `/api/escrows/${made.escrow.id}/cancel`, body: { reason: 'burst' } }) };
+  },
+  'POST /api/escrows/:id/extend': async () => {
+    const made = await escrowIn('sent');
+    return { headers: (await keyed(made.buyer)).headers, request: () => ({ path: `/api/escrows/${made.escrow.id}/extend`, body: {} }) };
+  },
+
+  // Payments (a sandbox gateway row and a manual gateway row)
+  'POST /api/escrows/:id/pay': async () => {
+    await gateways();
+    const made = await escrowIn('pending_payment');
+    return {
+      headers: (await keyed(made.buyer)).headers,
+      // Half through the sandbox gateway (a charge on its own connections), half manual.
+      request: (i) => ({ path: `/api/escrows/${made.escrow.id}/pay`, body: i % 2 === 0 ? { method: 'qris' } : { method: 'bank_transfer', provider: MANUAL } }),
+    };
+  },
+  'POST /api/escrows/:id/claim-payment': async () => {
+    const { made } = await manualEscrowPayment();
+    return { headers: (await keyed(made.buyer)).headers, request: (i) => ({ path: `/api/escrows/${made.escrow.id}/claim-payment`, body: { reference: `BCA ${i}` } }) };
+  },
+  'POST /v1/admin/payments/:id/confirm': async () => {
+    const paymentId = await claimedEscrowPayment();
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/payments/${paymentId}/confirm`, body: { note: 'mutasi cocok' } }) };
+  },
+  'POST /v1/admin/payments/:id/reject': async () => {
+    const paymentId = await claimedEscrowPayment();
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/payments/${paymentId}/reject`, body: { note: 'tidak ada dana' } }) };
+  },
+  'POST /v1/admin/payments/:id/credit': async () => {
+    const paymentId = await lateClaim();
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/payments/${paymentId}/credit`, body: { note: 'ke saldo' } }) };
+  },
+  'POST /v1/admin/payments/:id/mark-returned': async () => {
+    const paymentId = await lateClaim();
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/payments/${paymentId}/mark-returned`, body: { note: 'dikembalikan via BCA' } }) };
+  },
+
+  // Withdrawals
+  'POST /v1/withdrawals': async () => {
+    const user = await person();
+    await fundUser(user.id, BURST * 60_000);
+    const destination = freshBank();
+    return {
+      headers: (await keyed(user)).headers,
+      request: () => ({ path: '/v1/withdrawals', body: { amount: 60_000, method: 'bank_transfer', destination_details: destination } }),
+    };
+  },
+  'POST /v1/admin/withdrawals/:id/approve': async () => {
+    const { withdrawal } = await createWithdrawal({ user: await funded(100_000), staff: await person('admin') });
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/withdrawals/${withdrawal.id}/approve`, body: { note: 'ok' } }) };
+  },
+  'POST /v1/admin/withdrawals/:id/mark-paid': async () => {
+    const { withdrawal } = await createWithdrawal({ status: 'approved', user: await funded(100_000), staff: await person('admin') });
+    return { headers: (await account('admin')).headers, request: (i) => ({ path: `/v1/admin/withdrawals/${withdrawal.id}/mark-paid`, body: { reference: `TRF-${i}` } }) };
+  },
+  'POST /v1/admin/withdrawals/:id/reject': async () => {
+    const { withdrawal } = await createWithdrawal({ user: await funded(100_000), staff: await person('admin') });
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/withdrawals/${withdrawal.id}/reject`, body: { note: 'rekening salah' } }) };
+  },
+
+  // Uploads (the in-process upload worker sanitises each file before the key's transaction opens)
+  'POST /v1/upload/:type': async () => {
+    const uploader = await account();
+    const bytes = await photo('jpeg');
+    return { headers: uploader.headers, limits: [RATE.points], request: (i) => ({ path: '/v1/upload/escrow', file: { bytes, filename: `bukti-${i}.jpg`, contentType: 'image/jpeg' } }) };
+  },
+  'POST /api/escrows/:id/attachments': async () => {
+    const made = await escrowIn('paid');
+    const rows: UploadRow[] = [];
+    for (let i = 0; i < BURST; i++) rows.push(await createUploadRow(made.seller.id, { purpose: 'escrow' }));
+    return {
+      headers: (await keyed(made.seller)).headers,
+      request: (i) => ({ path: `/api/escrows/${made.escrow.id}/attachments`, body: { attachment_url: serializeUpload(rows[i]!, made.seller.id).url } }),
+    };
+  },
+
+  // Enterprise (one shared `idempotent({ scope })` instance)
+  'POST /v1/enterprise/invites/:memberId/accept': async () => {
+    const ws = await createWorkspace(await person());
+    const invited = await addMember(ws.workspace.id, 'operator', await person(), 'invited');
+    return { headers: await sessionHeaders(invited.user), request: () => ({ path: `/v1/enterprise/invites/${invited.member.id}/accept`, body: {} }) };
+  },
+  'POST /v1/enterprise/members': async () => {
+    const ws = await workspaceWithAdmin();
+    const people: UserRow[] = [];
+    for (let i = 0; i < BURST; i++) people.push(await person());
+    return { headers: ws.headers, limits: [LIMITS.memberWrites.points], request: (i) => ({ path: '/v1/enterprise/members', body: { email: people[i]!.email, role: 'viewer' } }) };
+  },
+  'PATCH /v1/enterprise/members/me/preferences': async () => {
+    const ws = await createWorkspace(await person());
+    const viewer = await addMember(ws.workspace.id, 'viewer', await person());
+    return { headers: await sessionHeaders(viewer.user, ws.workspace.id), request: (i) => ({ path: '/v1/enterprise/members/me/preferences', body: { email: i % 2 === 0 } }) };
+  },
+  'PATCH /v1/enterprise/members/:id': async () => {
+    const ws = await workspaceWithAdmin();
+    const target = await addMember(ws.workspace.id, 'viewer', await person());
+    return {
+      headers: ws.headers,
+      limits: [LIMITS.memberWrites.points],
+      request: (i) => ({ path: `/v1/enterprise/members/${target.member.id}`, body: { role: i % 2 === 0 ? 'operator' : 'finance' } }),
+    };
+  },
+  'DELETE /v1/enterprise/members/:id': async () => {
+    const ws = await workspaceWithAdmin();
+    const target = await addMember(ws.workspace.id, 'operator', await person());
+    await workspaceKey(ws.workspace.id, target, ['read', 'write']);
+    return { headers: ws.headers, limits: [LIMITS.memberWrites.points], request: () => ({ path: `/v1/enterprise/members/${target.member.id}` }) };
+  },
+  'PATCH /v1/enterprise/settings': async () => {
+    const ws = await workspaceWithAdmin();
+    return { headers: ws.headers, request: (i) => ({ path: '/v1/enterprise/settings', body: { dispute_sla_hours: 24 + i, watchlist: [`nama ${i}`] } }) };
+  },
+  'POST /v1/enterprise/notifications/read': async () => {
+    const ws = await createWorkspace(await person());
+    const viewer = await addMember(ws.workspace.id, 'viewer', await person());
+    const now = clock.now();
+    await db('enterprise_notifications').insert(
+      Array.from({ length: 5 }, (_, i) => ({ workspace_id: ws.workspace.id, user_id: viewer.user.id, type: 'test', title: `t${i}`, body: 'b', created_at: now })),
+    );
+    return { headers: await sessionHeaders(viewer.user, ws.workspace.id), request: () => ({ path: '/v1/enterprise/notifications/read', body: {} }) };
+  },
+  'POST /v1/enterprise/counterparties': async () => {
+    const ws = await createWorkspace(await person());
+    const operator = await addMember(ws.workspace.id, 'operator', await person());
+    const key = await workspaceKey(ws.workspace.id, operator, ['read', 'write']);
+    return {
+      headers: { ...bearer(key.key), 'X-Enterprise-Account': ws.workspace.id },
+      request: (i) => ({ path: '/v1/enterprise/counterparties', body: { name: `Toko ${i}`, relationship: 'seller' } }),
+    };
+  },
+  'PATCH /v1/enterprise/counterparties/:id': async () => {
+    const ws = await createWorkspace(await person());
+    const operator = await addMember(ws.workspace.id, 'operator', await person());
+    const [row] = await db('counterparties')
+      .insert({
+        workspace_id: ws.workspace.id,
+        name: 'Toko Awal',
+        country_code: 'ID',
+        relationship: 'seller',
+        kyb_status: 'not_started',
+        created_by: operator.user.id,
+        created_at: clock.now(),
+        updated_at: clock.now(),
+      })
+      .returning<{ id: string }[]>('id');
+    return {
+      headers: { ...(await keyed(operator.user)).headers, 'X-Enterprise-Account': ws.workspace.id },
+      request: (i) => ({ path: `/v1/enterprise/counterparties/${row!.id}`, body: { name: `Toko ${i}` } }),
+    };
+  },
+  'DELETE /v1/enterprise/api-keys/:id': async () => {
+    const ws = await workspaceWithAdmin();
+    const key = await workspaceKey(ws.workspace.id, ws.admin, ['read']);
+    return { headers: ws.headers, limits: [LIMITS.apiKeys.points], request: () => ({ path: `/v1/enterprise/api-keys/${key.id}` }) };
+  },
+
+  // Payment-service orders ("jasabayar")
+  'POST /api/jasabayar/quote': async () => {
+    const buyer = await account();
+    return { headers: buyer.headers, request: (i) => ({ path: '/api/jasabayar/quote', body: { item_price: 100_000 + i * 1000 } }) };
+  },
+  'POST /api/jasabayar': async () => {
+    const buyer = await account();
+    return {
+      headers: buyer.headers,
+      request: (i) => ({ path: '/api/jasabayar', body: { target_url: `https://shop.example.com/item/${i}`, target_label: 'Voucher', item_price: 100_000 } }),
+    };
+  },
+  'POST /api/jasabayar/:id/cancel': async () => {
+    const { buyer, order } = await orderIn('awaiting_payment');
+    return { headers: (await keyed(buyer)).headers, request: () => ({ path: `/api/jasabayar/${order.id}/cancel`, body: {} }) };
+  },
+  'POST /api/jasabayar/:id/pay': async () => {
+    await gateways();
+    const { buyer, order } = await orderIn('awaiting_payment');
+    await fundUser(buyer.id, order.total);
+    return {
+      headers: (await keyed(buyer)).headers,
+      // Gateway links (sandbox, manual) and one balance payment that settles the order.
+      request: (i) => ({
+        path: `/api/jasabayar/${order.id}/pay`,
+        body: i === BURST - 1 ? { method: 'balance' } : i % 2 === 0 ? { method: 'qris' } : { method: 'bank_transfer', provider: MANUAL },
+      }),
+    };
+  },
+  'POST /api/jasabayar/:id/claim-payment': async () => {
+    const { buyer, order } = await orderIn('manual_pending');
+    return { headers: (await keyed(buyer)).headers, request: (i) => ({ path: `/api/jasabayar/${order.id}/claim-payment`, body: { reference: `BCA ${i}` } }) };
+  },
+  'POST /v1/admin/jasabayar/:id/confirm-payment': async () => {
+    const { order } = await orderIn('pending_review');
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/jasabayar/${order.id}/confirm-payment`, body: { note: 'cocok' } }) };
+  },
+  'POST /v1/admin/jasabayar/:id/process': async () => startBurst('process'),
+  'POST /v1/admin/jasabayar/:id/start': async () => startBurst('start'),
+  'POST /v1/admin/jasabayar/:id/deliver': async () => {
+    const { order } = await orderIn('processing');
+    return {
+      headers: (await account('admin')).headers,
+      request: (i) => ({ path: `/v1/admin/jasabayar/${order.id}/deliver`, body: { credentials: `kode-${i}`, delivery_note: 'terkirim' } }),
+    };
+  },
+  'POST /v1/admin/jasabayar/:id/refund': async () => {
+    const { order } = await orderIn('processing');
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/jasabayar/${order.id}/refund`, body: { reason: 'stok habis' } }) };
+  },
+
+  // Staff rulings and cancels
+  'POST /v1/admin/disputes/:id/resolve': async () => {
+    const made = await escrowIn('disputed');
+    const dispute = (await db('disputes').where({ escrow_id: made.escrow.id }).first()) as { id: string };
+    return {
+      headers: (await account('admin')).headers,
+      request: (i) => ({ path: `/v1/admin/disputes/${dispute.id}/resolve`, body: { outcome: i % 2 === 0 ? 'release' : 'refund', note: 'putusan' } }),
+    };
+  },
+  'POST /v1/admin/escrows/:id/cancel': async () => {
+    const made = await escrowIn('pending_payment');
+    return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/escrows/${made.escrow.id}/cancel`, body: { reason: 'penipuan' } }) };
+  },
+};
+
+// ---- The test ---------------------------------------------------------------------------------
+
+interface Failure {
+  route: string;
+  name: string;
+  message: string;
+}
+
+describe(`platform: a burst of ${BURST} keyed requests on every keyed route (pool of ${config.databasePoolMax}) never takes the service down (rule 7)`, function () {
+  this.timeout(30_000);
+
+  let server: http.Server;
+  let port: number;
+  let uploads: Harness;
+  const burstAgent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const readAgent = new http.Agent({ keepAlive: true, maxSockets: 2 });
+  /** Errors the request frame turned into 5xx, with their cause (the answer itself leaks nothing). */
+  const failures: Failure[] = [];
+
+  before(async () => {
+    uploads = await startUploads();
+    const app = createApp();
+    // Right after the request frame: see the cause of an error before it is rendered as 500.
+    const cause: Middleware = async (ctx, next) => {
+      try {
+        await next();
+      } catch (err) {
+        const e = err instanceof Error ? err : new Error(String(err));
+        if (!(typeof (err as { status?: unknown }).status === 'number' && (err as { status: number }).status < 500)) {
+          failures.push({ route: `${ctx.method} ${ctx.path}`, name: e.name, message: e.message });
+        }
+        throw err;
+      }
+    };
+    (app.middleware as unknown[]).splice(1, 0, cause);
+    const handle = app.callback();
+    server = http.createServer((req, res) => void handle(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  after(async () => {
+    burstAgent.destroy();
+    readAgent.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await uploads.stop();
+    await closeSandboxGateway();
+  });
+
+  beforeEach(async () => {
+    failures.length = 0;
+    await uploads.clear();
+  });
+
+  it('every keyed route of the routers has an entry in the table, and every entry is a keyed route', () => {
+    const keyed = keyedRoutes();
+    // The detection itself: escrow and enterprise routes (one shared scoped instance) are keyed; plain ones are not.
+    expect(keyed).to.include.members(['POST /api/escrows/:id/release', 'PATCH /v1/enterprise/settings', 'POST /v1/upload/:type']);
+    expect(keyed).not.to.include('POST /v1/enterprise/api-keys');
+    expect(keyed.filter((r) => !(r in ROUTES)), 'keyed routes without an entry in ROUTES').to.deep.equal([]);
+    expect(
+      Object.keys(ROUTES).filter((r) => !keyed.includes(r)),
+      'entries of ROUTES that are not keyed routes',
+    ).to.deep.equal([]);
+  });
+
+  for (const [route, entry] of Object.entries(ROUTES)) {
+    it(route, async () => {
+      const method = route.split(' ')[0]!;
+      const burst = await entry({ uploads });
+      const reader = await account();
+
+      // The other user reads in a loop while the burst runs.
+      let bursting = true;
+      const reads: { what: string; answer: Answer | Error }[] = [];
+      const readLoop = (async () => {
+        while (bursting || reads.length < 4) {
+          for (const [what, headers] of [
+            ['/v1/auth/me', reader.headers],
+            ['/readyz', {}],
+          ] as const) {
+            const answer = await send(port, readAgent, 'GET', what, headers).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+            reads.push({ what, answer });
+          }
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      })();
+
+      const size = Math.min(BURST, AUTHENTICATED_LIMIT.points, ...(burst.limits ?? []));
+      const requests = Array.from({ length: size }, (_, i) => burst.request(i));
+      const answers = await Promise.all(
+        requests.map((r) => {
+          const { body, contentType } = encode(r);
+          return send(port, burstAgent, method, r.path, { ...burst.headers, 'Content-Type': contentType, 'Idempotency-Key': randomUUID() }, body).catch(
+            (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
+          );
+        }),
+      );
+      bursting = false;
+      await readLoop;
+
+      const lines: string[] = [];
+      answers.forEach((a, i) => {
+        if (a instanceof Error) lines.push(`burst #${i} ${requests[i]!.path}: ${a.message}`);
+        else if (a.status >= 500) lines.push(`burst #${i} ${requests[i]!.path}: ${a.status} ${a.text}`);
+      });
+      for (const f of failures) lines.push(`  cause in ${f.route}: ${f.name}: ${f.message}`);
+      for (const { what, answer } of reads) {
+        if (answer instanceof Error) lines.push(`read ${what}: ${answer.message}`);
+        else if (answer.status < 200 || answer.status >= 300) lines.push(`read ${what}: ${answer.status} ${answer.text}`);
+        else if (answer.ms >= READ_WITHIN_MS) lines.push(`read ${what}: answered in ${Math.round(answer.ms)} ms`);
+      }
+      const statuses: Record<string, number> = {};
+      for (const a of answers) {
+        const label = a instanceof Error ? 'no answer' : `${a.status}${a.status >= 400 ? ` ${codeOf(a.text)}` : ''}`;
+        statuses[label] = (statuses[label] ?? 0) + 1;
+      }
+      expect(lines, `${route}: a burst of ${size} (answers ${JSON.stringify(statuses)})\n${lines.join('\n')}`).to.deep.equal([]);
+      // The burst reached the handler: at least one request did what the route is for.
+      const succeeded = answers.filter((a) => !(a instanceof Error) && a.status >= 200 && a.status < 300).length;
+      expect(succeeded, `${route}: no request of the burst succeeded (answers ${JSON.stringify(statuses)})`).to.be.greaterThan(0);
+    });
+  }
+});
+
+function codeOf(text: string): string {
+  try {
+    const code = (JSON.parse(text) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : '';
+  } catch {
+    return '';
+  }
+}
