@@ -26,6 +26,8 @@ export interface AppState {
   trx?: Knex.Transaction;
   /** Validated input, set by `validate()`. */
   input: { body?: unknown; query?: unknown; params?: unknown };
+  /** What `idempotent({ prepare })` made before the key's transaction opened (read it with `preparedOf`). */
+  prepared?: unknown;
 }
 
 export interface AppContext {

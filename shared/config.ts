@@ -16,6 +16,11 @@ export interface Config {
   publicLinkHosts: string[];
   databaseUrl: string;
   databasePoolMax: number;
+  /**
+   * Development and test: code that holds a pooled connection (inside a transaction) and
+   * asks the same pool for a second one fails loudly (ARCHITECTURE rule 7).
+   */
+  databasePoolGuard: boolean;
   redisUrl: string;
   queuePrefix: string;
   logLevel: string;
@@ -24,6 +29,16 @@ export interface Config {
   /** Comma-separated queue names the worker process runs; empty means all. */
   workerQueues: string[];
   workerConcurrency: number;
+  /**
+   * BullMQ stalled-job detection (docs/reliability.md): a job's lock lasts workerLockMs and
+   * is renewed every half of it; every workerStalledCheckMs a worker moves jobs whose lock
+   * ran out (their worker died) back to wait. A dead worker's job is taken again within
+   * about workerLockMs + workerStalledCheckMs.
+   */
+  workerLockMs: number;
+  workerStalledCheckMs: number;
+  /** How long a payout worker's claim on a withdrawal lasts; renewed every third of it while the provider call runs. */
+  payoutLeaseMs: number;
   outboxPollMs: number;
   metricsToken: string;
   /** 32-byte key for AES-256-GCM encryption of secrets that must be read back. */
@@ -86,6 +101,7 @@ const schema = Joi.object({
     .uri({ scheme: ['postgres', 'postgresql'] })
     .default('postgres://postgres@127.0.0.1:5432/escrow'),
   DATABASE_POOL_MAX: Joi.number().integer().min(1).max(200).default(10),
+  DATABASE_POOL_GUARD: bool,
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
   QUEUE_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('escrow'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
@@ -93,6 +109,9 @@ const schema = Joi.object({
   SANDBOX_MODE: bool,
   WORKER_QUEUES: Joi.string().allow('').default(''),
   WORKER_CONCURRENCY: Joi.number().integer().min(1).max(100).default(5),
+  WORKER_LOCK_MS: Joi.number().integer().min(500).max(600_000).default(10_000),
+  WORKER_STALLED_CHECK_MS: Joi.number().integer().min(250).max(600_000).default(5_000),
+  PAYOUT_LEASE_MS: Joi.number().integer().min(500).max(3_600_000).default(15_000),
   OUTBOX_POLL_MS: Joi.number().integer().min(10).max(60000).default(500),
   METRICS_TOKEN: Joi.string().allow('').default(''),
   ENCRYPTION_KEY: Joi.string().base64().allow('').default(''),
@@ -149,6 +168,7 @@ interface RawEnv {
   PUBLIC_LINK_HOSTS: string;
   DATABASE_URL: string;
   DATABASE_POOL_MAX: number;
+  DATABASE_POOL_GUARD?: boolean;
   REDIS_URL: string;
   QUEUE_PREFIX: string;
   LOG_LEVEL: string;
@@ -156,6 +176,9 @@ interface RawEnv {
   SANDBOX_MODE?: boolean;
   WORKER_QUEUES: string;
   WORKER_CONCURRENCY: number;
+  WORKER_LOCK_MS: number;
+  WORKER_STALLED_CHECK_MS: number;
+  PAYOUT_LEASE_MS: number;
   OUTBOX_POLL_MS: number;
   METRICS_TOKEN: string;
   ENCRYPTION_KEY: string;
@@ -248,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicLinkHosts: linkHosts(v.PUBLIC_LINK_HOSTS, publicBaseUrl),
     databaseUrl: v.DATABASE_URL,
     databasePoolMax: v.DATABASE_POOL_MAX,
+    databasePoolGuard: v.DATABASE_POOL_GUARD ?? v.NODE_ENV !== 'production',
     redisUrl: v.REDIS_URL,
     queuePrefix: v.QUEUE_PREFIX,
     logLevel: v.LOG_LEVEL,
@@ -255,6 +279,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxMode,
     workerQueues: v.WORKER_QUEUES.split(',').map((s) => s.trim()).filter(Boolean),
     workerConcurrency: v.WORKER_CONCURRENCY,
+    workerLockMs: v.WORKER_LOCK_MS,
+    workerStalledCheckMs: v.WORKER_STALLED_CHECK_MS,
+    payoutLeaseMs: v.PAYOUT_LEASE_MS,
     outboxPollMs: v.OUTBOX_POLL_MS,
     metricsToken: v.METRICS_TOKEN,
     encryptionKey,

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { config } from './config.js';
@@ -13,13 +14,97 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
 
 export type Db = Knex | Knex.Transaction;
 
-export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax): Knex {
-  return knexFactory({
+export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax, guard = config.databasePoolGuard): Knex {
+  const knex = knexFactory({
     client: 'pg',
     connection: { connectionString: url, application_name: 'escrow' },
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
+  if (guard) guardPool(knex);
+  return knex;
+}
+
+// ---------------------------------------------------------------------------------------
+// The pool guard (ARCHITECTURE rule 7). Code that holds a pooled connection, a keyed
+// request's transaction or any `db.transaction(fn)`, must never wait for a second
+// connection of the same pool: enough such requests at once (one account, under its rate
+// limit) each hold one connection and wait for another, and the whole pool deadlocks.
+// In development and test every acquisition checks whether the code asking already holds
+// a connection of that pool, and throws if it does, naming what holds it.
+
+interface Holding {
+  /** The pool's client (one per knex instance). */
+  client: object;
+  what: string;
+  /** Set when the connection has gone back; later work started from that code may acquire. */
+  released: boolean;
+}
+
+const holding = new AsyncLocalStorage<Holding>();
+
+export class SecondConnectionError extends Error {
+  constructor(what: string) {
+    super(
+      `pool guard: code holding a pooled connection (${what}) asked the same pool for a second one. ` +
+        'Pass the transaction down (txOf(ctx) / trx) or do this work before the transaction opens or after it commits (ARCHITECTURE rule 7).',
+    );
+    this.name = 'SecondConnectionError';
+  }
+}
+
+/**
+ * Runs `work` marked as holding one connection of `knex`'s pool (the idempotency
+ * middleware wraps a keyed request's handlers in it). A no-op without the guard.
+ */
+export async function holdingConnection<T>(knex: Knex, what: string, work: () => Promise<T>): Promise<T> {
+  const state: Holding = { client: knex.client as object, what, released: false };
+  try {
+    return await holding.run(state, work);
+  } finally {
+    state.released = true;
+  }
+}
+
+/** Runs `work` outside any holding mark (a background loop started from a request). */
+export function detachedFromConnection<T>(work: () => T): T {
+  return holding.exit(work);
+}
+
+interface GuardedClient {
+  acquireConnection(): Promise<unknown>;
+  transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
+}
+
+function guardPool(knex: Knex): void {
+  const client = knex.client as unknown as GuardedClient;
+  const acquire = client.acquireConnection.bind(client);
+  client.acquireConnection = () => {
+    const held = holding.getStore();
+    if (held && !held.released && held.client === client) return Promise.reject(new SecondConnectionError(held.what));
+    return acquire();
+  };
+  // Every `db.transaction(fn)`: `fn` runs marked as holding the transaction's connection.
+  const transaction = client.transaction.bind(client);
+  client.transaction = (container, trxConfig, outerTx) => {
+    if (typeof container !== 'function') return transaction(container, trxConfig, outerTx);
+    const fn = container as (trx: unknown) => unknown;
+    return transaction(
+      (trx: unknown) => {
+        const state: Holding = { client, what: 'a transaction', released: false };
+        const result = holding.run(state, () => fn(trx));
+        if (result instanceof Promise) {
+          return result.finally(() => {
+            state.released = true;
+          });
+        }
+        state.released = true;
+        return result;
+      },
+      trxConfig,
+      outerTx,
+    );
+  };
 }
 
 /** The process-wide connection pool. */

@@ -98,6 +98,20 @@ export async function openKey(trx: Knex.Transaction, ref: KeyRef, hash: string):
   return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
 }
 
+/**
+ * A look at the key without taking it, on any connection and with no transaction held:
+ * a stored answer (`replay` or `conflict`) or `none` (never stored, expired, or running).
+ * Routes whose work must happen before the key's transaction opens (rule 7: an upload
+ * waits for the sanitiser) look first, so a replay does not repeat that work; `openKey`
+ * still decides under the lock.
+ */
+export async function peekKey(knex: Db, ref: KeyRef, hash: string): Promise<OpenResult | { kind: 'none' }> {
+  const row = await step('lookup', knex('idempotency_keys').where(where(ref)).first<Row | undefined>());
+  if (!row || row.state !== 'completed' || row.expires_at.getTime() <= clock.nowMs()) return { kind: 'none' };
+  if (row.request_hash !== hash) return { kind: 'conflict' };
+  return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
+}
+
 /** Records the first 2xx answer for 24 hours, in the handler's transaction. */
 export async function recordAnswer(trx: Knex.Transaction, ref: KeyRef, hash: string, response: StoredResponse): Promise<void> {
   const now = clock.now();

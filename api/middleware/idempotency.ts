@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { commitTransaction, db } from '../../shared/db.js';
+import { commitTransaction, db, holdingConnection } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
-import { IdempotencyStoreError, openKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
+import { IdempotencyStoreError, openKey, peekKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
 import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
@@ -30,6 +30,34 @@ async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
  * Keys are the caller's own: by default the signed-in user's (or the address's);
  * `scope` names another owner, e.g. a workspace and the credential acting in it.
  */
+export interface IdempotentOptions {
+  scope?: (ctx: Ctx) => string;
+  /**
+   * Work that must not run with the key's transaction open (rule 7: waiting on a worker or
+   * an outside service). It runs first, with no transaction and no connection held, unless
+   * the key already has a stored answer. It may return a `discard` step, run when the
+   * request then does not commit (refused, failed, or a concurrent twin answered first).
+   */
+  prepare?: (ctx: Ctx) => Promise<(() => Promise<void>) | undefined>;
+}
+
+/** Answers a stored reply (or refuses a reused key) from the key's stored row. */
+function answerStored(ctx: Ctx, opened: OpenResult): boolean {
+  switch (opened.kind) {
+    case 'conflict':
+      throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+    case 'in_flight':
+      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+    case 'replay':
+      ctx.status = opened.response.status;
+      ctx.body = opened.response.body;
+      ctx.set('Idempotent-Replay', 'true');
+      return true;
+    case 'claimed':
+      return false;
+  }
+}
+
 /** Every middleware `idempotent()` made (a test finds the keyed routes by it). */
 const IDEMPOTENT_MIDDLEWARE = new WeakSet<object>();
 
@@ -37,11 +65,18 @@ export function isIdempotentMiddleware(fn: unknown): boolean {
   return typeof fn === 'function' && IDEMPOTENT_MIDDLEWARE.has(fn);
 }
 
-export function idempotent(options: { scope?: (ctx: Ctx) => string } = {}): Middleware {
+export function idempotent(options: IdempotentOptions = {}): Middleware {
   const middleware: Middleware = async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
-      await next();
+      const discard = options.prepare ? await options.prepare(ctx) : undefined;
+      let done = false;
+      try {
+        await next();
+        done = ctx.status >= 200 && ctx.status < 300;
+      } finally {
+        if (!done && discard) await discard();
+      }
       return;
     }
     if (!UUID_V4.test(key)) {
@@ -54,57 +89,78 @@ export function idempotent(options: { scope?: (ctx: Ctx) => string } = {}): Midd
       key: key.toLowerCase(),
     };
     const hash = requestHash(ctx.request.body);
-    let trx: Knex.Transaction;
-    let opened: OpenResult;
-    try {
-      trx = await db.transaction();
-    } catch (err) {
-      ctx.state.log.error({ err }, 'idempotency transaction failed to open');
-      throw storeFailure(err);
-    }
-    try {
+    let discard: (() => Promise<void>) | undefined;
+    if (options.prepare) {
+      let stored: Awaited<ReturnType<typeof peekKey>>;
       try {
-        opened = await openKey(trx, ref, hash);
+        stored = await peekKey(db, ref, hash);
       } catch (err) {
         ctx.state.log.error({ err }, 'idempotency lookup failed');
         throw storeFailure(err);
       }
-      switch (opened.kind) {
-        case 'conflict':
-          throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-        case 'in_flight':
-          throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
-        case 'replay':
-          await commitTransaction(trx);
-          ctx.status = opened.response.status;
-          ctx.body = opened.response.body;
-          ctx.set('Idempotent-Replay', 'true');
-          return;
-        case 'claimed':
-          break;
-      }
-      ctx.state.trx = trx;
-      await next();
-      ctx.state.trx = undefined;
-      if (ctx.status < 200 || ctx.status >= 300) {
-        await rollback(ctx, trx);
-        return;
-      }
-      try {
-        await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
-      } catch (err) {
-        ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
-        throw storeFailure(err);
-      }
-      await commitTransaction(trx);
-    } catch (err) {
-      ctx.state.trx = undefined;
-      await rollback(ctx, trx);
-      throw err;
+      if (stored.kind !== 'none' && answerStored(ctx, stored)) return;
+      discard = await options.prepare(ctx);
+    }
+    let committed = false;
+    try {
+      committed = await runKeyed(ctx, ref, hash, next);
+    } finally {
+      if (!committed && discard) await discard();
     }
   };
   IDEMPOTENT_MIDDLEWARE.add(middleware);
   return middleware;
+}
+
+/**
+ * The key's transaction: lock, replay or run the handlers on it, record the answer, commit.
+ * True when the handlers' work committed.
+ */
+async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise<unknown>): Promise<boolean> {
+  let trx: Knex.Transaction;
+  let opened: OpenResult;
+  try {
+    trx = await db.transaction();
+  } catch (err) {
+    ctx.state.log.error({ err }, 'idempotency transaction failed to open');
+    throw storeFailure(err);
+  }
+  try {
+    try {
+      opened = await openKey(trx, ref, hash);
+    } catch (err) {
+      ctx.state.log.error({ err }, 'idempotency lookup failed');
+      throw storeFailure(err);
+    }
+    if (opened.kind === 'replay') await commitTransaction(trx);
+    if (answerStored(ctx, opened)) return false;
+    ctx.state.trx = trx;
+    // Everything the handler does runs on this one connection (rule 7: never a second).
+    await holdingConnection(db, `the Idempotency-Key transaction of ${ref.endpoint}`, next);
+    ctx.state.trx = undefined;
+    if (ctx.status < 200 || ctx.status >= 300) {
+      await rollback(ctx, trx);
+      return false;
+    }
+    try {
+      await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
+    } catch (err) {
+      ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
+      throw storeFailure(err);
+    }
+    await commitTransaction(trx);
+    return true;
+  } catch (err) {
+    ctx.state.trx = undefined;
+    await rollback(ctx, trx);
+    throw err;
+  }
+}
+
+/** What the route's `prepare` step stored on `ctx.state.prepared` (the route knows its type). */
+export function preparedOf<T>(ctx: Ctx): T {
+  if (ctx.state.prepared === undefined) throw new Error('no prepared work on this request: the route needs idempotent({ prepare })');
+  return ctx.state.prepared as T;
 }
 
 /**

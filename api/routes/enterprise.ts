@@ -19,7 +19,7 @@ import * as out from '../../shared/enterprise/serialize.js';
 import type { Role } from '../../shared/enterprise/repo.js';
 import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
 import { AUTHENTICATED_LIMIT, auth } from '../middleware/auth.js';
-import { idempotent as idempotentMiddleware } from '../middleware/idempotency.js';
+import { idempotent as idempotentMiddleware, txOf } from '../middleware/idempotency.js';
 import { consume, consumeAuthenticated, countAuthFailure, type RateLimitRule } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate, type Schemas } from '../middleware/validate.js';
 
@@ -107,7 +107,6 @@ const idempotent = idempotentMiddleware({
     return `ent:${a.workspace?.id ?? '-'}:${a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`}`;
   },
 });
-const trxOf = (ctx: Ctx) => ctx.state.trx;
 
 // ---------------------------------------------------------------------------------------
 // Route declarations.
@@ -186,7 +185,7 @@ enterpriseRouter.post(
   ...chain('POST', `${P}/invites/:memberId/accept`, { role: 'signed_in', dashboardOnly: true, schemas: { params: S.memberIdParams, body: S.empty }, idempotent: true }),
   async (ctx) => {
     const a = decisionOf(ctx);
-    const m = await ent.acceptInvite(trxOf(ctx), { id: a.userId, full_name: a.userName }, paramsOf<{ memberId: string }>(ctx).memberId);
+    const m = await ent.acceptInvite(txOf(ctx), { id: a.userId, full_name: a.userName }, paramsOf<{ memberId: string }>(ctx).memberId);
     ok(ctx, { member_id: m.id, account_id: m.workspace_id, role: m.role });
   },
 );
@@ -201,7 +200,7 @@ enterpriseRouter.post(
   `${P}/members`,
   ...chain('POST', `${P}/members`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.memberWrites], schemas: { body: S.invite }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, out.serializeMember(await ent.inviteMember(trxOf(ctx), actorOf(ctx), bodyOf<{ email: string; role: Role }>(ctx))), 201);
+    ok(ctx, out.serializeMember(await ent.inviteMember(txOf(ctx), actorOf(ctx), bodyOf<{ email: string; role: Role }>(ctx))), 201);
   },
 );
 
@@ -209,7 +208,7 @@ enterpriseRouter.patch(
   `${P}/members/me/preferences`,
   ...chain('PATCH', `${P}/members/me/preferences`, { role: 'viewer', dashboardOnly: true, schemas: { body: S.preferences }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, out.serializeMembership(await ent.updatePreferences(actorOf(ctx), bodyOf(ctx))));
+    ok(ctx, out.serializeMembership(await ent.updatePreferences(txOf(ctx), actorOf(ctx), bodyOf(ctx))));
   },
 );
 
@@ -223,7 +222,7 @@ enterpriseRouter.patch(
     idempotent: true,
   }),
   async (ctx) => {
-    const m = await ent.changeRole(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf<{ role: Role }>(ctx).role);
+    const m = await ent.changeRole(txOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf<{ role: Role }>(ctx).role);
     ok(ctx, out.serializeMember(m));
   },
 );
@@ -232,7 +231,7 @@ enterpriseRouter.delete(
   `${P}/members/:id`,
   ...chain('DELETE', `${P}/members/:id`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.memberWrites], schemas: { params: S.idParams }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, await ent.removeMember(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
+    ok(ctx, await ent.removeMember(txOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
   },
 );
 
@@ -244,7 +243,7 @@ enterpriseRouter.patch(
   `${P}/settings`,
   ...chain('PATCH', `${P}/settings`, { role: 'admin', dashboardOnly: true, schemas: { body: S.settings }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, out.serializeSettings(await ent.updateSettings(trxOf(ctx), actorOf(ctx), bodyOf(ctx))));
+    ok(ctx, out.serializeSettings(await ent.updateSettings(txOf(ctx), actorOf(ctx), bodyOf(ctx))));
   },
 );
 
@@ -262,7 +261,7 @@ enterpriseRouter.post(
   `${P}/notifications/read`,
   ...chain('POST', `${P}/notifications/read`, { role: 'viewer', dashboardOnly: true, schemas: { body: S.notificationsRead }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, { updated: await ent.markNotificationsRead(actorOf(ctx), bodyOf<{ ids?: string[] }>(ctx).ids) });
+    ok(ctx, { updated: await ent.markNotificationsRead(txOf(ctx), actorOf(ctx), bodyOf<{ ids?: string[] }>(ctx).ids) });
   },
 );
 
@@ -276,7 +275,7 @@ enterpriseRouter.post(
   `${P}/counterparties`,
   ...chain('POST', `${P}/counterparties`, { role: 'operator', schemas: { body: S.counterpartyCreate }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, out.serializeCounterparty(await ent.createCounterparty(trxOf(ctx), actorOf(ctx), bodyOf(ctx))), 201);
+    ok(ctx, out.serializeCounterparty(await ent.createCounterparty(txOf(ctx), actorOf(ctx), bodyOf(ctx))), 201);
   },
 );
 
@@ -284,7 +283,7 @@ enterpriseRouter.patch(
   `${P}/counterparties/:id`,
   ...chain('PATCH', `${P}/counterparties/:id`, { role: 'operator', schemas: { params: S.idParams, body: S.counterpartyUpdate }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, out.serializeCounterparty(await ent.updateCounterparty(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf(ctx))));
+    ok(ctx, out.serializeCounterparty(await ent.updateCounterparty(txOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id, bodyOf(ctx))));
   },
 );
 
@@ -357,6 +356,6 @@ enterpriseRouter.delete(
   `${P}/api-keys/:id`,
   ...chain('DELETE', `${P}/api-keys/:id`, { role: 'admin', dashboardOnly: true, limits: [LIMITS.apiKeys], schemas: { params: S.idParams }, idempotent: true }),
   async (ctx) => {
-    ok(ctx, await revokeKey(trxOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
+    ok(ctx, await revokeKey(txOf(ctx), actorOf(ctx), paramsOf<{ id: string }>(ctx).id));
   },
 );

@@ -21,7 +21,7 @@ import { extensionOf } from '../../shared/uploads/sanitise/detect.js';
 import type { Purpose } from '../../shared/uploads/sanitise/index.js';
 import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
 import { auth } from '../middleware/auth.js';
-import { idempotent, txOf } from '../middleware/idempotency.js';
+import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { bodyOf, validate } from '../middleware/validate.js';
 import Joi from 'joi';
@@ -137,6 +137,19 @@ uploadsRouter.get('/v1/upload/config', localise(), rateLimit({ name: 'public', p
   ok(ctx, serializeConfig());
 });
 
+/**
+ * Sanitising waits for the upload worker, so it runs before the Idempotency-Key's
+ * transaction opens (rule 7); the file is then recorded in that transaction. A file whose
+ * request does not commit is deleted again.
+ */
+const sanitise = idempotent({
+  prepare: async (ctx) => {
+    const file = await uploads.sanitiseIncoming(ctx.state.principal!.userId, purposeOf(ctx), ctx.state.input.body as ReadFile);
+    ctx.state.prepared = file;
+    return () => uploads.discard(file);
+  },
+});
+
 uploadsRouter.post(
   '/v1/upload/:type',
   localise(),
@@ -144,11 +157,10 @@ uploadsRouter.post(
   rateLimit({ name: 'uploads', points: uploads.RATE.points, durationSeconds: uploads.RATE.durationSeconds, by: 'user' }),
   purpose(),
   readMultipart(),
-  idempotent(),
+  sanitise,
   async (ctx) => {
     const userId = ctx.state.principal!.userId;
-    const file = ctx.state.input.body as ReadFile;
-    const row = await uploads.upload(txOf(ctx), userId, purposeOf(ctx), file);
+    const row = await uploads.record(txOf(ctx), userId, purposeOf(ctx), preparedOf<uploads.SanitisedFile>(ctx));
     const answer = serializeUpload(row, userId);
     // The spec's Upload answer lists `success` beside its fields; the envelope's `data` carries the same fields.
     ctx.status = 200;

@@ -255,13 +255,13 @@ export async function removeMember(trx: Db | undefined, caller: Actor, memberId:
   });
 }
 
-export async function updatePreferences(actor: Actor, input: { email?: boolean; approvals?: boolean; money?: boolean; reminders?: boolean }) {
+export async function updatePreferences(trx: Db, actor: Actor, input: { email?: boolean; approvals?: boolean; money?: boolean; reminders?: boolean }) {
   const patch: Record<string, boolean | Date> = { updated_at: clock.now() };
   if (input.email !== undefined) patch.notify_email = input.email;
   if (input.approvals !== undefined) patch.notify_approvals = input.approvals;
   if (input.money !== undefined) patch.notify_money = input.money;
   if (input.reminders !== undefined) patch.notify_reminders = input.reminders;
-  const [row] = (await db('workspace_members').where({ id: actor.memberId, status: 'active' }).update(patch).returning('*')) as MemberRow[];
+  const [row] = (await trx('workspace_members').where({ id: actor.memberId, status: 'active' }).update(patch).returning('*')) as MemberRow[];
   if (!row) throw new AppError(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
   return row;
 }
@@ -306,8 +306,8 @@ export async function listNotifications(actor: Actor, page: number, limit: numbe
   return { rows, total: Number(countRow?.count ?? 0), unread: Number(unreadRow?.count ?? 0) };
 }
 
-export async function markNotificationsRead(actor: Actor, ids: string[] | undefined): Promise<number> {
-  const q = db('enterprise_notifications').where({ workspace_id: actor.workspaceId, user_id: actor.userId, is_read: false });
+export async function markNotificationsRead(trx: Db, actor: Actor, ids: string[] | undefined): Promise<number> {
+  const q = trx('enterprise_notifications').where({ workspace_id: actor.workspaceId, user_id: actor.userId, is_read: false });
   if (ids) q.whereIn('id', ids);
   return q.update({ is_read: true, read_at: clock.now() });
 }

@@ -160,11 +160,18 @@ async function waitForSanitiser(id: string, purpose: Purpose, file: IncomingFile
   }
 }
 
+/** A file the sanitiser accepted and stored, not yet recorded. */
+export interface SanitisedFile {
+  id: string;
+  result: Extract<SanitiseJobResult, { ok: true }>;
+}
+
 /**
- * POST /v1/upload/:type after the multipart part is read: quota, quarantine, sanitise in
- * the worker, record. Joins the caller's transaction (idempotency) or opens one.
+ * POST /v1/upload/:type, step 1, with NO transaction open (ARCHITECTURE rule 7: it waits
+ * for the upload worker, up to UPLOAD_WAIT_TIMEOUT_MS): size, quota, quarantine, sanitise.
+ * The stored file has no row yet; `record` adds it, or the daily purge deletes it.
  */
-export async function upload(trx: Db, userId: string, purpose: Purpose, file: IncomingFile): Promise<UploadRow> {
+export async function sanitiseIncoming(userId: string, purpose: Purpose, file: IncomingFile): Promise<SanitisedFile> {
   if (file.bytes.length === 0) throw uploadError('FILE_EMPTY');
   if (file.bytes.length > MAX_BYTES[purpose]) throw uploadError('FILE_TOO_LARGE', { max_bytes: MAX_BYTES[purpose] });
   await assertQuota(db, userId, purpose);
@@ -178,7 +185,17 @@ export async function upload(trx: Db, userId: string, purpose: Purpose, file: In
   if (!result.ok) {
     throw isUploadErrorCode(result.code) ? uploadError(result.code) : storageFailed(new Error(result.code), 'unknown sanitiser refusal');
   }
-  const record = async (t: Db): Promise<UploadRow> => {
+  return { id, result };
+}
+
+/**
+ * Step 2: records the sanitised file, joining the caller's transaction (idempotency) or
+ * opening one; the quota is checked again under the user's lock. A file not recorded is
+ * the caller's to `discard` (the route's idempotency step does it after the rollback).
+ */
+export async function record(trx: Db, userId: string, purpose: Purpose, file: SanitisedFile): Promise<UploadRow> {
+  const { id, result } = file;
+  const write = async (t: Db): Promise<UploadRow> => {
     await repo.lockUser(t, userId);
     await assertQuota(t, userId, purpose);
     return repo.insert(t, {
@@ -193,13 +210,14 @@ export async function upload(trx: Db, userId: string, purpose: Purpose, file: In
       created_at: clock.now(),
     });
   };
-  try {
-    return trx === db ? await db.transaction(record) : await record(trx);
-  } catch (err) {
-    // Not recorded: the stored file goes too (the daily purge would find it otherwise).
-    await storage().delete(result.storage_key).catch((e: unknown) => logger.warn({ err: e }, 'upload: orphan file not deleted'));
-    throw err;
-  }
+  return trx.isTransaction ? write(trx) : db.transaction(write);
+}
+
+/** Deletes a sanitised file that will not be recorded (a refused or replayed request). */
+export async function discard(file: SanitisedFile): Promise<void> {
+  await storage()
+    .delete(file.result.storage_key)
+    .catch((e: unknown) => logger.warn({ err: e }, 'upload: orphan file not deleted'));
 }
 
 /** The bytes behind a verified link; 404 NOT_FOUND when the upload is gone. */
