@@ -174,7 +174,9 @@ describe('platform: idempotency (spec section 8)', () => {
     await probe.slowEntered.promise;
     // The process holding the key dies: Postgres ends its connection and rolls it back.
     const holders = await db.raw<{ rows: { pid: number }[] }>(
-      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`,
+      // This database only: other databases on the same server (a bench, another checkout) hold their own.
+      `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
     expect(holders.rows).to.have.length(1);
     await db.raw('SELECT pg_terminate_backend(?)', [holders.rows[0]!.pid]);
