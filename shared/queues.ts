@@ -31,6 +31,7 @@ export const JOBS = {
   'orders.sla-refund': 'timers',
   'orders.sweep-sla': 'timers',
   'payouts.send': 'payouts',
+  'payouts.sweep-stuck': 'payouts',
   'payments.process-callback': 'gateway-callbacks',
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',

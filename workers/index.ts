@@ -13,7 +13,7 @@ import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared
 import { createQueueConnection, redis } from '../shared/redis.js';
 import { closeMailTransport } from '../shared/mail/transport.js';
 import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
-import { buildRegistry, queueProcessor, upsertMaintenanceSchedules, WORKER_RESILIENCE } from './registry.js';
+import { buildRegistry, queueProcessor, upsertMaintenanceSchedules, workerResilience } from './registry.js';
 
 const registry = buildRegistry();
 const SCHEDULE_REFRESH_MS = 5 * 60_000;
@@ -33,7 +33,7 @@ const workers = selected.map((name) => {
     connection,
     prefix: config.queuePrefix,
     concurrency: config.workerConcurrency,
-    ...WORKER_RESILIENCE,
+    ...workerResilience(),
   });
   worker.on('failed', (job, err) =>
     logger.warn({ queue: name, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),

@@ -1,5 +1,5 @@
 import { UnrecoverableError } from 'bullmq';
-import { runPayout } from '../shared/withdrawals/service.js';
+import { runPayout, sweepStuckPayouts } from '../shared/withdrawals/service.js';
 import type { QueueProcessors } from './types.js';
 
 function withdrawalIdOf(data: unknown): string {
@@ -23,5 +23,7 @@ export const payouts: QueueProcessors = {
       if (run.outcome === 'failed') throw new UnrecoverableError(`payout refused: ${run.reason}`);
       return run;
     },
+    // Every PAYOUT_SWEEP_MS: re-queues withdrawals left processing whose claim ran out.
+    'payouts.sweep-stuck': async () => sweepStuckPayouts(),
   },
 };

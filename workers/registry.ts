@@ -4,8 +4,10 @@
  * schedules the worker keeps in place.
  */
 import { UnrecoverableError } from 'bullmq';
+import { config } from '../shared/config.js';
 import { markCompleted, outboxIdOf } from '../shared/outbox.js';
 import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shared/queues.js';
+import { PAYOUT_SWEEP_MS } from '../shared/withdrawals/service.js';
 import { mail } from './mail.js';
 import { gatewayCallbacks } from './gateway-callbacks.js';
 import { notifications } from './notifications.js';
@@ -56,12 +58,22 @@ export function queueProcessor(registry: Map<string, Processor>, queue: QueueNam
 }
 
 /**
- * A job whose worker died mid-run (SIGKILL, a lost machine) is "stalled": BullMQ puts it
- * back to wait, up to `maxStalledCount` times, then fails it for good. BullMQ's default of
- * 1 dead-lettered mail jobs when worker copies were killed every 2 s (npm run chaos);
- * processors are idempotent, so a stalled job is simply run again.
+ * A job whose worker died mid-run (SIGKILL, a lost machine) is "stalled": its lock (held
+ * for `lockDuration`, renewed every half of it) runs out, and the next stalled check (every
+ * `stalledInterval`, by any worker of the queue) puts it back to wait, up to
+ * `maxStalledCount` times, then fails it for good. Another worker takes it within about
+ * lockDuration + stalledInterval of the death: 10 s + 5 s by default (BullMQ's own 30 s +
+ * 30 s left a killed payout's job waiting up to a minute). BullMQ's default
+ * `maxStalledCount` of 1 dead-lettered mail jobs when worker copies were killed every 2 s
+ * (npm run chaos); processors are idempotent, so a stalled job is simply run again.
  */
-export const WORKER_RESILIENCE = { maxStalledCount: 10 } as const;
+export function workerResilience(o: { lockMs?: number; stalledCheckMs?: number } = {}) {
+  return {
+    maxStalledCount: 10,
+    lockDuration: o.lockMs ?? config.workerLockMs,
+    stalledInterval: o.stalledCheckMs ?? config.workerStalledCheckMs,
+  } as const;
+}
 
 /** Periodic maintenance: scheduler id, job (on its own queue), interval. */
 export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
@@ -71,6 +83,8 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
   { id: 'sweep-order-sla', job: 'orders.sweep-sla', everyMs: 60_000 },
   { id: 'poll-pending-payments', job: 'payments.poll-pending', everyMs: 60_000 },
   { id: 'purge-unbound-uploads', job: 'uploads.purge-unbound', everyMs: 3600_000 },
+  // A withdrawal left processing with a claim that ran out and no job left to retry it.
+  { id: 'sweep-stuck-payouts', job: 'payouts.sweep-stuck', everyMs: PAYOUT_SWEEP_MS },
 ];
 
 /**

@@ -89,6 +89,16 @@ export async function move(
   return row;
 }
 
+/** Processing withdrawals whose payout claim ran out before `now`, longest stuck first. */
+export async function stuckProcessing(trx: Db, now: Date, limit: number): Promise<Pick<WithdrawalRow, 'id' | 'payout_attempts'>[]> {
+  return trx('withdrawals')
+    .where({ status: 'processing' })
+    .where('payout_lease_until', '<=', now)
+    .orderBy('payout_lease_until')
+    .limit(limit)
+    .select<Pick<WithdrawalRow, 'id' | 'payout_attempts'>[]>('id', 'payout_attempts');
+}
+
 export interface ListFilter {
   userId?: string;
   status?: WithdrawalStatus;

@@ -12,6 +12,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
+import { config } from '../config.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
@@ -19,6 +20,7 @@ import { logger } from '../logger.js';
 import { notify } from '../notifications/service.js';
 import { post, type PostingLine } from '../ledger/index.js';
 import { enqueue } from '../outbox.js';
+import { getQueue } from '../queues.js';
 import { recordStaffAction } from '../staff/audit.js';
 import * as users from '../users/repo.js';
 import {
@@ -37,8 +39,15 @@ import { DESTINATION_FIELDS, METHODS, TRANSITIONS, type TransitionName, type Wit
 
 export type { WithdrawalRow } from './repo.js';
 
-/** How long a payout worker owns a claimed withdrawal before another run may take it over. */
-export const PAYOUT_LEASE_MS = 2 * 60_000;
+/**
+ * How long a payout worker owns a claimed withdrawal before another run may take it over
+ * (PAYOUT_LEASE_MS, 15 s by default). The run renews it every third of that while the
+ * provider call is in flight, so only a dead run's claim runs out.
+ */
+export const PAYOUT_LEASE_MS = config.payoutLeaseMs;
+
+/** How often the stuck-payout sweeper looks for processing withdrawals whose claim ran out. */
+export const PAYOUT_SWEEP_MS = 10_000;
 
 const notFound = () => new AppError(404, 'NOT_FOUND', 'Withdrawal not found');
 
@@ -461,7 +470,7 @@ export class PayoutBusyError extends Error {
  *     Refused for good: back to approved with the reason. A thrown error ends the lease at
  *     once and propagates, so the job's retry claims it again.
  */
-export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = payoutAdapter()): Promise<PayoutRun> {
+export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = payoutAdapter(), leaseMs: number = PAYOUT_LEASE_MS): Promise<PayoutRun> {
   const id = withdrawalId;
   if (!isUuid(id)) return { outcome: 'skipped', withdrawal_id: id, status: 'missing' };
   if (!adapter.automatic) return { outcome: 'manual', withdrawal_id: id };
@@ -470,7 +479,7 @@ export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = p
     const w = await repo.findForUpdate(trx, id);
     if (!w) return { kind: 'skip', status: 'missing' };
     const now = clock.now();
-    const lease = { payout_lease_until: new Date(now.getTime() + PAYOUT_LEASE_MS), payout_attempts: w.payout_attempts + 1, updated_at: now };
+    const lease = { payout_lease_until: new Date(now.getTime() + leaseMs), payout_attempts: w.payout_attempts + 1, updated_at: now };
     if (w.status === 'approved') {
       const moved = await repo.move(trx, id, TRANSITIONS.claimPayout.from, { ...lease, status: TRANSITIONS.claimPayout.to });
       return moved ? { kind: 'claimed', w: moved } : { kind: 'skip', status: w.status };
@@ -485,6 +494,13 @@ export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = p
   if (claimed.kind === 'busy') throw new PayoutBusyError(id);
   if (claimed.kind === 'skip') return { outcome: 'skipped', withdrawal_id: id, status: claimed.status };
   const w = claimed.w;
+  // While the provider call runs, the claim is renewed (this run's claim only: the attempt
+  // number it took), so a live run is never taken over and a dead one's claim ends soon.
+  const renewal = setInterval(() => {
+    repo
+      .move(db, id, ['processing'], { payout_lease_until: new Date(clock.nowMs() + leaseMs) }, (q) => void q.where('payout_attempts', w.payout_attempts))
+      .catch((err: unknown) => logger.warn({ withdrawal_id: id, err }, 'payout claim renewal failed; it runs out unless renewed'));
+  }, Math.max(100, Math.floor(leaseMs / 3)));
   let result;
   try {
     result = await adapter.send({
@@ -499,6 +515,8 @@ export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = p
     // Transient: end the lease now so the retry may claim it again at once.
     await repo.move(db, id, ['processing'], { payout_lease_until: clock.now(), payout_error: String(err instanceof Error ? err.message : err).slice(0, 1000), updated_at: clock.now() });
     throw err;
+  } finally {
+    clearInterval(renewal);
   }
   if (result.outcome === 'failed') {
     const reason = result.reason.slice(0, 1000);
@@ -524,4 +542,23 @@ export async function runPayout(withdrawalId: string, adapter: PayoutAdapter = p
     await settlePaid(trx, current, { actorId: null, reference, note: null });
     return { outcome: 'paid', withdrawal_id: id, reference } as const;
   });
+}
+
+/**
+ * The stuck-payout sweeper (job payouts.sweep-stuck, every PAYOUT_SWEEP_MS): a withdrawal
+ * left `processing` with a claim that ran out has no run sending it (its worker died, and
+ * its job may be gone or have spent its attempts). It is queued again with a jobId of its
+ * id and claim number, so sweeps before that job runs add nothing, and a new claim that
+ * also dies is queued afresh. Safe: the job claims it with a compare-and-set, and the
+ * adapter is called with the same reference `wd_<id>`, which a provider pays once. Nothing
+ * is held open while queueing (ARCHITECTURE rule 7).
+ */
+export async function sweepStuckPayouts(limit = 200): Promise<{ requeued: number }> {
+  const stuck = await repo.stuckProcessing(db, clock.now(), limit);
+  const queue = getQueue('payouts');
+  for (const w of stuck) {
+    await queue.add('payouts.send', { withdrawal_id: w.id }, { jobId: `payout-resend-${w.id}-${w.payout_attempts}` });
+  }
+  if (stuck.length > 0) logger.warn({ withdrawal_ids: stuck.map((w) => w.id) }, 'stuck payouts re-queued (processing, claim ran out)');
+  return { requeued: stuck.length };
 }
