@@ -1,6 +1,8 @@
 /** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
 import type { DisputeView } from '../../shared/disputes/repo.js';
-import type { ClaimedPayment, ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import type { ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import { attentionOf } from '../../shared/payments/manual.js';
+import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/repo.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
@@ -13,7 +15,7 @@ export function consoleNav(active: ConsoleSection, who: string, csrf: string): H
   const link = (section: ConsoleSection, href: string, label: string) =>
     html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<nav class="console card">
-${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Manual payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
 <span class="muted">${who}</span>
 <form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
 </nav>`;
@@ -26,7 +28,7 @@ export function flash(done: unknown): Html {
 export function overview(counts: { disputes: number; payments: number; withdrawals: number; orders: number }): Html {
   return html`<section class="card" id="overview"><h1>Operator console</h1><ul>
 <li><a href="/admin/disputes">Disputes to rule</a>: <strong id="count-disputes">${counts.disputes}</strong></li>
-<li><a href="/admin/payments">Manual payments to confirm</a>: <strong id="count-payments">${counts.payments}</strong></li>
+<li><a href="/admin/payments">Payments needing staff</a>: <strong id="count-payments">${counts.payments}</strong></li>
 <li><a href="/admin/withdrawals">Withdrawals to approve</a>: <strong id="count-withdrawals">${counts.withdrawals}</strong></li>
 <li><a href="/admin/orders">Payment-service orders to move</a>: <strong id="count-orders">${counts.orders}</strong></li>
 <li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
@@ -56,19 +58,40 @@ ${csrfField(csrf)}
 </tbody></table></section>`;
 }
 
-export function paymentsTable(rows: ClaimedPayment[], csrf: string): Html {
-  return html`<section class="card"><h1>Manual payments to confirm</h1>
-<p class="muted">Escrows and payment-service orders; confirming an order's transfer marks the order paid.</p>
-${rows.length === 0 ? html`<p id="none">No claimed transfers.</p>` : ''}
-<table id="payments"><thead><tr><th>Claimed</th><th>Escrow</th><th>Buyer</th><th>Amount</th><th>Reference</th><th>Decision</th></tr></thead><tbody>
-${rows.map(
-  (p) => html`<tr data-id="${p.id}">
-<td>${iso(p.claimed_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`}</span></td><td>${p.buyer_email}</td>
-<td>${rupiah(p.amount)}</td><td>${p.claim_reference ?? ''}</td>
-<td><form method="post" action="/admin/payments/${p.id}/confirm" data-confirm="Confirm that this transfer arrived?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit">Confirm</button></form>
-<form method="post" action="/admin/payments/${p.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Reject</button></form></td>
-</tr>`,
-)}
+const ATTENTION_LABEL: Record<AttentionReason, string> = {
+  claimed: 'Claimed transfer',
+  late_claim: 'Claimed late: the escrow or order no longer takes it',
+  amount_mismatch: 'Gateway amount mismatch',
+};
+
+export function paymentsTable(rows: StaffPaymentRow[], csrf: string): Html {
+  const note = (placeholder = 'Note') => html`<input type="text" name="note" placeholder="${placeholder}" maxlength="2000">`;
+  const form = (p: StaffPaymentRow, move: string, label: string, options: { confirm?: string; danger?: boolean; noteRequired?: boolean } = {}) =>
+    html`<form method="post" action="/admin/payments/${p.id}/${move}" ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${
+      options.noteRequired ? html`<input type="text" name="note" placeholder="Where it went (required)" maxlength="2000" required>` : note()
+    }<button type="submit" ${options.danger ? html`class="danger"` : ''}>${label}</button></form>`;
+  const moves = (p: StaffPaymentRow, reason: AttentionReason | null): Html => {
+    const settled = reason === 'amount_mismatch' ? rupiah(Number(p.reported_amount ?? 0)) : rupiah(p.amount);
+    const settle = html`${form(p, 'credit', 'Credit to buyer balance', { confirm: `Credit ${settled} to the buyer's balance?` })}${form(p, 'mark-returned', 'Mark returned', { confirm: `Record that ${settled} was returned to the payer outside the service?`, noteRequired: true })}`;
+    if (reason === 'claimed') {
+      return html`${form(p, 'confirm', 'Confirm', { confirm: 'Confirm that this transfer arrived?' })}${form(p, 'reject', 'Reject', { danger: true })}`;
+    }
+    if (reason === 'late_claim') return html`${settle}${form(p, 'reject', 'Reject (not received)', { danger: true })}`;
+    return settle;
+  };
+  return html`<section class="card"><h1>Payments needing staff</h1>
+<p class="muted">Claimed manual transfers to confirm or reject (confirming an order's transfer marks the order paid); transfers claimed after the escrow or order closed and gateway payments of the wrong amount, to credit to the buyer's balance or mark returned.</p>
+${rows.length === 0 ? html`<p id="none">Nothing waiting.</p>` : ''}
+<table id="payments"><thead><tr><th>Since</th><th>For</th><th>Buyer</th><th>Amount</th><th>Why</th><th>Decision</th></tr></thead><tbody>
+${rows.map((p) => {
+  const reason = attentionOf(p);
+  return html`<tr data-id="${p.id}" data-attention="${reason ?? ''}">
+<td>${iso(p.claimed_at ?? p.created_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`} (${p.target_status})</span></td><td>${p.buyer_email}</td>
+<td>${rupiah(p.amount)}${reason === 'amount_mismatch' ? html`<br><span class="muted">gateway reported ${rupiah(Number(p.reported_amount ?? 0))}</span>` : ''}</td>
+<td>${reason ? ATTENTION_LABEL[reason] : ''}${p.claim_reference ? html`<br><span class="muted">${p.claim_reference}</span>` : ''}<br><span class="muted">${p.provider}</span></td>
+<td>${moves(p, reason)}</td>
+</tr>`;
+})}
 </tbody></table></section>`;
 }
 

@@ -13,6 +13,7 @@ import * as authService from '../../shared/auth/service.js';
 import * as escrowRepo from '../../shared/escrows/repo.js';
 import { isExpired } from '../../shared/escrows/service.js';
 import * as payments from '../../shared/payments/service.js';
+import { claimPayment } from '../../shared/payments/manual.js';
 import * as paymentRepo from '../../shared/payments/repo.js';
 import { surchargeOf } from '../../shared/payments/surcharge.js';
 import * as users from '../../shared/users/repo.js';
@@ -142,7 +143,7 @@ checkoutRouter.post(
     const reference = (form.get('reference') ?? '').trim();
     if (reference.length > 200) throw new AppError(400, 'INVALID_BODY', 'reference may be at most 200 characters');
     const id = ctx.params.id ?? '';
-    await payments.claimPayment(undefined, { userId: session.userId, role: session.role }, id, reference === '' ? {} : { reference });
+    await claimPayment(undefined, { userId: session.userId, role: session.role }, id, reference === '' ? {} : { reference });
     redirect(ctx, withLang(`/pay/${id}`, lang));
   }),
 );

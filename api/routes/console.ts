@@ -6,10 +6,10 @@
  */
 import { AppError } from '../../shared/errors.js';
 import * as authService from '../../shared/auth/service.js';
-import { consoleCounts, claimedPayments, findUsers, ordersToMove } from '../../shared/checkout/console.js';
+import { attentionPayments, consoleCounts, findUsers, ordersToMove } from '../../shared/checkout/console.js';
 import * as orders from '../../shared/orders/service.js';
 import { listDisputes, OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
-import { staffConfirm, staffReject } from '../../shared/payments/service.js';
+import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
 import { createRouter, type Ctx } from '../context.js';
@@ -92,7 +92,7 @@ consoleRouter.get(
   '/admin/payments',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'payments', session, T.paymentsTable(await claimedPayments(), session.csrfToken));
+    if (session) consolePage(ctx, 'payments', session, T.paymentsTable(await attentionPayments(), session.csrfToken));
   }),
 );
 
@@ -107,6 +107,23 @@ consoleRouter.post(
   '/admin/payments/:id/reject',
   move('/admin/payments', 'payment.reject', async (ctx, session, form) => {
     await staffReject(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payments/:id/credit',
+  move('/admin/payments', 'payment.credit', async (ctx, session, form) => {
+    await staffCredit(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payments/:id/mark-returned',
+  move('/admin/payments', 'payment.mark_returned', async (ctx, session, form) => {
+    // As the admin API's schema: say where the money went.
+    const note = noteOf(form);
+    if (note === null) throw new AppError(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
+    await staffMarkReturned(undefined, { actorId: session.userId, ip: ctx.ip, note }, ctx.params.id ?? '');
   }),
 );
 

@@ -7,7 +7,7 @@ import * as S from '../../shared/orders/schemas.js';
 import * as orders from '../../shared/orders/service.js';
 import { serializeConfig, serializeOrder, serializeOrderDetail } from '../../shared/orders/serialize.js';
 import type { OrderStatus } from '../../shared/orders/states.js';
-import { serializeInitiation, serializePaymentRecord } from '../../shared/payments/serialize.js';
+import { serializeClaim, serializeInitiation, serializePaymentRecord } from '../../shared/payments/serialize.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
 import { idempotent, txOf } from '../middleware/idempotency.js';
@@ -63,8 +63,11 @@ ordersRouter.post('/api/jasabayar/:id/pay', auth(), byId, validate({ body: S.pay
   else ok(ctx, serializeInitiation(result.payment), 201);
 });
 
+// As the escrow claim: 200 waiting for the operator; 202 recorded late (the order was
+// cancelled or paid another way), `next_step` says what follows.
 ordersRouter.post('/api/jasabayar/:id/claim-payment', auth(), byId, validate({ body: S.claim }), idempotent(), async (ctx) => {
-  ok(ctx, serializePaymentRecord(await orders.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<{ reference?: string }>(ctx))));
+  const claimed = await orders.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<{ reference?: string }>(ctx));
+  ok(ctx, serializeClaim(claimed), claimed.late ? 202 : 200);
 });
 
 ordersRouter.get('/api/jasabayar/:id/payment-status', auth(), byId, async (ctx) => {

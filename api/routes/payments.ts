@@ -1,17 +1,21 @@
 /**
  * Payments (consumer spec 4.2 pay, payment-status, claim-payment, available-methods;
- * decisions D4, D10) and the staff moves on manual transfers under /v1/admin.
+ * decisions D4, D10, 0009) and the staff moves under /v1/admin: manual transfers (confirm,
+ * reject) and money that cannot pay its target (credit, mark-returned), with their list.
  */
 import * as S from '../../shared/payments/schemas.js';
+import * as manual from '../../shared/payments/manual.js';
+import type { StaffPaymentFilter } from '../../shared/payments/repo.js';
 import * as payments from '../../shared/payments/service.js';
-import { serializeGateway, serializeInitiation, serializePaymentRecord } from '../../shared/payments/serialize.js';
+import { serializeClaim, serializeGateway, serializeInitiation, serializePaymentRecord, serializeStaffPayment } from '../../shared/payments/serialize.js';
+import { db } from '../../shared/db.js';
 import type { Actor } from '../../shared/escrows/service.js';
 import { config } from '../../shared/config.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
 import { idempotent, txOf } from '../middleware/idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
-import { bodyOf, paramsOf, validate } from '../middleware/validate.js';
+import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const paymentsRouter = createRouter();
 
@@ -19,7 +23,7 @@ const actor = (ctx: Ctx): Actor => ({ userId: ctx.state.principal!.userId, role:
 const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
 const byId = validate({ params: S.idParams });
 const staffOnly = [auth(), requireAdmin()] as const;
-const staff = (ctx: Ctx): payments.StaffContext => ({
+const staff = (ctx: Ctx): manual.StaffContext => ({
   actorId: ctx.state.principal!.userId,
   ip: ctx.ip,
   note: bodyOf<{ note?: string | null }>(ctx).note || null,
@@ -43,14 +47,35 @@ paymentsRouter.get('/api/escrows/:id/payment-status', auth(), byId, async (ctx) 
   ok(ctx, serializePaymentRecord(await payments.paymentStatus(actor(ctx), idOf(ctx))));
 });
 
+// 200 when the claim waits for staff to confirm it; 202 when it came late (the escrow was
+// cancelled, expired or paid another way): recorded for staff, `next_step` says what follows.
 paymentsRouter.post('/api/escrows/:id/claim-payment', auth(), byId, validate({ body: S.claim }), idempotent(), async (ctx) => {
-  ok(ctx, serializePaymentRecord(await payments.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<payments.ClaimInput>(ctx))));
+  const claimed = await manual.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<manual.ClaimInput>(ctx));
+  ok(ctx, serializeClaim(claimed), claimed.late ? 202 : 200);
+});
+
+paymentsRouter.get('/v1/admin/payments', ...staffOnly, validate({ query: S.staffList }), async (ctx) => {
+  const q = queryOf<{ attention: 0 | 1; reason?: StaffPaymentFilter['reason']; page: number; limit: number }>(ctx);
+  const { rows, total } = await manual.listForStaff(db, { attention: q.attention === 1, reason: q.reason, page: q.page, limit: q.limit });
+  ctx.body = {
+    success: true,
+    data: rows.map(serializeStaffPayment),
+    pagination: { page: q.page, limit: q.limit, total, total_pages: Math.ceil(total / q.limit) },
+  };
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/confirm', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializePaymentRecord(await payments.staffConfirm(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializePaymentRecord(await manual.staffConfirm(txOf(ctx), staff(ctx), idOf(ctx))) });
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/reject', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializePaymentRecord(await payments.staffReject(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializePaymentRecord(await manual.staffReject(txOf(ctx), staff(ctx), idOf(ctx))) });
+});
+
+paymentsRouter.post('/v1/admin/payments/:id/credit', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
+  ok(ctx, { payment: serializeStaffPayment(await manual.staffCredit(txOf(ctx), staff(ctx), idOf(ctx))) });
+});
+
+paymentsRouter.post('/v1/admin/payments/:id/mark-returned', ...staffOnly, byId, validate({ body: S.staffNoteRequired }), idempotent(), async (ctx) => {
+  ok(ctx, { payment: serializeStaffPayment(await manual.staffMarkReturned(txOf(ctx), staff(ctx), idOf(ctx))) });
 });

@@ -1,24 +1,16 @@
 /** Reads of the operator console that no other service offers (the moves themselves go through their own services). */
 import { db } from '../db.js';
 import type { OrderRow } from '../orders/repo.js';
-import type { PaymentRow } from '../payments/repo.js';
+import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
 import type { UserRow } from '../users/repo.js';
 
-export interface ClaimedPayment extends PaymentRow {
-  item_name: string;
-  buyer_email: string;
-}
-
-/** Manual transfers the buyer says were sent (for an escrow or a payment-service order), oldest first: staff confirm or reject them. */
-export async function claimedPayments(limit = 50): Promise<ClaimedPayment[]> {
-  return db<ClaimedPayment>('payments as p')
-    .leftJoin('escrows as e', 'e.id', 'p.escrow_id')
-    .leftJoin('service_orders as o', 'o.id', 'p.order_id')
-    .join('users as u', 'u.id', 'p.buyer_id')
-    .where('p.status', 'awaiting_confirmation')
-    .orderBy([{ column: 'p.claimed_at', order: 'asc' }, { column: 'p.id', order: 'asc' }])
-    .limit(limit)
-    .select<ClaimedPayment[]>('p.*', db.raw("coalesce(e.item_name, o.target_label, 'Jasa bayar') as item_name"), 'u.email as buyer_email');
+/**
+ * Payments waiting for staff, oldest first: claimed manual transfers (escrows and
+ * payment-service orders) to confirm or reject, claims that came late and gateway payments
+ * whose amount did not match, to credit or mark returned (decision 0009).
+ */
+export async function attentionPayments(limit = 50): Promise<StaffPaymentRow[]> {
+  return (await listForStaff(db, { attention: true, page: 1, limit })).rows;
 }
 
 export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;
@@ -58,7 +50,7 @@ export async function ordersToMove(limit = 50): Promise<ListedOrder[]> {
 
 export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number; orders: number }> {
   const [d] = await db('disputes').whereIn('status', ['open', 'on_hold']).count<{ count: string }[]>('* as count');
-  const [p] = await db('payments').where('status', 'awaiting_confirmation').count<{ count: string }[]>('* as count');
+  const p = { count: String((await listForStaff(db, { attention: true, page: 1, limit: 1 })).total) };
   const [w] = await db('withdrawals').where('status', 'pending').count<{ count: string }[]>('* as count');
   const [o] = await db('service_orders').whereIn('status', ORDERS_TO_MOVE).count<{ count: string }[]>('* as count');
   return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0), orders: Number(o?.count ?? 0) };

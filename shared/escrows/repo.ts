@@ -174,8 +174,9 @@ export async function lockRow(trx: Db, id: string): Promise<void> {
 
 /**
  * A payment that may still complete: a gateway link not yet expired, or a manual transfer
- * claimed and awaiting staff (an unclaimed manual transfer does not count). `until` is when it stops counting (claims: an hour from now,
- * re-checked then).
+ * claimed and awaiting staff (an unclaimed manual transfer does not count, nor a claim made
+ * late, which staff credit or return and which never pays the escrow). `until` is when it
+ * stops counting (claims: an hour from now, re-checked then).
  */
 export async function livePayment(trx: Db, escrowId: string, now: Date): Promise<{ until: Date } | undefined> {
   const row = (await trx('payments')
@@ -184,7 +185,7 @@ export async function livePayment(trx: Db, escrowId: string, now: Date): Promise
     .where(
       (w) =>
         void w
-          .where('status', 'awaiting_confirmation')
+          .where((c) => void c.where('status', 'awaiting_confirmation').whereRaw("flag IS DISTINCT FROM 'late_claim'"))
           .orWhere((p) => void p.where('status', 'pending').where('is_manual', false).where('expires_at', '>', now)),
     )
     .orderBy('expires_at', 'desc')

@@ -18,6 +18,7 @@ import { logger } from '../logger.js';
 import { recordStaffAction } from '../staff/audit.js';
 import * as paymentRepo from '../payments/repo.js';
 import type { PaymentRow } from '../payments/repo.js';
+import { recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
 import { openLink, parseMethod, settlePaid } from '../payments/service.js';
 import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quote } from './fees.js';
 import { markOrdersPaid } from './paid.js';
@@ -245,25 +246,24 @@ export async function pay(trxOrDb: Db | undefined, actor: Actor, id: string, inp
   });
 }
 
-/** POST /api/jasabayar/:id/claim-payment: the buyer says the manual transfer is made -> pending_review. */
-export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: string, input: { reference?: string }): Promise<PaymentRow> {
+/**
+ * POST /api/jasabayar/:id/claim-payment: the buyer says the manual transfer is made ->
+ * pending_review. A claim after the order stopped waiting for payment (cancelled, or paid
+ * another way) is recorded late for staff to credit or return; the order stays as it is.
+ */
+export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: string, input: ClaimInput): Promise<ClaimResult> {
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadOwned(trx, actor, id);
-    const payment = await paymentRepo.latestForOrder(trx, o.id);
-    if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this order');
-    if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
-    if (!canMove('claimManual', o.status)) throw invalidState(o.status, 'claimManual');
+    const open = canMove('claimManual', o.status);
+    const result = await recordClaim(trx, await paymentRepo.latestForOrder(trx, o.id), { kind: 'order', open, status: o.status }, input);
     const now = clock.now();
-    const claimed = await paymentRepo.movePayment(trx, payment.id, ['pending'], {
-      status: 'awaiting_confirmation',
-      claimed_at: now,
-      claim_reference: input.reference ? input.reference : null,
-      updated_at: now,
-    });
-    if (!claimed) throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
-    await repo.move(trx, o.id, ORDER_TRANSITIONS.claimManual.from, { status: 'pending_review', updated_at: now });
-    await repo.recordEvents(trx, [{ orderId: o.id, event: 'order.payment_claimed', message: 'The buyer claimed a manual transfer; the operator verifies it', actorRole: 'buyer', actorId: actor.userId, at: now }]);
-    return claimed;
+    if (open) await repo.move(trx, o.id, ORDER_TRANSITIONS.claimManual.from, { status: 'pending_review', updated_at: now });
+    await repo.recordEvents(trx, [
+      open
+        ? { orderId: o.id, event: 'order.payment_claimed', message: 'The buyer claimed a manual transfer; the operator verifies it', actorRole: 'buyer', actorId: actor.userId, at: now }
+        : { orderId: o.id, event: 'order.payment_claimed_late', message: `The buyer claimed a manual transfer after the order became ${o.status}; the operator credits it to the balance or returns it`, actorRole: 'buyer', actorId: actor.userId, at: now },
+    ]);
+    return result;
   });
 }
 

@@ -40,6 +40,8 @@ export type OrderEventName =
   | 'order.created'
   | 'order.paid'
   | 'order.payment_claimed'
+  // A manual transfer claimed after the order was cancelled or paid another way (staff credit or return it).
+  | 'order.payment_claimed_late'
   | 'order.payment_rejected'
   | 'order.processing'
   | 'order.delivered'

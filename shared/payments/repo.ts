@@ -32,6 +32,8 @@ export interface PaymentRow {
   claim_reference: string | null;
   flag: string | null;
   decided_by: string | null;
+  /** What staff settled (credited or returned): the gateway's reported amount, or a late claim's total. */
+  received_amount: number | null;
   next_poll_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -250,4 +252,91 @@ export async function currentForOrder(trx: Db, orderId: string): Promise<Payment
     .where({ order_id: orderId })
     .orderByRaw("(status = 'paid' AND flag IS NULL) DESC, created_at DESC, id DESC")
     .first()) as PaymentRow | undefined;
+}
+
+// ---- Money staff settle by hand (decision 0009: late claims, amount mismatches) ----------
+
+/**
+ * Compare-and-set on the payment's status and flag together (staff settle a payment only in
+ * the state they looked at).
+ */
+export async function moveFlaggedPayment(
+  trx: Db,
+  id: string,
+  from: { status: PaymentStatus; flag: string | null },
+  changes: Partial<PaymentRow>,
+): Promise<PaymentRow | undefined> {
+  const q = trx('payments').where({ id, status: from.status });
+  void (from.flag === null ? q.whereNull('flag') : q.where({ flag: from.flag }));
+  const [row] = (await q.update(changes).returning('*')) as PaymentRow[];
+  return row;
+}
+
+/** SQL: the amount the gateway last reported in a paid callback flagged amount_mismatch for payment `p`. */
+const REPORTED_AMOUNT = `(SELECT c.amount FROM payment_callbacks c
+   WHERE c.gateway_order_id = p.gateway_order_id AND c.provider = p.provider
+     AND c.status = 'paid' AND c.outcome = 'amount_mismatch' AND c.amount IS NOT NULL
+   ORDER BY c.id DESC LIMIT 1)`;
+
+/** The amount the gateway reported for a payment flagged amount_mismatch (its latest such report). */
+export async function reportedAmount(trx: Db, paymentId: string): Promise<number | null> {
+  const row = (await trx('payments as p').where('p.id', paymentId).select(trx.raw(`${REPORTED_AMOUNT} AS amount`)).first()) as { amount: number | null } | undefined;
+  return row?.amount ?? null;
+}
+
+/** Why a payment waits for staff (the attention list's reasons). */
+export const ATTENTION_REASONS = ['amount_mismatch', 'late_claim', 'claimed'] as const;
+export type AttentionReason = (typeof ATTENTION_REASONS)[number];
+
+const ATTENTION_SQL: Record<AttentionReason, string> = {
+  amount_mismatch: "(p.flag = 'amount_mismatch' AND p.status <> 'paid')",
+  late_claim: "(p.status = 'awaiting_confirmation' AND p.flag = 'late_claim')",
+  claimed: "(p.status = 'awaiting_confirmation' AND p.flag IS DISTINCT FROM 'late_claim')",
+};
+/** Matches index payments_attention. */
+const NEEDS_ATTENTION = "(p.status = 'awaiting_confirmation' OR (p.flag = 'amount_mismatch' AND p.status <> 'paid'))";
+
+/** A payment as staff see it: its target's status, the buyer, and what a gateway reported. */
+export interface StaffPaymentRow extends PaymentRow {
+  target_status: string;
+  item_name: string;
+  buyer_email: string;
+  reported_amount: number | null;
+}
+
+export interface StaffPaymentFilter {
+  /** Only payments waiting for staff (oldest first); otherwise every payment, newest first. */
+  attention: boolean;
+  reason?: AttentionReason;
+  page: number;
+  limit: number;
+}
+
+export async function listForStaff(trx: Db, f: StaffPaymentFilter): Promise<{ rows: StaffPaymentRow[]; total: number }> {
+  const base = () => {
+    const q = trx('payments as p');
+    if (f.reason) void q.whereRaw(ATTENTION_SQL[f.reason]);
+    else if (f.attention) void q.whereRaw(NEEDS_ATTENTION);
+    return q;
+  };
+  const [count] = (await base().count<{ n: string }[]>({ n: '*' })) as { n: string }[];
+  const order = f.attention || f.reason ? 'asc' : 'desc';
+  const rows = (await base()
+    .leftJoin('escrows as e', 'e.id', 'p.escrow_id')
+    .leftJoin('service_orders as o', 'o.id', 'p.order_id')
+    .join('users as u', 'u.id', 'p.buyer_id')
+    .select(
+      'p.*',
+      trx.raw('coalesce(e.status, o.status) AS target_status'),
+      trx.raw("coalesce(e.item_name, o.target_label, 'Jasa bayar') AS item_name"),
+      'u.email as buyer_email',
+      trx.raw(`${REPORTED_AMOUNT} AS reported_amount`),
+    )
+    .orderBy([
+      { column: 'p.created_at', order },
+      { column: 'p.id', order },
+    ])
+    .limit(f.limit)
+    .offset((f.page - 1) * f.limit)) as StaffPaymentRow[];
+  return { rows, total: Number(count?.n ?? 0) };
 }

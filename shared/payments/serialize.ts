@@ -1,5 +1,6 @@
 /** Spec shapes of payments (consumer spec section 2): Payment record, Payment initiation, Gateway method entry. */
-import type { GatewayRow, PaymentRow } from './repo.js';
+import { attentionOf, type ClaimResult } from './manual.js';
+import type { GatewayRow, PaymentRow, StaffPaymentRow } from './repo.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -28,6 +29,33 @@ export function serializePaymentRecord(p: PaymentRow) {
     surcharge: p.surcharge,
     is_manual: p.is_manual,
     paid_at: iso(p.paid_at),
+    // null, or why the money did not simply pay its target: amount_mismatch, late_claim,
+    // credited_to_buyer, returned_outside (decision 0009).
+    flag: p.flag,
+  };
+}
+
+/**
+ * The answer of claim-payment (escrows and orders): the Payment record, whether the claim
+ * came late (the escrow or order no longer takes it; staff credit or return the money) and
+ * what happens next.
+ */
+export function serializeClaim(c: ClaimResult) {
+  return { ...serializePaymentRecord(c.payment), late_claim: c.late, next_step: c.nextStep };
+}
+
+/** A payment as staff see it (the /v1/admin/payments answers). */
+export function serializeStaffPayment(p: PaymentRow | StaffPaymentRow) {
+  const listed = 'target_status' in p ? p : undefined;
+  return {
+    ...serializePaymentRecord(p),
+    buyer_id: p.buyer_id,
+    attention: attentionOf(p),
+    claimed_at: iso(p.claimed_at),
+    claim_reference: p.claim_reference,
+    received_amount: p.received_amount,
+    decided_by: p.decided_by,
+    ...(listed ? { target_status: listed.target_status, reported_amount: listed.reported_amount === null ? null : Number(listed.reported_amount) } : {}),
   };
 }
 

@@ -16,12 +16,11 @@ import { isUuid } from '../ids.js';
 import { postMany, type Posting } from '../ledger/index.js';
 import { logger } from '../logger.js';
 import { collectNotices } from '../notifications/service.js';
-import { recordStaffAction } from '../staff/audit.js';
 import * as escrowRepo from '../escrows/repo.js';
 import type { EscrowRow } from '../escrows/repo.js';
 import { markPaidMany, partyOf, type Actor, type PaymentConfirmation } from '../escrows/service.js';
 import * as users from '../users/repo.js';
-import { markOrdersPaid, reopenAfterRejectedClaim, type OrderPayment } from '../orders/paid.js';
+import { markOrdersPaid, type OrderPayment } from '../orders/paid.js';
 import * as orderRepo from '../orders/repo.js';
 import type { OrderRow } from '../orders/repo.js';
 import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
@@ -196,87 +195,8 @@ export async function paymentStatus(actor: Actor, escrowId: string): Promise<Pay
 }
 
 // ---- Manual transfers -------------------------------------------------------------------
-
-export interface ClaimInput {
-  reference?: string;
-}
-
-/** POST /api/escrows/:id/claim-payment: the buyer says the manual transfer is made. */
-export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: ClaimInput): Promise<PaymentRow> {
-  return inTransaction(trxOrDb, async (trx) => {
-    const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-    if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-    if (e.buyer_id !== actor.userId) {
-      throw partyOf(e, actor.userId) ? new AppError(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
-    }
-    // Locked like pay and cancel: a claim and a cancel never pass each other.
-    await escrowRepo.lockRow(trx, e.id);
-    const current = (await escrowRepo.findById(trx, e.id))!;
-    const payment = await repo.latestForEscrow(trx, e.id);
-    if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
-    if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
-    if (current.status !== 'pending_payment') {
-      throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be claimed`, { status: current.status });
-    }
-    if (current.expires_at <= clock.now()) {
-      throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
-    }
-    const now = clock.now();
-    const claimed = await repo.movePayment(trx, payment.id, ['pending'], {
-      status: 'awaiting_confirmation',
-      claimed_at: now,
-      claim_reference: input.reference ?? null,
-      updated_at: now,
-    });
-    if (!claimed) throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
-    return claimed;
-  });
-}
-
-export interface StaffContext {
-  actorId: string;
-  ip: string;
-  note?: string | null;
-}
-
-/** POST /v1/admin/payments/:id/confirm: a claimed manual transfer arrived; the escrow is paid. */
-export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
-  return inTransaction(trxOrDb, async (trx) => {
-    const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
-    if (!seen) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
-    // Lock order as in claim and cancel: the escrow (or order) row first, then the payment.
-    if (seen.escrow_id !== null) await escrowRepo.lockRow(trx, seen.escrow_id);
-    else await orderRepo.findById(trx, seen.order_id!, { lock: true });
-    const payment = (await repo.findForUpdate(trx, paymentId))!;
-    if (payment.status !== 'awaiting_confirmation') {
-      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
-    }
-    const outcome = await settlePaid(trx, payment, 'staff');
-    await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.confirm', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, details: { outcome }, ip: staff.ip });
-    await trx('payments').where({ id: payment.id }).update({ decided_by: staff.actorId });
-    return (await repo.findById(trx, payment.id))!;
-  });
-}
-
-/** POST /v1/admin/payments/:id/reject: the claimed transfer did not arrive; the escrow stays unpaid. */
-export async function staffReject(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
-  return inTransaction(trxOrDb, async (trx) => {
-    const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
-    // An order's row is locked before its payment, as in the order's claim and confirm.
-    if (seen?.order_id) await orderRepo.findById(trx, seen.order_id, { lock: true });
-    const payment = seen ? await repo.findForUpdate(trx, seen.id) : undefined;
-    if (!payment) throw new AppError(404, 'NOT_FOUND', 'Payment not found');
-    const now = clock.now();
-    const rejected = await repo.movePayment(trx, payment.id, ['awaiting_confirmation'], { status: 'failed', decided_by: staff.actorId, updated_at: now });
-    if (!rejected) {
-      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
-    }
-    // A payment-service order waiting on this claim can be paid again (as an escrow stays payable).
-    if (rejected.order_id !== null) await reopenAfterRejectedClaim(trx, rejected.order_id, staff.actorId, now);
-    await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.reject', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, ip: staff.ip });
-    return rejected;
-  });
-}
+// The buyer's claim and the staff moves (confirm, reject, credit, mark returned) are in
+// manual.ts; they settle through `settlePaid` below.
 
 // ---- Inbound callbacks -------------------------------------------------------------------
 
