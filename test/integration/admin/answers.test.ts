@@ -46,6 +46,17 @@ async function claimedPayment(c: Ctx): Promise<string> {
   return link.body.data.payment_link_id as string;
 }
 
+/** An escrow cancelled before its manual transfer was claimed: the claim is recorded late (202); the payment record id. */
+async function lateClaimedPayment(c: Ctx): Promise<string> {
+  const { escrow, buyer } = await createEscrow({ amount: 150_000 });
+  const key = await issueKey(buyer.id);
+  const link = await c.client.post(`/api/escrows/${escrow.id}/pay`).set(bearer(key)).send({ method: 'bank_transfer', provider: 'manual_bca' });
+  expect(link.status, JSON.stringify(link.body)).to.equal(201);
+  expect((await c.client.post(`/api/escrows/${escrow.id}/cancel`).set(bearer(key)).send({})).status).to.equal(200);
+  expect((await c.client.post(`/api/escrows/${escrow.id}/claim-payment`).set(bearer(key)).send({ reference: 'BCA late' })).status).to.equal(202);
+  return link.body.data.payment_link_id as string;
+}
+
 /** A payment-service order walked to `status` through the real routes. */
 async function orderIn(c: Ctx, status: OrderStatus): Promise<string> {
   const buyer = await fundedUser(1_000_000);
@@ -118,6 +129,24 @@ const MOVES: Move[] = [
     prepare: async (c) => {
       const id = await claimedPayment(c);
       return { id, path: `/v1/admin/payments/${id}/reject`, body: { note: 'tidak ada di mutasi' } };
+    },
+  },
+  {
+    route: 'POST /v1/admin/payments/:id/credit',
+    resource: 'payment',
+    after: { field: 'flag', value: 'credited_to_buyer' },
+    prepare: async (c) => {
+      const id = await lateClaimedPayment(c);
+      return { id, path: `/v1/admin/payments/${id}/credit`, body: { note: 'escrow was cancelled' } };
+    },
+  },
+  {
+    route: 'POST /v1/admin/payments/:id/mark-returned',
+    resource: 'payment',
+    after: { field: 'flag', value: 'returned_outside' },
+    prepare: async (c) => {
+      const id = await lateClaimedPayment(c);
+      return { id, path: `/v1/admin/payments/${id}/mark-returned`, body: { note: 'sent back to the payer' } };
     },
   },
   {

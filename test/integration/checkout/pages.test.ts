@@ -8,11 +8,16 @@ import { createApp } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { createEscrow } from '../../factories/escrows.js';
-import { createGateway } from '../../factories/payments.js';
+import { createGateway, sandboxCallback } from '../../factories/payments.js';
 import { createUser, DEFAULT_PASSWORD, signIn } from '../../factories/users.js';
 import { createWithdrawal, fundedUser } from '../../factories/withdrawals.js';
 import { createOrder } from '../../factories/orders.js';
 import { claimPayment as claimOrderPayment, pay as payOrder } from '../../../shared/orders/service.js';
+import { cancel as cancelEscrow } from '../../../shared/escrows/service.js';
+import { checkLedger } from '../../../shared/ledger/index.js';
+import { claimPayment as claimEscrowPayment } from '../../../shared/payments/manual.js';
+import { pay as payEscrow } from '../../../shared/payments/service.js';
+import { runJobs } from '../../helpers/jobs.js';
 
 const agent = () => supertest.agent(createApp().callback());
 
@@ -331,13 +336,50 @@ describe('operator console (issue 12)', () => {
     const order = await createOrder(buyer.id, { label: 'Pulsa' });
     const asBuyer = { userId: buyer.id, role: 'user' as const };
     await payOrder(undefined, asBuyer, order.id, { method: 'bank_transfer', provider: 'manual_bca' });
-    const claimed = await claimOrderPayment(undefined, asBuyer, order.id, { reference: 'ORD-TRF' });
+    const claimed = (await claimOrderPayment(undefined, asBuyer, order.id, { reference: 'ORD-TRF' })).payment;
     const list = await browser.get('/admin/payments');
     expect(list.text).to.include(`/admin/payments/${claimed.id}/reject`).and.include(`order ${order.id}`).and.include('Pulsa');
     await browser.post(`/admin/payments/${claimed.id}/reject`).type('form').send({ _csrf: tokenIn(list.text), note: 'not received' }).expect(303);
     expect(((await db('payments').where({ id: claimed.id }).first()) as { status: string }).status).to.equal('failed');
     expect(((await db('service_orders').where({ id: order.id }).first()) as { status: string }).status).to.equal('awaiting_payment');
     expect(await db('staff_audit').where({ target_id: claimed.id, action: 'payment.reject' })).to.have.length(1);
+  });
+
+  it('lists late claims and amount mismatches and settles them (credit, mark returned) with the CSRF token, through the payments service', async () => {
+    const { browser } = await adminAgent();
+    await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', config: { bank_accounts: [] } });
+    await createGateway({ provider: 'sandbox', feePercent: '0.7', sortOrder: 1 });
+    const { escrow, buyer, seller } = await createEscrow({ amount: 150_000 });
+    const asBuyer = { userId: buyer.id, role: 'user' as const };
+    const late = await payEscrow(undefined, asBuyer, escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    await cancelEscrow(undefined, { userId: seller.id, role: 'user' }, escrow.id, {});
+    expect((await claimEscrowPayment(undefined, asBuyer, escrow.id, { reference: 'LATE-TRF' })).late).to.equal(true);
+    const other = await createEscrow({ buyer, amount: 150_000 });
+    const link = await payEscrow(undefined, asBuyer, other.escrow.id, { method: 'qris', provider: 'sandbox' });
+    const cb = sandboxCallback(link.gateway_order_id, 'paid', 99_000);
+    await supertest(createApp().callback()).post('/api/webhooks/inbound').set('Content-Type', 'application/json').set('X-Sandbox-Signature', cb.signature).send(cb.body).expect(200);
+    expect((await runJobs()).filter((j) => j.error)).to.deep.equal([]);
+    const list = await browser.get('/admin/payments');
+    expect(list.status).to.equal(200);
+    expectPageHeaders(list);
+    expect(list.text).to.include(`/admin/payments/${late.id}/credit`).and.include(`/admin/payments/${late.id}/mark-returned`).and.include('LATE-TRF').and.include('Claimed late');
+    expect(list.text).to.include(`/admin/payments/${link.id}/credit`).and.include('gateway reported Rp99.000');
+    const overview = await browser.get('/admin');
+    expect(overview.text).to.match(/id="count-payments">2</);
+    const token = tokenIn(list.text);
+    expect((await browser.post(`/admin/payments/${link.id}/credit`).type('form').send({})).status).to.equal(403);
+    expect((await browser.post(`/admin/payments/${link.id}/credit`).type('form').send({ _csrf: 'wrong' })).status).to.equal(403);
+    await browser.post(`/admin/payments/${link.id}/credit`).type('form').send({ _csrf: token, note: 'short' }).expect(303);
+    const noNote = await browser.post(`/admin/payments/${late.id}/mark-returned`).type('form').send({ _csrf: token });
+    expect(noNote.status).to.equal(400);
+    await browser.post(`/admin/payments/${late.id}/mark-returned`).type('form').send({ _csrf: token, note: 'sent back by BCA' }).expect(303);
+    expect(await db('payments').where({ id: link.id }).first()).to.deep.include({ status: 'paid', flag: 'credited_to_buyer', received_amount: 99_000 });
+    expect(await db('payments').where({ id: late.id }).first()).to.deep.include({ status: 'paid', flag: 'returned_outside' });
+    const actions = ((await db('staff_audit').whereIn('target_id', [link.id, late.id]).orderBy('id')) as { action: string; note: string }[]).map((a) => [a.action, a.note]);
+    expect(actions).to.deep.equal([['payment.credit', 'short'], ['payment.mark_returned', 'sent back by BCA']]);
+    expect(await checkLedger(db)).to.deep.equal([]);
+    const after = await browser.get('/admin/payments');
+    expect(after.text).to.include('Nothing waiting.');
   });
 
   it('links the queue dashboard and counts the work waiting', async () => {

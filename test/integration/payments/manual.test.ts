@@ -123,13 +123,16 @@ describe('manual transfers', () => {
     expect(auto.body.data.provider).to.equal('sandbox');
   });
 
-  it('a claim after the payment deadline (before the expiry timer ran) answers 409 INVALID_STATE and changes nothing', async () => {
+  it('a claim after the payment deadline (before the expiry timer ran) is recorded late (202) for staff; the escrow is not paid', async () => {
     const res = await payManual();
     const escrow = await escrowRow(w.escrowId);
     clock.set(new Date(escrow.expires_at.getTime() + 1000));
     const claim = await client.post(`/api/escrows/${w.escrowId}/claim-payment`).set(bearer(w.buyerKey)).send({ reference: 'late' });
-    expectError(claim, 409, 'INVALID_STATE');
-    expect((await paymentRow(res.body.data.payment_link_id as string)).status).to.equal('pending');
+    expect(claim.status, JSON.stringify(claim.body)).to.equal(202);
+    expect(claim.body.data).to.deep.include({ status: 'awaiting_confirmation', flag: 'late_claim', late_claim: true });
+    expect(await paymentRow(res.body.data.payment_link_id as string)).to.deep.include({ status: 'awaiting_confirmation', flag: 'late_claim' });
+    expect((await escrowRow(w.escrowId)).status).to.equal('pending_payment');
+    expect(await countRows('journal_entries')).to.equal(0);
   });
 
   it('claim -> awaiting_confirmation with the reference; staff confirm -> escrow paid, ledger, staff_audit', async () => {
@@ -208,7 +211,7 @@ describe('manual transfers', () => {
       expect(await snapshot()).to.deep.equal(before);
     });
 
-    it('409 INVALID_STATE when claimed twice, and when the escrow is no longer pending', async () => {
+    it('409 INVALID_STATE when claimed twice; 202 late_claim when the escrow is no longer pending', async () => {
       await payManual();
       expect((await claim(w.buyerKey)).status).to.equal(200);
       const again = await claim(w.buyerKey, { reference: 'again' });
@@ -220,16 +223,18 @@ describe('manual transfers', () => {
       expect(link.status).to.equal(201);
       await markPaid(undefined, other.escrow.id, { reference: 'elsewhere' });
       const late = await claim(w.buyerKey, {}, other.escrow.id);
-      expectError(late, 409, 'INVALID_STATE');
-      expect(late.body.error.status).to.equal('paid');
-      expect((await paymentRow(link.body.data.payment_link_id as string)).status).to.equal('pending');
+      expect(late.status, JSON.stringify(late.body)).to.equal(202);
+      expect(late.body.data).to.deep.include({ late_claim: true, flag: 'late_claim' });
+      expect(await paymentRow(link.body.data.payment_link_id as string)).to.deep.include({ status: 'awaiting_confirmation', flag: 'late_claim' });
+      expect((await escrowRow(other.escrow.id)).status).to.equal('paid');
       // And a cancelled one (an unclaimed manual transfer does not hold off a cancel).
       const third = await createEscrow({ buyer: w.buyer, amount: AMOUNT });
       expect((await client.post(`/api/escrows/${third.escrow.id}/pay`).set(bearer(w.buyerKey)).send({ method: 'bank_transfer', provider: 'manual_bca' })).status).to.equal(201);
       expect((await client.post(`/api/escrows/${third.escrow.id}/cancel`).set(bearer(w.buyerKey)).send({})).status).to.equal(200);
       const cancelled = await claim(w.buyerKey, {}, third.escrow.id);
-      expectError(cancelled, 409, 'INVALID_STATE');
-      expect(cancelled.body.error.status).to.equal('cancelled');
+      expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(202);
+      expect(cancelled.body.data.next_step).to.match(/^The escrow was cancelled,/);
+      expect((await escrowRow(third.escrow.id)).status).to.equal('cancelled');
       expect(await checkLedger(db)).to.deep.equal([]);
     });
 
