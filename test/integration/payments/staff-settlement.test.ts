@@ -183,6 +183,19 @@ describe('money at the edges: late claims and amount mismatches settled by staff
       expect(await checkLedger(db)).to.deep.equal([]);
     });
 
+    it('a late claim left waiting does not postpone the expiry (an on-time claim would)', async () => {
+      const e = await newEscrow();
+      const paymentId = await payManual(e.id);
+      clock.set(new Date(e.expires_at.getTime() + 1000));
+      expect((await claim(e.id)).status).to.equal(202);
+      expect((await runJobs()).filter((j) => j.error)).to.deep.equal([]);
+      expect(await escrowRow(e.id)).to.deep.include({ status: 'cancelled', cancel_reason: 'expired' });
+      expect(await paymentRow(paymentId)).to.deep.include({ status: 'awaiting_confirmation', flag: 'late_claim' });
+      expect((await staffMove('credit', paymentId)).status).to.equal(200);
+      expect(await userBalance(buyer.id)).to.equal(TOTAL);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
     it('after the escrow was paid another way: 202 "already paid"', async () => {
       const e = await newEscrow();
       await payManual(e.id);
