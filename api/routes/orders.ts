@@ -10,7 +10,8 @@ import type { OrderStatus } from '../../shared/orders/states.js';
 import { serializeClaim, serializeInitiation, serializePaymentRecord } from '../../shared/payments/serialize.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
-import { idempotent, txOf } from '../middleware/idempotency.js';
+import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
+import { abandonLink, recordLink, type PreparedLink } from '../../shared/payments/service.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const ordersRouter = createRouter();
@@ -29,7 +30,7 @@ ordersRouter.get('/api/jasabayar/config', auth(), async (ctx) => {
 });
 
 ordersRouter.post('/api/jasabayar/quote', auth(), validate({ body: S.quote }), idempotent(), async (ctx) => {
-  ok(ctx, await orders.quoteFor(bodyOf<{ item_price: number }>(ctx).item_price));
+  ok(ctx, await orders.quoteFor(txOf(ctx), bodyOf<{ item_price: number }>(ctx).item_price));
 });
 
 ordersRouter.post('/api/jasabayar', auth(), validate({ body: S.create }), idempotent(), async (ctx) => {
@@ -57,10 +58,24 @@ ordersRouter.post('/api/jasabayar/:id/cancel', auth(), byId, validate({ body: S.
   ctx.body = { success: true };
 });
 
-ordersRouter.post('/api/jasabayar/:id/pay', auth(), byId, validate({ body: S.pay }), idempotent(), async (ctx) => {
-  const result = await orders.pay(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<orders.PayInput>(ctx));
-  if (result.kind === 'balance') ok(ctx, { method: 'balance', order: serializeOrder(result.order) });
-  else ok(ctx, serializeInitiation(result.payment), 201);
+// Balance payments run in the key's transaction; a gateway link is opened before it
+// (rule 7: no transaction open while the gateway is called), as for escrows.
+const openedLink = idempotent({
+  prepare: async (ctx) => {
+    const input = bodyOf<orders.PayInput>(ctx);
+    if (input.method === 'balance') return undefined;
+    const link = await orders.prepareLink(actor(ctx), idOf(ctx), input);
+    ctx.state.prepared = link;
+    return () => abandonLink(link);
+  },
+});
+
+ordersRouter.post('/api/jasabayar/:id/pay', auth(), byId, validate({ body: S.pay }), openedLink, async (ctx) => {
+  if (bodyOf<orders.PayInput>(ctx).method === 'balance') {
+    ok(ctx, { method: 'balance', order: serializeOrder(await orders.payByBalance(txOf(ctx), actor(ctx), idOf(ctx))) });
+    return;
+  }
+  ok(ctx, serializeInitiation(await recordLink(txOf(ctx), preparedOf<PreparedLink>(ctx))), 201);
 });
 
 // As the escrow claim: 200 waiting for the operator; 202 recorded late (the order was

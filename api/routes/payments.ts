@@ -13,7 +13,7 @@ import type { Actor } from '../../shared/escrows/service.js';
 import { config } from '../../shared/config.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
-import { idempotent, txOf } from '../middleware/idempotency.js';
+import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
@@ -38,8 +38,18 @@ paymentsRouter.get(
   },
 );
 
-paymentsRouter.post('/api/escrows/:id/pay', auth(), byId, validate({ body: S.pay }), idempotent(), async (ctx) => {
-  ok(ctx, serializeInitiation(await payments.pay(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx))), 201);
+// The gateway is called before the key's transaction opens (rule 7): the link's row is
+// committed first, then the gateway's answer is recorded with the stored reply.
+const openedLink = idempotent({
+  prepare: async (ctx) => {
+    const link = await payments.prepareEscrowLink(actor(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx));
+    ctx.state.prepared = link;
+    return () => payments.abandonLink(link);
+  },
+});
+
+paymentsRouter.post('/api/escrows/:id/pay', auth(), byId, validate({ body: S.pay }), openedLink, async (ctx) => {
+  ok(ctx, serializeInitiation(await payments.recordLink(txOf(ctx), preparedOf<payments.PreparedLink>(ctx))), 201);
 });
 
 paymentsRouter.get('/api/escrows/:id/payment-status', auth(), byId, async (ctx) => {

@@ -19,7 +19,7 @@ import { recordStaffAction } from '../staff/audit.js';
 import * as paymentRepo from '../payments/repo.js';
 import type { PaymentRow } from '../payments/repo.js';
 import { recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
-import { openLink, parseMethod, settlePaid } from '../payments/service.js';
+import { abandonLink, parseMethod, prepareOrderLink, recordLink, settlePaid, type PreparedLink } from '../payments/service.js';
 import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quote } from './fees.js';
 import { markOrdersPaid } from './paid.js';
 import * as repo from './repo.js';
@@ -64,8 +64,8 @@ function checkPrice(itemPrice: number, c: OrderConfig, options: { min: boolean }
 }
 
 /** POST /api/jasabayar/quote. */
-export async function quoteFor(itemPrice: number): Promise<Quote> {
-  const c = await loadOrderConfig(db);
+export async function quoteFor(trx: Db, itemPrice: number): Promise<Quote> {
+  const c = await loadOrderConfig(trx);
   checkPrice(itemPrice, c, { min: false });
   return quote(itemPrice, c);
 }
@@ -226,24 +226,44 @@ export interface PayInput {
 export type PayResult = { kind: 'balance'; order: OrderRow } | { kind: 'link'; payment: PaymentRow };
 
 /**
- * POST /api/jasabayar/:id/pay. `method: balance` settles at once (buyer balance -> orders
- * held; 400 INSUFFICIENT_BALANCE otherwise); a gateway method opens a payment link that
- * targets the order (same gateways, callbacks and sandbox as escrows).
+ * POST /api/jasabayar/:id/pay by balance: settles at once (buyer balance -> orders held;
+ * 400 INSUFFICIENT_BALANCE otherwise), in the caller's transaction or its own.
  */
-export async function pay(trxOrDb: Db | undefined, actor: Actor, id: string, input: PayInput): Promise<PayResult> {
-  const byBalance = input.method === 'balance';
-  const method = byBalance ? null : parseMethod(input.method);
+export async function payByBalance(trxOrDb: Db | undefined, actor: Actor, id: string): Promise<OrderRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadOwned(trx, actor, id);
     // A new payment (balance or link) only while awaiting_payment: a buyer cannot pay twice.
     if (!canMove('payByBalance', o.status)) throw invalidState(o.status, 'payByBalance');
-    if (method === null) {
-      const [paid] = await markOrdersPaid(trx, [{ orderId: o.id, via: 'balance', reference: actor.userId, surcharge: 0, actorRole: 'buyer', actorId: actor.userId }], clock.now());
-      return { kind: 'balance', order: paid! };
-    }
-    const payment = await openLink(trx, actor, { orderId: o.id, amount: o.total, itemName: o.target_label ?? 'Jasa bayar', manualExpiresAt: null }, method, input.provider);
-    return { kind: 'link', payment };
+    const [paid] = await markOrdersPaid(trx, [{ orderId: o.id, via: 'balance', reference: actor.userId, surcharge: 0, actorRole: 'buyer', actorId: actor.userId }], clock.now());
+    return paid!;
   });
+}
+
+/**
+ * POST /api/jasabayar/:id/pay with a gateway method, step 1 (no transaction held by the
+ * caller; see `prepareEscrowLink`): the order is checked under its lock, the link's row
+ * committed, the gateway called. `recordLink` then stores the gateway's answer.
+ */
+export async function prepareLink(actor: Actor, id: string, input: PayInput): Promise<PreparedLink> {
+  const method = parseMethod(input.method);
+  return prepareOrderLink(actor, method, input.provider, async (trx) => {
+    const o = await loadOwned(trx, actor, id);
+    if (!canMove('payByBalance', o.status)) throw invalidState(o.status, 'payByBalance');
+    return { orderId: o.id, amount: o.total, itemName: o.target_label ?? 'Jasa bayar', manualExpiresAt: null };
+  });
+}
+
+/** Both ways of paying without an Idempotency-Key (factories, scripts): each step committed. */
+export async function pay(trxOrDb: Db | undefined, actor: Actor, id: string, input: PayInput): Promise<PayResult> {
+  if (input.method === 'balance') return { kind: 'balance', order: await payByBalance(trxOrDb, actor, id) };
+  if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
+  const link = await prepareLink(actor, id, input);
+  try {
+    return { kind: 'link', payment: await recordLink(db, link) };
+  } catch (err) {
+    await abandonLink(link);
+    throw err;
+  }
 }
 
 /**

@@ -66,6 +66,22 @@ export async function insertPayment(trx: Db, row: NewPayment): Promise<PaymentRo
   return created;
 }
 
+/** The gateway's answer on a reserved link (payments/service.ts `recordLink`). */
+export async function recordCharge(
+  trx: Db,
+  id: string,
+  patch: Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_bank' | 'redirect_url' | 'deep_link_url' | 'raw_response' | 'expires_at' | 'updated_at'>,
+): Promise<PaymentRow | undefined> {
+  const [row] = (await trx('payments').where({ id }).update(patch).returning('*')) as PaymentRow[];
+  return row;
+}
+
+/** A reserved gateway link whose answer was never recorded: pending -> failed (compare-and-set). */
+export async function failUnanswered(trx: Db, id: string, now: Date): Promise<boolean> {
+  const n = await trx('payments').where({ id, status: 'pending', is_manual: false, raw_response: '{}' }).update({ status: 'failed', updated_at: now });
+  return n > 0;
+}
+
 export async function findById(trx: Db, id: string): Promise<PaymentRow | undefined> {
   return (await trx('payments').where({ id }).first()) as PaymentRow | undefined;
 }
@@ -80,6 +96,12 @@ export async function findByOrder(trx: Db, gatewayOrderId: string): Promise<Paym
 
 export async function findByOrderForUpdate(trx: Db, gatewayOrderId: string): Promise<PaymentRow | undefined> {
   return (await trx('payments').where({ gateway_order_id: gatewayOrderId }).forUpdate().first()) as PaymentRow | undefined;
+}
+
+/** Payment rows by gateway order id, not locked (a look before a transaction opens). */
+export async function findByOrders(trx: Db, orders: readonly string[]): Promise<PaymentRow[]> {
+  if (orders.length === 0) return [];
+  return (await trx('payments').whereIn('gateway_order_id', [...orders])) as PaymentRow[];
 }
 
 /** Payment rows by gateway order id, locked in id order. */
@@ -147,24 +169,28 @@ export interface CallbackRow {
   gateway_order_id: string;
   status: GatewayStatus;
   amount: number | null;
+  received_at: Date;
   processed_at: Date | null;
   outcome: string | null;
 }
 
 /**
  * Stores a delivery in one statement; a duplicate only counts one more delivery, and makes
- * a copy still waiting for a retry due at once (the gateway's retry). Returns the row and
- * whether it was new.
+ * a copy still waiting for a retry due at once (the gateway's retry). A copy whose payment
+ * was not found (outcome `unknown_order`, even one already given up on) is opened again and
+ * due at once: the gateway's retry may come after the payment row committed. Returns the row
+ * and whether it was new.
  */
 export async function upsertCallback(
   trx: Db,
-  row: Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string; received_at: Date },
+  row: Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string },
 ): Promise<{ id: number; processed_at: Date | null; inserted: boolean }> {
   const result = await trx.raw<{ rows: { id: number; processed_at: Date | null; inserted: boolean }[] }>(
     `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
      ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
-       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL
+       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
+       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
                               THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
                               ELSE payment_callbacks.next_attempt_at END
      RETURNING id, processed_at, (xmax = 0) AS inserted`,
@@ -173,33 +199,37 @@ export async function upsertCallback(
   return result.rows[0]!;
 }
 
-const CALLBACK_COLUMNS = ['id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'processed_at', 'outcome'] as const;
+const CALLBACK_COLUMNS = ['id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'received_at', 'processed_at', 'outcome'] as const;
+
+export async function callbackById(trx: Db, id: number): Promise<CallbackRow | undefined> {
+  return (await trx('payment_callbacks').select(...CALLBACK_COLUMNS).where({ id }).first()) as CallbackRow | undefined;
+}
 
 export async function callbackForUpdate(trx: Db, id: number): Promise<CallbackRow | undefined> {
   return (await trx('payment_callbacks').select(...CALLBACK_COLUMNS).where({ id }).forUpdate().first()) as CallbackRow | undefined;
 }
 
-/** Due, unprocessed deliveries in arrival order, locked; rows another worker holds are skipped. */
-export async function dueCallbacksForUpdate(trx: Db, now: Date, limit: number): Promise<CallbackRow[]> {
+/** Due, unprocessed deliveries in arrival order, not locked (read before the batch's transaction opens). */
+export async function dueCallbacks(trx: Db, now: Date, limit: number): Promise<CallbackRow[]> {
   return (await trx('payment_callbacks')
     .select(...CALLBACK_COLUMNS)
     .whereNull('processed_at')
     .where('next_attempt_at', '<=', now)
     .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()) as CallbackRow[];
+    .limit(limit)) as CallbackRow[];
 }
 
-/** Ids of due, unprocessed deliveries (no lock: each is then processed in its own transaction). */
-export async function dueCallbackIds(trx: Db, now: Date, limit: number): Promise<number[]> {
-  const rows = (await trx('payment_callbacks')
-    .select('id')
+/** Of these deliveries, those still due and unprocessed, locked; rows another worker holds are skipped. */
+export async function dueCallbacksForUpdate(trx: Db, ids: readonly number[], now: Date): Promise<CallbackRow[]> {
+  if (ids.length === 0) return [];
+  return (await trx('payment_callbacks')
+    .select(...CALLBACK_COLUMNS)
+    .whereIn('id', [...ids])
     .whereNull('processed_at')
     .where('next_attempt_at', '<=', now)
     .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
-    .limit(limit)) as { id: number }[];
-  return rows.map((r) => Number(r.id));
+    .forUpdate()
+    .skipLocked()) as CallbackRow[];
 }
 
 export async function markCallbackProcessed(trx: Db, id: number, outcome: string, at: Date): Promise<void> {
@@ -228,6 +258,24 @@ export async function recordCallbackFailure(trx: Db, id: number, error: string, 
             next_attempt_at = ?::timestamptz + make_interval(secs => LEAST(power(2, LEAST(attempts, 20)), ?))
       WHERE id = ? AND processed_at IS NULL`,
     [error.slice(0, 1000), now, maxBackoffSeconds, id],
+  );
+}
+
+/**
+ * Deliveries reconciled to an outcome that is not final (the payment was not found yet, or
+ * its status still has to be confirmed with the gateway): the outcome and why are kept, and
+ * the next try comes after the same backoff as a failure (or sooner if the gateway delivers
+ * it again).
+ */
+export async function deferCallbacks(trx: Db, deferred: readonly { id: number; outcome: string; reason: string }[], now: Date, maxBackoffSeconds: number): Promise<void> {
+  if (deferred.length === 0) return;
+  await trx.raw(
+    `UPDATE payment_callbacks c
+        SET outcome = d.outcome, attempts = c.attempts + 1, last_error = d.reason,
+            next_attempt_at = ?::timestamptz + make_interval(secs => LEAST(power(2, LEAST(c.attempts, 20)), ?))
+       FROM unnest(?::bigint[], ?::text[], ?::text[]) AS d(id, outcome, reason)
+      WHERE c.id = d.id AND c.processed_at IS NULL`,
+    [now, maxBackoffSeconds, deferred.map((d) => d.id), deferred.map((d) => d.outcome), deferred.map((d) => d.reason)],
   );
 }
 

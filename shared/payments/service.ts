@@ -10,7 +10,7 @@
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { randomToken } from '../crypto.js';
-import { db, inTransaction, type Db } from '../db.js';
+import { db, type Db } from '../db.js';
 import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { postMany, type Posting } from '../ledger/index.js';
@@ -23,7 +23,9 @@ import * as users from '../users/repo.js';
 import { markOrdersPaid, type OrderPayment } from '../orders/paid.js';
 import * as orderRepo from '../orders/repo.js';
 import type { OrderRow } from '../orders/repo.js';
-import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
+import type { Knex } from 'knex';
+import { adapterFor, detectProvider, GatewayError, PAYMENT_METHODS, signsStatus, type GatewayStatus, type InboundDelivery, type PaymentMethod } from './gateways/index.js';
+import type { ChargeRequest, ChargeResult } from './gateways/types.js';
 import * as repo from './repo.js';
 import type { GatewayRow, PaymentRow, PaymentStatus } from './repo.js';
 import { surchargeOf } from './surcharge.js';
@@ -83,12 +85,29 @@ async function chooseGateway(trx: Db, method: PaymentMethod, provider: string | 
   return usable[0]!;
 }
 
-/** POST /api/escrows/:id/pay: a new payment link for the buyer (a fresh idempotency key gets a new one). */
-export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
-  if (input.method === undefined || input.method === '') throw new AppError(400, 'MISSING_METHOD', 'method is required');
-  const method = input.method;
-  if (!isMethod(method)) throw new AppError(400, 'UNSUPPORTED_METHOD', `method must be one of ${PAYMENT_METHODS.join(', ')}`);
-  return inTransaction(trxOrDb, async (trx) => {
+/**
+ * A payment link opened in two steps so that no transaction is open while the gateway is
+ * called (ARCHITECTURE rule 7; decision 0009): `prepareEscrowLink` / `prepareOrderLink`
+ * check the target under its row lock and commit the payment row at once (so a cancel
+ * sees it, and a callback that beats the answer finds its payment), then call the gateway
+ * with nothing held; `recordLink` writes what the gateway answered, in the caller's
+ * transaction (the Idempotency-Key's). Until then the row's `expires_at` is a short
+ * opening deadline: a request that dies between the steps leaves a link that stops
+ * blocking a cancel within a minute and is expired by the poller.
+ */
+export interface PreparedLink {
+  payment: PaymentRow;
+  /** The gateway's answer (absent for a manual transfer: nothing to call). */
+  charge?: { result: ChargeResult; expiresAt: Date };
+}
+
+/** How long a reserved link counts as underway before its gateway answer is recorded. */
+const OPENING_GRACE_MS = 30_000;
+
+/** POST /api/escrows/:id/pay, step 1 (no transaction may be held by the caller). */
+export async function prepareEscrowLink(actor: Actor, escrowId: string, input: PayInput): Promise<PreparedLink> {
+  const method = parseMethod(input.method);
+  const reserved = await db.transaction(async (trx) => {
     const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
     if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
     if (e.buyer_id !== actor.userId) throw new AppError(403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
@@ -101,8 +120,61 @@ export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: strin
     if (current.expires_at <= clock.now()) {
       throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
     }
-    return openLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
+    return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
   });
+  return chargeReserved(reserved);
+}
+
+/**
+ * Payment-service orders, step 1: `reserve` checks and locks the order in the transaction
+ * it is given (orders/service.ts owns those rules) and returns the link target.
+ */
+export async function prepareOrderLink(actor: Actor, method: PaymentMethod, provider: string | undefined, reserve: (trx: Knex.Transaction) => Promise<LinkTarget>): Promise<PreparedLink> {
+  const reserved = await db.transaction(async (trx) => reserveLink(trx, actor, await reserve(trx), method, provider));
+  return chargeReserved(reserved);
+}
+
+/** Step 2: the gateway's answer on the link, in the caller's transaction. */
+export async function recordLink(trx: Db, link: PreparedLink): Promise<PaymentRow> {
+  if (!link.charge) return link.payment;
+  const { result, expiresAt } = link.charge;
+  const recorded = await repo.recordCharge(trx, link.payment.id, {
+    qr_string: result.qrString,
+    qr_url: result.qrUrl,
+    va_number: result.vaNumber,
+    va_bank: result.vaBank,
+    redirect_url: result.paymentUrl,
+    deep_link_url: result.deepLinkUrl,
+    raw_response: JSON.stringify(result.raw ?? {}),
+    expires_at: expiresAt,
+    updated_at: clock.now(),
+  });
+  if (!recorded) throw new Error(`payment ${link.payment.id} vanished before its link was recorded`);
+  return recorded;
+}
+
+/**
+ * A prepared link whose answer was never given (the request failed or a concurrent twin
+ * with the same key answered): still pending, it becomes `failed` so it blocks nothing.
+ * Money paid on it later is still taken (a paid report wins over failed).
+ */
+export async function abandonLink(link: PreparedLink): Promise<void> {
+  await repo.failUnanswered(db, link.payment.id, clock.now());
+}
+
+/**
+ * Without an Idempotency-Key (the checkout page, factories): both steps, each committed.
+ * It cannot join a caller's transaction: the gateway is called between the steps.
+ */
+export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
+  if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
+  const link = await prepareEscrowLink(actor, escrowId, input);
+  try {
+    return await recordLink(db, link);
+  } catch (err) {
+    await abandonLink(link);
+    throw err;
+  }
 }
 
 /** What a payment link pays: an escrow or a payment-service order (exactly one). */
@@ -116,11 +188,17 @@ export interface LinkTarget {
   manualExpiresAt: Date | null;
 }
 
+interface ReservedLink {
+  payment: PaymentRow;
+  request?: ChargeRequest;
+}
+
 /**
- * Chooses the gateway and opens the link (a gateway call, or a manual record) inside the
- * caller's transaction, which holds the target's row locked and has checked its state.
+ * Chooses the gateway and stores the payment row inside the caller's transaction, which
+ * holds the target's row locked and has checked its state. A manual transfer is complete
+ * here; a gateway link gets its charge request, sent after this transaction commits.
  */
-export async function openLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<PaymentRow> {
+async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<ReservedLink> {
   const gateway = await chooseGateway(trx, method, provider, target.amount);
   const surcharge = surchargeOf(target.amount, gateway);
   const total = target.amount + surcharge;
@@ -142,37 +220,39 @@ export async function openLink(trx: Db, actor: Actor, target: LinkTarget, method
   };
   if (gateway.is_manual) {
     // A manual transfer: the buyer transfers to the configured account and claims it.
-    return repo.insertPayment(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) });
+    return { payment: await repo.insertPayment(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) }) };
   }
-  const adapter = adapterFor(gateway.provider)!;
-  const expiresAt = new Date(now.getTime() + LINK_LIFETIME_MS[method]);
   const buyer = (await users.findById(trx, actor.userId))!;
-  let charge;
-  try {
-    charge = await adapter.createCharge({
+  const payment = await repo.insertPayment(trx, {
+    ...base,
+    expires_at: new Date(now.getTime() + config.gateways.httpTimeoutMs + OPENING_GRACE_MS),
+    next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
+  });
+  return {
+    payment,
+    request: {
       gatewayOrderId,
       amount: total,
       method,
-      expiresAt,
+      expiresAt: new Date(now.getTime() + LINK_LIFETIME_MS[method]),
       itemName: target.itemName,
       buyer: { id: buyer.id, email: buyer.email, fullName: buyer.full_name },
-    });
+    },
+  };
+}
+
+/** The gateway call, with no transaction open. A refusal fails the reserved row and answers 502. */
+async function chargeReserved(reserved: ReservedLink): Promise<PreparedLink> {
+  const { payment, request } = reserved;
+  if (!request) return { payment };
+  const adapter = adapterFor(payment.provider)!;
+  try {
+    return { payment, charge: { result: await adapter.createCharge(request), expiresAt: request.expiresAt } };
   } catch (err) {
+    await repo.failUnanswered(db, payment.id, clock.now());
     if (err instanceof GatewayError) throw new AppError(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
     throw err;
   }
-  return repo.insertPayment(trx, {
-    ...base,
-    qr_string: charge.qrString,
-    qr_url: charge.qrUrl,
-    va_number: charge.vaNumber,
-    va_bank: charge.vaBank,
-    redirect_url: charge.paymentUrl,
-    deep_link_url: charge.deepLinkUrl,
-    raw_response: JSON.stringify(charge.raw ?? {}),
-    expires_at: expiresAt,
-    next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
-  });
 }
 
 export function parseMethod(value: string | undefined): PaymentMethod {
@@ -265,27 +345,125 @@ async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ id: numb
   return { id: Number(row.id), inserted: row.inserted };
 }
 
-const reportOf = (cb: repo.CallbackRow): GatewayReport => ({
-  provider: cb.provider,
-  gatewayOrderId: cb.gateway_order_id,
-  status: cb.status,
-  amount: cb.amount === null ? null : Number(cb.amount),
-  source: cb.source,
-});
+const reportOf = (cb: repo.CallbackRow): GatewayReport => {
+  const report: GatewayReport = {
+    provider: cb.provider,
+    gatewayOrderId: cb.gateway_order_id,
+    status: cb.status,
+    amount: cb.amount === null ? null : Number(cb.amount),
+    source: cb.source,
+  };
+  // Until the gateway confirms it, an unsigned status settles nothing (prepareDeliveries).
+  return needsConfirmation(report) ? { ...report, unconfirmed: true } : report;
+};
 
 /**
- * Reconciles one stored delivery in its own transaction. Safe to run twice (a processed
- * delivery is skipped; the payment row is locked; postings carry keys).
+ * Whether a report's status must be confirmed with the gateway before it is acted on: a
+ * callback (a poll's answer already is the gateway's; staff are not a gateway) from a gateway
+ * that does not sign the status, claiming anything but pending (which changes nothing).
+ */
+function needsConfirmation(r: GatewayReport): boolean {
+  return r.source === 'callback' && r.status !== 'pending' && !signsStatus(r.provider);
+}
+
+/** A stored delivery ready to reconcile, or why it cannot be reconciled yet. */
+type Prepared = { cb: repo.CallbackRow; report: GatewayReport } | { cb: repo.CallbackRow; error: string };
+
+/**
+ * Turns stored deliveries into reports, asking the gateway's status API about each whose
+ * status the gateway does not sign (Midtrans, Xendit). Runs before any transaction opens
+ * (ARCHITECTURE rule 7: no outside call while a connection is held). The answer replaces the
+ * claimed status and amount, so a callback claiming paid that the gateway calls pending is
+ * reconciled as pending. Nothing is asked when the answer cannot matter (the payment is not
+ * found, belongs to another gateway or a manual transfer, or is already paid); such a report
+ * stays unconfirmed and can settle nothing. A query that fails (error, timeout, unreadable
+ * answer, the adapter not loaded here) leaves the delivery unprocessed for a retry.
+ */
+async function prepareDeliveries(rows: readonly repo.CallbackRow[]): Promise<Prepared[]> {
+  const reports = rows.map(reportOf);
+  const asking = [...new Set(reports.filter((r) => r.unconfirmed).map((r) => r.gatewayOrderId))];
+  const payments = new Map((await repo.findByOrders(db, asking)).map((p) => [p.gateway_order_id, p]));
+  const answers = new Map<string, Promise<{ status: GatewayStatus; amount: number | null }>>();
+  return Promise.all(
+    rows.map(async (cb, k): Promise<Prepared> => {
+      const r = reports[k]!;
+      const p = payments.get(r.gatewayOrderId);
+      if (!r.unconfirmed || !p || p.is_manual || p.provider !== r.provider || p.status === 'paid') return { cb, report: r };
+      const adapter = adapterFor(r.provider);
+      if (!adapter) return { cb, error: `status not confirmed: the ${r.provider} adapter is not loaded on this server` };
+      let answer = answers.get(r.gatewayOrderId);
+      if (!answer) answers.set(r.gatewayOrderId, (answer = adapter.queryStatus(r.gatewayOrderId)));
+      try {
+        const confirmed = await answer;
+        return { cb, report: { ...r, status: confirmed.status, amount: confirmed.amount ?? r.amount, unconfirmed: false } };
+      } catch (err) {
+        return { cb, error: `status not confirmed by ${r.provider}: ${err instanceof Error ? err.message : String(err)}` };
+      }
+    }),
+  );
+}
+
+/** How long a delivery whose payment is not found is tried again before `unknown_order` is final (for staff). */
+export const UNKNOWN_ORDER_RETRY_MS = 60 * MINUTE;
+
+/**
+ * Why a reconciled delivery is not done yet, or undefined when its outcome is final. A
+ * callback can arrive before `pay`'s transaction commits its payment row, so `unknown_order`
+ * is tried again (with the failure backoff, at once when the gateway delivers it again) until
+ * UNKNOWN_ORDER_RETRY_MS after its first arrival. `unconfirmed` (the payment appeared after
+ * the status was to be confirmed) is tried again with the query.
+ */
+function notDoneBecause(cb: repo.CallbackRow, outcome: string, now: Date): string | undefined {
+  if (outcome === 'unconfirmed') return 'the status is not yet confirmed with the gateway';
+  if (outcome === 'unknown_order' && now.getTime() - new Date(cb.received_at).getTime() < UNKNOWN_ORDER_RETRY_MS) {
+    return 'no payment with this gateway order id (yet): tried again';
+  }
+  return undefined;
+}
+
+/**
+ * Reconciles prepared deliveries that the caller holds locked, in order, and writes each
+ * outcome: final ones mark the delivery processed, the others defer it with a backoff.
+ */
+async function settleDeliveries(trx: Db, ready: readonly { cb: repo.CallbackRow; report: GatewayReport }[]): Promise<{ id: number; outcome: string }[]> {
+  const now = clock.now();
+  const outcomes = await reconcileMany(trx, ready.map((p) => p.report));
+  const done: { id: number; outcome: string }[] = [];
+  const deferred: { id: number; outcome: string; reason: string }[] = [];
+  ready.forEach((p, k) => {
+    const outcome = outcomes[k]!;
+    const reason = notDoneBecause(p.cb, outcome, now);
+    if (reason === undefined) done.push({ id: Number(p.cb.id), outcome });
+    else deferred.push({ id: Number(p.cb.id), outcome, reason });
+  });
+  await repo.markCallbacksProcessed(trx, done, now);
+  await repo.deferCallbacks(trx, deferred, now, CALLBACK_MAX_BACKOFF_S);
+  return ready.map((p, k) => ({ id: Number(p.cb.id), outcome: outcomes[k]! }));
+}
+
+/**
+ * Reconciles one stored delivery in its own transaction (the poller's reports; a job queued
+ * by an older API). Safe to run twice (a processed delivery is skipped; the payment row is
+ * locked; postings carry keys). An unsigned status is confirmed with the gateway first,
+ * before the transaction opens; if that fails the delivery keeps the error and is retried.
  */
 export async function processCallback(callbackId: number): Promise<{ outcome: string }> {
+  const seen = await repo.callbackById(db, callbackId);
+  if (!seen) return { outcome: 'missing' };
+  if (seen.processed_at) return { outcome: seen.outcome ?? 'processed' };
+  const [prepared] = await prepareDeliveries([seen]);
+  if ('error' in prepared!) {
+    await repo.recordCallbackFailure(db, callbackId, prepared.error, clock.now(), CALLBACK_MAX_BACKOFF_S);
+    throw new Error(prepared.error);
+  }
+  const report = prepared!.report;
   return db.transaction(async (trx) =>
     collectNotices(trx, async () => {
       const cb = await repo.callbackForUpdate(trx, callbackId);
       if (!cb) return { outcome: 'missing' };
       if (cb.processed_at) return { outcome: cb.outcome ?? 'processed' };
-      const [outcome] = await reconcileMany(trx, [reportOf(cb)]);
-      await repo.markCallbackProcessed(trx, cb.id, outcome!, clock.now());
-      return { outcome: outcome! };
+      const [done] = await settleDeliveries(trx, [{ cb, report }]);
+      return { outcome: done!.outcome };
     }),
   );
 }
@@ -296,39 +474,56 @@ export const CALLBACK_BATCH = 100;
 export const CALLBACK_MAX_BACKOFF_S = 600;
 
 export interface DrainResult {
-  /** Deliveries reconciled, by id, with what each did. */
+  /** Deliveries reconciled, by id, with what each did (an `unknown_order` or `unconfirmed` one is tried again later). */
   processed: { id: number; outcome: string }[];
   /** Deliveries whose reconciliation failed: left unprocessed, retried after a backoff. */
   failed: { id: number; error: string }[];
 }
 
 /**
- * The gateway-callbacks worker's loop body: takes up to `limit` due, unprocessed deliveries
- * (SKIP LOCKED, so several workers share them) and reconciles them in ONE transaction, in
- * arrival order: one commit, one lock of the hot ledger accounts, one outbox row for all
- * their notices. If anything in the batch fails, the batch rolls back whole and each
- * delivery is tried again alone; one that still fails is recorded (attempts, last error)
- * and retried after a backoff, and never holds up the others.
+ * Locks the prepared deliveries still due (SKIP LOCKED: another worker's are left to it),
+ * records the ones whose status could not be confirmed as failed, and reconciles the rest.
+ */
+async function reconcileDeliveries(trx: Db, prepared: readonly Prepared[]): Promise<DrainResult> {
+  const now = clock.now();
+  const locked = new Set((await repo.dueCallbacksForUpdate(trx, prepared.map((p) => Number(p.cb.id)), now)).map((cb) => Number(cb.id)));
+  const mine = prepared.filter((p) => locked.has(Number(p.cb.id)));
+  const failed: { id: number; error: string }[] = [];
+  const ready: { cb: repo.CallbackRow; report: GatewayReport }[] = [];
+  for (const p of mine) {
+    if ('error' in p) failed.push({ id: Number(p.cb.id), error: p.error });
+    else ready.push(p);
+  }
+  for (const f of failed) await repo.recordCallbackFailure(trx, f.id, f.error, now, CALLBACK_MAX_BACKOFF_S);
+  return { processed: await settleDeliveries(trx, ready), failed };
+}
+
+/**
+ * The gateway-callbacks worker's loop body: reads up to `limit` due, unprocessed deliveries,
+ * confirms the unsigned statuses with their gateways (before any transaction opens), then
+ * reconciles them in ONE transaction that locks them (SKIP LOCKED, so several workers share
+ * them), in arrival order: one commit, one lock of the hot ledger accounts, one outbox row for
+ * all their notices. If anything in the batch fails, the batch rolls back whole and each
+ * delivery is tried again alone; one that still fails (or whose status could not be
+ * confirmed) is recorded (attempts, last error) and retried after a backoff, and never holds
+ * up the others.
  */
 export async function drainCallbacks(limit = CALLBACK_BATCH): Promise<DrainResult> {
+  const due = await repo.dueCallbacks(db, clock.now(), limit);
+  if (due.length === 0) return { processed: [], failed: [] };
+  const prepared = await prepareDeliveries(due);
   try {
-    const processed = await db.transaction(async (trx) =>
-      collectNotices(trx, async () => {
-        const due = await repo.dueCallbacksForUpdate(trx, clock.now(), limit);
-        const outcomes = await reconcileMany(trx, due.map(reportOf));
-        const done = due.map((cb, k) => ({ id: Number(cb.id), outcome: outcomes[k]! }));
-        await repo.markCallbacksProcessed(trx, done, clock.now());
-        return done;
-      }),
-    );
-    return { processed, failed: [] };
+    return await db.transaction(async (trx) => collectNotices(trx, async () => reconcileDeliveries(trx, prepared)));
   } catch (err) {
     logger.warn({ err }, 'callback batch failed; reconciling its deliveries one by one');
   }
   const result: DrainResult = { processed: [], failed: [] };
-  for (const id of await repo.dueCallbackIds(db, clock.now(), limit)) {
+  for (const one of prepared) {
+    const id = Number(one.cb.id);
     try {
-      result.processed.push({ id, ...(await processCallback(id)) });
+      const alone = await db.transaction(async (trx) => collectNotices(trx, async () => reconcileDeliveries(trx, [one])));
+      result.processed.push(...alone.processed);
+      result.failed.push(...alone.failed);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       await repo.recordCallbackFailure(db, id, error, clock.now(), CALLBACK_MAX_BACKOFF_S);
@@ -346,6 +541,8 @@ export interface GatewayReport {
   status: GatewayStatus;
   amount: number | null;
   source: string;
+  /** A callback's unsigned status the gateway has not confirmed: it settles nothing (outcome `unconfirmed`). */
+  unconfirmed?: boolean;
 }
 
 const SETTLEABLE: readonly PaymentStatus[] = ['pending', 'expired', 'failed', 'awaiting_confirmation'];
@@ -386,6 +583,8 @@ class Settlements {
     // Only the gateway that made the link reports on it; a manual transfer is settled by staff only.
     if (payment.is_manual || payment.provider !== r.provider) return 'provider_mismatch';
     if (payment.status === 'paid') return r.status === 'paid' ? 'duplicate_paid' : `ignored_${r.status}_after_paid`;
+    // An unsigned status the gateway has not confirmed (the payment appeared since): tried again with the query.
+    if (r.unconfirmed) return 'unconfirmed';
     if (r.status === 'pending') return 'still_pending';
     if (r.status === 'expired' || r.status === 'failed') {
       if (payment.status !== 'pending') return `ignored_${r.status}_when_${payment.status}`;
@@ -472,7 +671,7 @@ async function reconcileMany(trx: Db, reports: readonly GatewayReport[]): Promis
   const orderIds = new Set<string>();
   for (const r of reports) {
     const p = payments.get(r.gatewayOrderId);
-    if (r.status === 'paid' && p && !p.is_manual && p.provider === r.provider) {
+    if (r.status === 'paid' && !r.unconfirmed && p && !p.is_manual && p.provider === r.provider) {
       if (p.order_id !== null) orderIds.add(p.order_id);
       else escrowIds.add(p.escrow_id!);
     }

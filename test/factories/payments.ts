@@ -41,3 +41,12 @@ export function sandboxCallback(gatewayOrderId: string, status: 'paid' | 'expire
   const body = JSON.stringify({ provider: 'sandbox', gateway_order_id: gatewayOrderId, status, amount });
   return { body, signature: sandboxSignature(body, secret) };
 }
+
+/**
+ * Payment rows that are not `failed`. A refused gateway charge leaves its reserved row
+ * failed (the row is committed before the gateway is called: rule 7), never a live link.
+ */
+export async function unfailedPayments(): Promise<number> {
+  const [row] = await db('payments').whereNot({ status: 'failed' }).count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}

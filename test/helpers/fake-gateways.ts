@@ -54,6 +54,11 @@ abstract class FakeGateway {
   chargeFailure: Failure = 'none';
   /** How status calls fail. */
   statusFailure: Failure = 'none';
+  /**
+   * Runs after a charge is recorded and before its answer is sent, i.e. while `pay`'s
+   * transaction is still open (a gateway that calls back before the payment row commits).
+   */
+  beforeChargeAnswer: ((req: RecordedRequest) => Promise<void>) | null = null;
   origin = '';
   private server: Server | null = null;
   private savedTimeout = config.gateways.httpTimeoutMs;
@@ -121,8 +126,12 @@ abstract class FakeGateway {
         res.end('<html>upstream proxy error</html>');
         return;
       } else answer = this.handle(recorded);
-      res.writeHead(answer.status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer.body));
+      const send = () => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(answer.body));
+      };
+      if (kind === 'charge' && answer.status === 200 && this.beforeChargeAnswer) void this.beforeChargeAnswer(recorded).finally(send);
+      else send();
     });
   }
 }

@@ -14,6 +14,14 @@ export function adapterFor(provider: string): GatewayAdapter | undefined {
   return adapter && adapter.loaded() ? adapter : undefined;
 }
 
+/**
+ * Whether the provider's callbacks sign their status (loaded or not here); an unknown provider
+ * does not, so its word is never taken alone.
+ */
+export function signsStatus(provider: string): boolean {
+  return ADAPTERS.find((a) => a.name === provider)?.signsStatus ?? false;
+}
+
 /** Which loaded adapter an inbound delivery comes from (headers and payload shape). */
 export function detectProvider(delivery: InboundDelivery): GatewayAdapter | undefined {
   return ADAPTERS.find((a) => a.loaded() && a.recognises(delivery));

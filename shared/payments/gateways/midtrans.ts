@@ -21,7 +21,9 @@
  * Notifications (HTTP POST, JSON): `order_id`, `status_code`, `gross_amount` ("151050.00"),
  * `transaction_status`, `fraud_status`, `signature_key` = lowercase hex
  * SHA-512(order_id + status_code + gross_amount + serverKey). Recognised by that payload shape
- * (and none of the sandbox, Xendit or Tripay headers).
+ * (and none of the sandbox, Xendit or Tripay headers). transaction_status is not signed (a
+ * signed pending notification, status_code 201, could be replayed as "settlement"), so the
+ * worker confirms a notification's status with the status API before acting on it.
  *
  * transaction_status -> our status:
  *   settlement; capture with fraud_status accept (or none) -> paid
@@ -110,6 +112,7 @@ function jakartaTime(at: Date): string {
 export const midtransAdapter: GatewayAdapter = {
   name: 'midtrans',
   loaded: () => config.gateways.midtrans.serverKey !== '',
+  signsStatus: false, // transaction_status is not in signature_key: confirmed with the status API
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const paymentType = PAYMENT_TYPES[req.method];

@@ -37,6 +37,7 @@ const STATUSES: readonly GatewayStatus[] = ['paid', 'expired', 'failed'];
 export const sandboxAdapter: GatewayAdapter = {
   name: 'sandbox',
   loaded: () => config.sandboxMode,
+  signsStatus: true, // HMAC over the whole body
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const now = clock.now();

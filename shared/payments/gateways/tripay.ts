@@ -99,6 +99,7 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promi
 export const tripayAdapter: GatewayAdapter = {
   name: 'tripay',
   loaded: () => config.gateways.tripay.apiKey !== '' && config.gateways.tripay.privateKey !== '' && config.gateways.tripay.merchantCode !== '',
+  signsStatus: true, // HMAC over the raw body
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const channel = TRIPAY_CHANNELS[req.method];

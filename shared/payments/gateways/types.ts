@@ -62,11 +62,19 @@ export interface GatewayAdapter {
   readonly name: string;
   /** True when the adapter has what it needs (its secret) to run. */
   loaded(): boolean;
+  /**
+   * Whether a verified callback's status is covered by what the gateway signs. When it is not
+   * (Midtrans signs order_id + status_code + gross_amount, not transaction_status; Xendit sends
+   * a static token and signs nothing), the worker confirms the status with `queryStatus` before
+   * it acts on it (decision 0009).
+   */
+  readonly signsStatus: boolean;
   createCharge(request: ChargeRequest): Promise<ChargeResult>;
   /** Does this delivery come from this gateway? (headers and payload shape, before any signature check). */
   recognises(delivery: InboundDelivery): boolean;
   /** Verifies the signature on the raw body: false means forged (answer 403, change nothing). */
   verify(delivery: InboundDelivery): boolean;
   parse(delivery: InboundDelivery): ParsedCallback;
+  /** The gateway's own answer about a charge (the poller, and the confirmation of an unsigned callback status). */
   queryStatus(gatewayOrderId: string): Promise<{ status: GatewayStatus; amount: number | null }>;
 }

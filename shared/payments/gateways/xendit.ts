@@ -19,7 +19,8 @@
  * Invoice callbacks (HTTP POST, JSON) carry the header `x-callback-token`, which must equal the
  * account's callback verification token (compared in constant time); recognised by that
  * header (and no sandbox signature). Body: `id` (invoice id), `external_id`, `status`
- * (PAID, SETTLED, EXPIRED), `amount`, `paid_amount`.
+ * (PAID, SETTLED, EXPIRED), `amount`, `paid_amount`. Nothing in it is signed, so the worker
+ * confirms a callback's status (and amount) with the status API before acting on it.
  *   PAID, SETTLED -> paid (amount = paid_amount, else amount);  EXPIRED -> expired;  PENDING -> pending
  * Status API: GET {baseUrl}/v2/invoices?external_id=<order id> (an array of invoices).
  */
@@ -75,6 +76,7 @@ async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promi
 export const xenditAdapter: GatewayAdapter = {
   name: 'xendit',
   loaded: () => config.gateways.xendit.secretKey !== '' && config.gateways.xendit.callbackToken !== '',
+  signsStatus: false, // a static callback token signs nothing: confirmed with the status API
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const methods = XENDIT_PAYMENT_METHODS[req.method];

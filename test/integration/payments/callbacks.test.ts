@@ -5,10 +5,12 @@
  * parties notified, the ledger: gateway clearing -total, escrow +amount, gateway fees
  * +surcharge), duplicates (also concurrent), reordered deliveries, amount mismatches, a
  * second link paid, a database error mid-reconciliation followed by the gateway's retry,
- * the status poller for lost callbacks, and the sandbox simulate endpoint.
+ * a callback that comes before its payment row commits (tried again, paid once), the status
+ * poller for lost callbacks, and the sandbox simulate endpoint.
  */
 import { createHmac } from 'node:crypto';
 import { expect } from 'chai';
+import type { Knex } from 'knex';
 import type { Response } from 'supertest';
 import { api } from '../../helpers/app.js';
 import { countRows, issueKey } from '../../helpers/auth-signin-util.js';
@@ -23,8 +25,8 @@ import { redis } from '../../../shared/redis.js';
 import type { EscrowRow } from '../../../shared/escrows/repo.js';
 import { balanceOf, checkLedger } from '../../../shared/ledger/index.js';
 import { enqueue } from '../../../shared/outbox.js';
-import type { PaymentRow } from '../../../shared/payments/repo.js';
-import { pollPending } from '../../../shared/payments/service.js';
+import { insertPayment, type PaymentRow } from '../../../shared/payments/repo.js';
+import { pollPending, UNKNOWN_ORDER_RETRY_MS } from '../../../shared/payments/service.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 
 type Client = ReturnType<typeof api>;
@@ -274,14 +276,33 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expect(await snapshot()).to.deep.equal(before);
     });
 
-    it('a signed callback for an order nobody made is stored and reconciled as unknown_order, changing nothing else', async () => {
+    it('a signed callback for an order nobody made is stored and reconciled as unknown_order, changing nothing else; tried again for an hour, then final', async () => {
       const l = await link();
       expectAccepted(await callback(client, 'ESC-NOBODY-0001', 'paid', TOTAL), false);
       noErrors(await runJobs());
       const [stored] = await callbacks();
-      expect(stored).to.deep.include({ gateway_order_id: 'ESC-NOBODY-0001', outcome: 'unknown_order' });
+      expect(stored).to.deep.include({ gateway_order_id: 'ESC-NOBODY-0001', outcome: 'unknown_order', processed_at: null, attempts: 1 });
+      expect(stored!.last_error).to.include('no payment with this gateway order id');
+      expect(stored!.next_attempt_at!.getTime()).to.equal(clock.nowMs() + 1000);
       await expectUnpaid(l);
       expect((await paymentRow(l.paymentId)).status).to.equal('pending');
+      // Tried again after 1 s, 2 s, 4 s ... (at most 10 minutes) while it is younger than an hour.
+      let tries = 1;
+      while ((await callbacks())[0]!.processed_at === null) {
+        clock.set((await callbacks())[0]!.next_attempt_at!);
+        const ran = (await runJobs(['gateway-callbacks'])).filter((j) => j.name === CALLBACK_RECORD);
+        expect(ran.map((j) => j.result)).to.deep.equal([{ outcome: 'unknown_order' }]);
+        tries += 1;
+      }
+      const final = (await callbacks())[0]!;
+      expect(final).to.deep.include({ outcome: 'unknown_order', next_attempt_at: null });
+      expect(final.processed_at!.getTime()).to.be.at.least(T0.getTime() + UNKNOWN_ORDER_RETRY_MS);
+      expect(final.processed_at!.getTime()).to.be.below(T0.getTime() + UNKNOWN_ORDER_RETRY_MS + 11 * MINUTE);
+      expect(tries).to.be.within(10, 20);
+      // Final: nothing runs any more.
+      clock.advance(60 * MINUTE);
+      expect(await runJobs(['gateway-callbacks'])).to.deep.equal([]);
+      await expectUnpaid(l);
     });
   });
 
@@ -597,6 +618,143 @@ describe('inbound gateway callbacks (sandbox)', function () {
       expect(rerun.filter((j) => j.name === 'notifications.create-batch').map((j) => j.result)).to.deep.equal([{ created: 0, notices: 6 }]);
       expect(Number((await paidNotes())[0]!.count)).to.equal(6);
       expect(await checkLedger(db)).to.deep.equal([]);
+    });
+  });
+
+  describe('a callback that comes before its payment row commits', () => {
+    let pending: Knex.Transaction[] = [];
+    afterEach(async () => {
+      for (const trx of pending) if (!trx.isCompleted()) await trx.rollback();
+      pending = [];
+    });
+
+    /**
+     * A sandbox link whose payment row is written by a transaction not yet committed, as
+     * while `pay` still waits on its gateway; `commit()` ends it.
+     */
+    async function uncommittedLink(order: string): Promise<Link & { commit: () => Promise<void> }> {
+      const made = await createEscrow({ amount: AMOUNT });
+      const buyerKey = await issueKey(made.buyer.id);
+      const trx = await db.transaction();
+      pending.push(trx);
+      const now = clock.now();
+      const payment = await insertPayment(trx, {
+        escrow_id: made.escrow.id,
+        buyer_id: made.buyer.id,
+        provider: 'sandbox',
+        method: 'qris',
+        is_manual: false,
+        gateway_order_id: order,
+        escrow_amount: AMOUNT,
+        surcharge: SURCHARGE,
+        amount: TOTAL,
+        raw_response: '{}',
+        expires_at: new Date(now.getTime() + 15 * MINUTE),
+        next_poll_at: new Date(now.getTime() + 2 * MINUTE),
+        created_at: now,
+        updated_at: now,
+      });
+      await trx('sandbox_charges').insert({ gateway_order_id: order, amount: TOTAL, method: 'qris', status: 'paid', created_at: now, updated_at: now });
+      const commit = async () => {
+        await trx.commit();
+      };
+      return { escrowId: made.escrow.id, paymentId: payment.id, order, buyer: made.buyer, seller: made.seller, buyerKey, commit };
+    }
+
+    /** The paid callback arrives and is reconciled while the payment row is not visible: no credit, not final. */
+    async function arrivesEarly(l: Link): Promise<void> {
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
+      const ran = await runJobs(['gateway-callbacks']);
+      noErrors(ran);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'unknown_order' }]);
+      expect((await callbacks())[0]).to.deep.include({ outcome: 'unknown_order', processed_at: null, attempts: 1, deliveries: 1 });
+      expect((await escrowRow(l.escrowId)).status).to.equal('pending_payment');
+      expect(await countRows('journal_entries')).to.equal(0);
+    }
+
+    it("no credit while the row is not committed; the gateway's retry after the commit is answered duplicate, reconciled at once and pays exactly once", async () => {
+      const l = await uncommittedLink('ESC-EARLY-0001');
+      await arrivesEarly(l);
+      await l.commit();
+      // The gateway's retry of the same delivery: acknowledged (the gateway stops), and due at once.
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL, PATHS[1]), true);
+      expect((await callbacks())[0]!.next_attempt_at!.toISOString()).to.equal(clock.now().toISOString());
+      const ran = await runJobs();
+      noErrors(ran);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }]);
+      await expectPaidOnce(l);
+      expect((await callbacks())[0]).to.deep.include({ outcome: 'paid', deliveries: 2, next_attempt_at: null });
+      // More retries, polls and passes change nothing: one posting.
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
+      clock.advance(10 * MINUTE);
+      expect(await pollPending()).to.deep.equal({ asked: 0, settled: 0 });
+      noErrors(await runJobs());
+      await expectPaidOnce(l);
+      expect(await countRows('notifications', { type: 'payment_success', user_id: l.buyer.id })).to.equal(1);
+    });
+
+    it('without a retry from the gateway, the worker tries again after its backoff and pays once', async () => {
+      const l = await uncommittedLink('ESC-EARLY-0002');
+      await arrivesEarly(l);
+      await l.commit();
+      // Not due before its backoff (1 s).
+      expect(await runJobs(['gateway-callbacks'])).to.deep.equal([]);
+      clock.advance(1000);
+      const ran = await runJobs();
+      noErrors(ran);
+      expect(ran.filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'paid' }]);
+      await expectPaidOnce(l);
+    });
+
+    it('the poller finds the committed payment too; the waiting callback then finds it paid', async () => {
+      const l = await uncommittedLink('ESC-EARLY-0003');
+      await arrivesEarly(l);
+      await l.commit();
+      clock.advance(2 * MINUTE);
+      expect(await pollPending()).to.deep.equal({ asked: 1, settled: 1 });
+      noErrors(await runJobs());
+      await expectPaidOnce(l);
+      expect((await callbacks()).map((c) => [c.source, c.outcome])).to.deep.equal([
+        ['callback', 'duplicate_paid'],
+        ['poll', 'paid'],
+      ]);
+    });
+
+    it('given up after an hour (final unknown_order for staff), a later retry of the same delivery still reopens it and pays once', async () => {
+      const l = await uncommittedLink('ESC-EARLY-0004');
+      await arrivesEarly(l);
+      // The row stays invisible for more than an hour (a stuck transaction): the delivery becomes final.
+      clock.advance(UNKNOWN_ORDER_RETRY_MS + 1000);
+      expect((await runJobs(['gateway-callbacks'])).filter((j) => j.name === CALLBACK_RECORD).map((j) => j.result)).to.deep.equal([{ outcome: 'unknown_order' }]);
+      const final = (await callbacks())[0]!;
+      expect(final.processed_at).to.be.instanceOf(Date);
+      expect(final).to.deep.include({ outcome: 'unknown_order', next_attempt_at: null });
+      await l.commit();
+      // The poller is what usually settles it; here the gateway's retry comes first.
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL), true);
+      expect((await callbacks())[0]).to.deep.include({ processed_at: null });
+      noErrors(await runJobs(['gateway-callbacks']));
+      await expectPaidOnce(l);
+      expect((await callbacks())[0]).to.deep.include({ outcome: 'paid', deliveries: 2 });
+    });
+
+    it('a retry of a callback whose payment was found is still only a duplicate (a final outcome is not reopened)', async () => {
+      const l = await link();
+      expectAccepted(await callback(client, l.order, 'expired', TOTAL), false);
+      noErrors(await runJobs());
+      expectAccepted(await callback(client, l.order, 'expired', TOTAL), true);
+      expect(await runJobs(['gateway-callbacks'])).to.deep.equal([]);
+      expect((await callbacks())[0]).to.deep.include({ outcome: 'marked_expired', deliveries: 2, next_attempt_at: null });
+    });
+  });
+
+  describe('the sandbox signs the whole body', () => {
+    it("a paid callback pays on its own word: the sandbox's status view (still pending) is not asked", async () => {
+      const l = await link();
+      expect(((await db('sandbox_charges').where({ gateway_order_id: l.order }).first()) as { status: string }).status).to.equal('pending');
+      expectAccepted(await callback(client, l.order, 'paid', TOTAL), false);
+      noErrors(await runJobs());
+      await expectPaidOnce(l);
     });
   });
 

@@ -3,7 +3,10 @@
  * pay creates the charge (path, Basic auth with the server key, order id, gross_amount =
  * escrow + surcharge, the method's channel), the answer carries the QR / VA / deep link,
  * signed notifications are reconciled by the worker (paid, forged, duplicate, late expire,
- * amount mismatch), the status poller settles a payment whose notification was lost, and
+ * amount mismatch) once the status API confirms their unsigned transaction_status (a claimed
+ * settlement the status API calls pending, or cannot answer, pays nothing), a notification
+ * that comes before pay commits is tried again and pays once, the status poller settles a
+ * payment whose notification was lost, and
  * gateway failures (500, timeout, malformed, refused) or a missing server key never leave a
  * payment row. Money tests end with the ledger check.
  */
@@ -25,12 +28,12 @@ import {
 } from '../../helpers/fake-gateways.js';
 import { runJobs, type RanJob } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
-import { createGateway } from '../../factories/payments.js';
+import { createGateway, unfailedPayments } from '../../factories/payments.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import { balanceOf, checkLedger } from '../../../shared/ledger/index.js';
-import { pollPending } from '../../../shared/payments/service.js';
+import { drainCallbacks, pollPending } from '../../../shared/payments/service.js';
 
 const MINUTE = 60_000;
 const T0 = new Date('2026-12-03T05:00:00.000Z');
@@ -141,25 +144,29 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
     expect(fake.calls('charge').map((r) => (r.json as { transaction_details: { gross_amount: number } }).transaction_details.gross_amount)).to.deep.equal([TOTAL, TOTAL, TOTAL]);
   });
 
-  it('crypto is not a Midtrans channel: 502 GATEWAY_ERROR, nothing sent, no payment row', async () => {
+  it('crypto is not a Midtrans channel: 502 GATEWAY_ERROR, nothing sent, no live link (the reserved row is failed)', async () => {
     const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
     const res = await pay(api(), await issueKey(buyer.id), escrow.id, 'crypto');
     expect(res.status, JSON.stringify(res.body)).to.equal(502);
     expect(res.body.error.code).to.equal('GATEWAY_ERROR');
     expect(fake.requests).to.have.length(0);
-    expect(await countRows('payments')).to.equal(0);
+    expect(await unfailedPayments()).to.equal(0);
   });
 
   it('a settlement notification -> worker -> escrow paid: escrow held, surcharge to gateway fees, payment-status paid', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'settlement');
     const raw = fake.notification(o.order, 'settlement');
     expect(JSON.parse(raw)).to.deep.include({ gross_amount: '151050.00', status_code: '200' });
     const res = await notify(o, raw);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.deep.equal({ success: true, data: { received: true, provider: 'midtrans', duplicate: false } });
     expect(await escrowStatus(o.escrowId)).to.equal('pending_payment'); // reconciled by the worker, not inline
+    expect(fake.calls('status')).to.have.length(0);
     noErrors(await runJobs());
     expect(await escrowStatus(o.escrowId)).to.equal('paid');
+    // transaction_status is not signed: the worker asked the status API before paying.
+    expect(fake.calls('status').map((r) => r.url)).to.deep.equal([`/v2/${o.order}/status`]);
     const status = await o.client.get(`/api/escrows/${o.escrowId}/payment-status`).set(bearer(o.key));
     expect(status.body.data).to.deep.include({ status: 'paid', amount: String(TOTAL), provider: 'midtrans', gateway_order_id: o.order });
     expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'paid', deliveries: 1, source: 'callback' }]);
@@ -176,6 +183,8 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
     noErrors(await runJobs());
     expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
     expect((await paymentByOrder(o.order)).status).to.equal('pending');
+    expect(fake.calls('status')).to.have.length(0); // a pending notification changes nothing: not asked
+    fake.setStatus(o.order, 'capture');
     expect((await notify(o, fake.notification(o.order, 'capture', { fraudStatus: 'accept' }))).status).to.equal(200);
     noErrors(await runJobs());
     expect(await escrowStatus(o.escrowId)).to.equal('paid');
@@ -211,6 +220,7 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
 
   it('a duplicate notification is acknowledged as a duplicate and posts once', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'settlement');
     const raw = fake.notification(o.order, 'settlement');
     expect((await notify(o, raw, '/api/webhooks/inbound')).body.data.duplicate).to.equal(false);
     expect((await notify(o, raw, '/api/webhooks/payment')).body.data.duplicate).to.equal(true);
@@ -228,6 +238,7 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
 
   it('a late expire after settlement is acknowledged and ignored: the payment stays paid', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'settlement');
     await notify(o, fake.notification(o.order, 'settlement'));
     noErrors(await runJobs());
     const late = await notify(o, fake.notification(o.order, 'expire'));
@@ -248,11 +259,15 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
 
   it('an expire before payment marks the link expired; a settlement for a different gross_amount is flagged, not paid', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'expire');
     await notify(o, fake.notification(o.order, 'expire'));
     noErrors(await runJobs());
     expect((await paymentByOrder(o.order)).status).to.equal('expired');
 
     const m = await open('qris');
+    // Midtrans settled 150,000 (its status API says so too), not the 151,050 asked for.
+    fake.setStatus(m.order, 'settlement');
+    fake.charges.get(m.order)!.grossAmount = 150_000;
     await notify(m, fake.notification(m.order, 'settlement', { grossAmount: '150000.00' }));
     noErrors(await runJobs());
     const row = await paymentByOrder(m.order);
@@ -260,6 +275,114 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
     expect(row.flag).to.equal('amount_mismatch');
     expect(await escrowStatus(m.escrowId)).to.equal('pending_payment');
     expect(await paymentPostings(m.escrowId)).to.equal(0);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  describe('transaction_status is not signed: the status API confirms it before anything is paid', () => {
+    it('a signed pending notification (status_code 201) replayed as settlement verifies, but the status API says pending: not paid, the poller keeps asking', async () => {
+      const o = await open('qris');
+      // signature_key covers order_id + "201" + gross_amount: the status word is free to change.
+      const replay = fake.notification(o.order, 'settlement', { statusCode: '201' });
+      expect(JSON.parse(replay)).to.deep.include({ signature_key: midtransSignatureKey(o.order, '201', '151050.00'), transaction_status: 'settlement' });
+      const res = await notify(o, replay);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      noErrors(await runJobs());
+      expect(fake.calls('status').map((r) => r.url)).to.deep.equal([`/v2/${o.order}/status`]);
+      // Reconciled as what the gateway says: still pending.
+      expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'still_pending', deliveries: 1, source: 'callback' }]);
+      const row = await paymentByOrder(o.order);
+      expect(row).to.deep.include({ status: 'pending', paid_at: null, flag: null });
+      expect(row.next_poll_at!.getTime()).to.equal(T0.getTime() + 2 * MINUTE);
+      expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
+      expect(await paymentPostings(o.escrowId)).to.equal(0);
+      expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(0);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    for (const failure of ['http500', 'timeout', 'malformed', 'refused'] as const) {
+      it(`the status API ${failure}: the delivery stays unprocessed with attempts and last_error, the payment pending; once it answers settlement the next pass pays once`, async () => {
+        const o = await open('qris');
+        fake.setStatus(o.order, 'settlement');
+        fake.statusFailure = failure;
+        if (failure === 'timeout') config.gateways.httpTimeoutMs = 200;
+        expect((await notify(o, fake.notification(o.order, 'settlement'))).status).to.equal(200);
+        const ran = await runJobs(['gateway-callbacks']);
+        expect(ran.filter((j) => j.error).map((j) => j.error)).to.have.length(1);
+        expect(fake.calls('status')).to.have.length(1);
+        const waiting = (await db('payment_callbacks').first()) as { processed_at: Date | null; outcome: string | null; attempts: number; last_error: string | null; next_attempt_at: Date };
+        expect(waiting).to.deep.include({ processed_at: null, outcome: null, attempts: 1 });
+        expect(waiting.last_error).to.match(/^status not confirmed by midtrans: /);
+        expect(waiting.next_attempt_at.getTime()).to.equal(clock.nowMs() + 1000);
+        expect((await paymentByOrder(o.order)).status).to.equal('pending');
+        expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
+        expect(await paymentPostings(o.escrowId)).to.equal(0);
+        // Not due before its backoff: not asked again.
+        expect(await runJobs(['gateway-callbacks'])).to.deep.equal([]);
+        expect(fake.calls('status')).to.have.length(1);
+        fake.statusFailure = 'none';
+        clock.advance(1000);
+        noErrors(await runJobs());
+        expect(fake.calls('status')).to.have.length(2);
+        expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'paid', deliveries: 1, source: 'callback' }]);
+        expect(await escrowStatus(o.escrowId)).to.equal('paid');
+        expect(await paymentPostings(o.escrowId)).to.equal(1);
+        expect(await balanceOf(db, { escrowId: o.escrowId })).to.equal(AMOUNT);
+        expect(await checkLedger(db)).to.deep.equal([]);
+      });
+    }
+
+    it('the status API says expire for a claimed settlement: the link is expired, not paid', async () => {
+      const o = await open('qris');
+      fake.setStatus(o.order, 'expire');
+      await notify(o, fake.notification(o.order, 'settlement'));
+      noErrors(await runJobs());
+      expect((await storedCallbacks()).map((c) => [c.status, c.outcome])).to.deep.equal([['paid', 'marked_expired']]);
+      expect((await paymentByOrder(o.order)).status).to.equal('expired');
+      expect(await paymentPostings(o.escrowId)).to.equal(0);
+    });
+  });
+
+  it('a notification that arrives while pay still waits for the charge answer finds its committed payment: paid at once, exactly once; the answer then records the link', async () => {
+    const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
+    const key = await issueKey(buyer.id);
+    const client = api();
+    let early: { raw: string; duplicate: unknown; outcomes: string[] } | undefined;
+    let hookError: unknown;
+    // Midtrans records the charge, the buyer pays at once and the notification comes before pay has answered.
+    fake.beforeChargeAnswer = async (req) => {
+      try {
+        const order = (req.json as { transaction_details: { order_id: string } }).transaction_details.order_id;
+        fake.setStatus(order, 'settlement');
+        const raw = fake.notification(order, 'settlement');
+        const res = await deliver(client, raw, {});
+        const drained = await drainCallbacks();
+        early = { raw, duplicate: res.body.data?.duplicate, outcomes: drained.processed.map((p) => p.outcome).concat(drained.failed.map((f) => f.error)) };
+      } catch (err) {
+        hookError = err;
+      }
+    };
+    const res = await pay(client, key, escrow.id, 'qris');
+    fake.beforeChargeAnswer = null;
+    expect(hookError).to.equal(undefined);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const order = res.body.data.gateway_order_id as string;
+    // The payment row was committed before the gateway heard of the order (decision 0015).
+    expect(early).to.deep.equal({ raw: early!.raw, duplicate: false, outcomes: ['paid'] });
+    expect(fake.calls('status').map((r) => r.url)).to.deep.equal([`/v2/${order}/status`]);
+    expect(await escrowStatus(escrow.id)).to.equal('paid');
+    const payment = (await db('payments').where({ gateway_order_id: order }).first()) as { status: string; qr_url: string | null };
+    expect(payment.status).to.equal('paid');
+    // Midtrans retries the same notification: a duplicate, nothing more.
+    const retry = await deliver(client, early!.raw, {});
+    expect(retry.body.data).to.deep.equal({ received: true, provider: 'midtrans', duplicate: true });
+    noErrors(await runJobs());
+    expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'paid', deliveries: 2, source: 'callback' }]);
+    clock.advance(10 * MINUTE);
+    expect(await pollPending()).to.deep.equal({ asked: 0, settled: 0 });
+    noErrors(await runJobs());
+    expect(await paymentPostings(escrow.id)).to.equal(1);
+    expect(await balanceOf(db, { escrowId: escrow.id })).to.equal(AMOUNT);
+    expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(-TOTAL);
     expect(await checkLedger(db)).to.deep.equal([]);
   });
 
@@ -302,7 +425,7 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
   });
 
   for (const failure of ['http500', 'http400', 'malformed', 'refused', 'timeout'] as const) {
-    it(`a charge answered ${failure} is 502 GATEWAY_ERROR and leaves no payment row`, async () => {
+    it(`a charge answered ${failure} is 502 GATEWAY_ERROR and leaves no live link (its reserved row is failed)`, async () => {
       fake.chargeFailure = failure;
       if (failure === 'timeout') config.gateways.httpTimeoutMs = 200;
       const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
@@ -310,7 +433,7 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
       expect(res.status, JSON.stringify(res.body)).to.equal(502);
       expect(res.body.error.code).to.equal('GATEWAY_ERROR');
       expect(fake.calls('charge')).to.have.length(1);
-      expect(await countRows('payments')).to.equal(0);
+      expect(await unfailedPayments()).to.equal(0);
       expect(await escrowStatus(escrow.id)).to.equal('pending_payment');
     });
   }

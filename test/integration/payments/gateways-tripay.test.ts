@@ -30,7 +30,7 @@ import {
 } from '../../helpers/fake-gateways.js';
 import { runJobs, type RanJob } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
-import { createGateway } from '../../factories/payments.js';
+import { createGateway, unfailedPayments } from '../../factories/payments.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
@@ -142,7 +142,7 @@ describe('Tripay gateway adapter through HTTP (fake Tripay on loopback)', () => 
       expect(res.body.error.code).to.equal('GATEWAY_ERROR');
     }
     expect(fake.calls('charge')).to.have.length(2);
-    expect(await countRows('payments')).to.equal(2);
+    expect(await unfailedPayments()).to.equal(2);
   });
 
   it('a PAID callback -> worker -> escrow paid: escrow held, surcharge to gateway fees, payment-status paid', async () => {
@@ -163,6 +163,17 @@ describe('Tripay gateway adapter through HTTP (fake Tripay on loopback)', () => 
     expect(await balanceOf(db, { system: 'gatewayFees' })).to.equal(SURCHARGE);
     expect(await paymentPostings(o.escrowId)).to.equal(1);
     expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('Tripay signs the status (HMAC over the raw body): a PAID callback pays without asking the status API', async () => {
+    const o = await open('qris');
+    // Tripay's status API would still say UNPAID: asking it would leave the payment unpaid.
+    expect(fake.byMerchantRef(o.order).status).to.equal('UNPAID');
+    await callback(o, fake.callback(o.order, 'PAID'));
+    noErrors(await runJobs());
+    expect(fake.calls('status')).to.have.length(0);
+    expect(await escrowStatus(o.escrowId)).to.equal('paid');
+    expect(await paymentPostings(o.escrowId)).to.equal(1);
   });
 
   it('a buyer-borne Tripay fee on top (total_amount = amount + fee_customer) still matches the amount asked for', async () => {
@@ -282,7 +293,7 @@ describe('Tripay gateway adapter through HTTP (fake Tripay on loopback)', () => 
   });
 
   for (const failure of ['http500', 'http400', 'malformed', 'refused', 'timeout'] as const) {
-    it(`a transaction request answered ${failure} is 502 GATEWAY_ERROR and leaves no payment row`, async () => {
+    it(`a transaction request answered ${failure} is 502 GATEWAY_ERROR and leaves no live link (its reserved row is failed)`, async () => {
       fake.chargeFailure = failure;
       if (failure === 'timeout') config.gateways.httpTimeoutMs = 200;
       const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
@@ -290,17 +301,17 @@ describe('Tripay gateway adapter through HTTP (fake Tripay on loopback)', () => 
       expect(res.status, JSON.stringify(res.body)).to.equal(502);
       expect(res.body.error.code).to.equal('GATEWAY_ERROR');
       expect(fake.calls('charge')).to.have.length(1);
-      expect(await countRows('payments')).to.equal(0);
+      expect(await unfailedPayments()).to.equal(0);
     });
   }
 
-  it('a wrong merchant code makes Tripay refuse the signature: 502 GATEWAY_ERROR, no payment row', async () => {
+  it('a wrong merchant code makes Tripay refuse the signature: 502 GATEWAY_ERROR, no live link (the reserved row is failed)', async () => {
     config.gateways.tripay.merchantCode = 'T99999';
     const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
     const res = await pay(api(), await issueKey(buyer.id), escrow.id, 'qris');
     expect(res.status, JSON.stringify(res.body)).to.equal(502);
     expect(res.body.error.code).to.equal('GATEWAY_ERROR');
-    expect(await countRows('payments')).to.equal(0);
+    expect(await unfailedPayments()).to.equal(0);
   });
 
   for (const missing of ['apiKey', 'privateKey', 'merchantCode'] as const) {

@@ -4,7 +4,8 @@
  * order id, amount = escrow + surcharge, payment_methods of the method, invoice_duration), the
  * answer's payment_url is the invoice page; invoice callbacks with the x-callback-token are
  * reconciled by the worker (PAID, then SETTLED counted once, forged token, duplicate, late
- * EXPIRED); the poller settles a lost callback through GET /v2/invoices?external_id=; gateway
+ * EXPIRED) once the invoice query confirms them (nothing in a callback is signed: a PAID the
+ * query calls PENDING, or a query that fails, pays nothing); the poller settles a lost callback through GET /v2/invoices?external_id=; gateway
  * failures and a missing secret never leave a payment row. Money tests end with the ledger check.
  */
 import { expect } from 'chai';
@@ -25,7 +26,7 @@ import {
 } from '../../helpers/fake-gateways.js';
 import { runJobs, type RanJob } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
-import { createGateway } from '../../factories/payments.js';
+import { createGateway, unfailedPayments } from '../../factories/payments.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
@@ -118,22 +119,25 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
     expect(sent.map((b) => b.amount)).to.deep.equal([TOTAL, TOTAL, TOTAL]);
   });
 
-  it('crypto is not a Xendit channel: 502 GATEWAY_ERROR, nothing sent, no payment row', async () => {
+  it('crypto is not a Xendit channel: 502 GATEWAY_ERROR, nothing sent, no live link (the reserved row is failed)', async () => {
     const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
     const res = await pay(api(), await issueKey(buyer.id), escrow.id, 'crypto');
     expect(res.status, JSON.stringify(res.body)).to.equal(502);
     expect(res.body.error.code).to.equal('GATEWAY_ERROR');
     expect(fake.requests).to.have.length(0);
-    expect(await countRows('payments')).to.equal(0);
+    expect(await unfailedPayments()).to.equal(0);
   });
 
   it('a PAID invoice callback -> worker -> escrow paid; the SETTLED callback after it is the same fact and posts nothing more', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'PAID');
     const res = await callback(o, fake.callback(o.order, 'PAID'));
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.deep.equal({ success: true, data: { received: true, provider: 'xendit', duplicate: false } });
     noErrors(await runJobs());
     expect(await escrowStatus(o.escrowId)).to.equal('paid');
+    // Confirmed with the invoice query before it was paid.
+    expect(fake.calls('status').map((r) => r.query.get('external_id'))).to.deep.equal([o.order]);
     const status = await o.client.get(`/api/escrows/${o.escrowId}/payment-status`).set(bearer(o.key));
     expect(status.body.data).to.deep.include({ status: 'paid', amount: String(TOTAL), provider: 'xendit' });
     const settled = await callback(o, fake.callback(o.order, 'SETTLED'));
@@ -174,6 +178,7 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
 
   it('a duplicate PAID callback is acknowledged once and posts once', async () => {
     const o = await open('bank_transfer');
+    fake.setStatus(o.order, 'PAID');
     const raw = fake.callback(o.order, 'PAID');
     expect((await callback(o, raw)).body.data.duplicate).to.equal(false);
     expect((await callback(o, raw, XENDIT_CALLBACK_TOKEN, '/api/webhooks/universal')).body.data.duplicate).to.equal(true);
@@ -188,6 +193,7 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
 
   it('a late EXPIRED after PAID is acknowledged and ignored; a paid_amount that differs is flagged, not paid', async () => {
     const o = await open('qris');
+    fake.setStatus(o.order, 'PAID');
     await callback(o, fake.callback(o.order, 'PAID'));
     noErrors(await runJobs());
     const late = await callback(o, fake.callback(o.order, 'EXPIRED'));
@@ -201,6 +207,7 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
     ]);
 
     const m = await open('qris');
+    fake.setStatus(m.order, 'PAID', 100_000);
     await callback(m, fake.callback(m.order, 'PAID', { paidAmount: 100_000 }));
     noErrors(await runJobs());
     const row = await paymentByOrder(m.order);
@@ -210,6 +217,75 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
     expect(await paymentPostings(o.escrowId)).to.equal(1);
     expect(await paymentPostings(m.escrowId)).to.equal(0);
     expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  describe('nothing in a callback is signed: the invoice query confirms it before anything is paid', () => {
+    it('a PAID callback with the right token while the invoice query says PENDING: not paid, reconciled as still pending', async () => {
+      const o = await open('qris');
+      expect((await callback(o, fake.callback(o.order, 'PAID'))).status).to.equal(200);
+      noErrors(await runJobs());
+      expect(fake.calls('status').map((r) => r.query.get('external_id'))).to.deep.equal([o.order]);
+      expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'still_pending', deliveries: 1, source: 'callback' }]);
+      expect(await paymentByOrder(o.order)).to.deep.include({ status: 'pending', paid_at: null, flag: null });
+      expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
+      expect(await paymentPostings(o.escrowId)).to.equal(0);
+      expect(await balanceOf(db, { system: 'gatewayClearing' })).to.equal(0);
+      expect(await checkLedger(db)).to.deep.equal([]);
+    });
+
+    it('a PAID callback for more than the invoice says was paid is reconciled on the queried paid_amount: flagged, not paid', async () => {
+      const o = await open('qris');
+      fake.setStatus(o.order, 'PAID', 100_000);
+      await callback(o, fake.callback(o.order, 'PAID'));
+      noErrors(await runJobs());
+      expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'amount_mismatch', deliveries: 1, source: 'callback' }]);
+      expect(await paymentByOrder(o.order)).to.deep.include({ status: 'pending', flag: 'amount_mismatch' });
+      expect(await paymentPostings(o.escrowId)).to.equal(0);
+    });
+
+    for (const failure of ['http500', 'timeout', 'malformed', 'http400'] as const) {
+      it(`the invoice query ${failure}: the delivery stays unprocessed with attempts and last_error, the payment pending; once it answers PAID the next pass pays once`, async () => {
+        const o = await open('qris');
+        fake.setStatus(o.order, 'PAID');
+        fake.statusFailure = failure;
+        if (failure === 'timeout') config.gateways.httpTimeoutMs = 200;
+        expect((await callback(o, fake.callback(o.order, 'PAID'))).status).to.equal(200);
+        const ran = await runJobs(['gateway-callbacks']);
+        expect(ran.filter((j) => j.error).map((j) => j.error)).to.have.length(1);
+        const waiting = (await db('payment_callbacks').first()) as { processed_at: Date | null; outcome: string | null; attempts: number; last_error: string | null; next_attempt_at: Date };
+        expect(waiting).to.deep.include({ processed_at: null, outcome: null, attempts: 1 });
+        expect(waiting.last_error).to.match(/^status not confirmed by xendit: /);
+        expect(waiting.next_attempt_at.getTime()).to.equal(clock.nowMs() + 1000);
+        expect((await paymentByOrder(o.order)).status).to.equal('pending');
+        expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
+        expect(await paymentPostings(o.escrowId)).to.equal(0);
+        // The query fails again after the backoff: still unpaid, waiting 2 s now.
+        clock.advance(1000);
+        expect((await runJobs(['gateway-callbacks'])).filter((j) => j.error)).to.have.length(1);
+        expect((await db('payment_callbacks').first()) as { attempts: number }).to.deep.include({ attempts: 2 });
+        expect(await escrowStatus(o.escrowId)).to.equal('pending_payment');
+        fake.statusFailure = 'none';
+        clock.advance(2000);
+        noErrors(await runJobs());
+        expect(fake.calls('status')).to.have.length(3);
+        expect(await storedCallbacks()).to.deep.equal([{ status: 'paid', amount: TOTAL, outcome: 'paid', deliveries: 1, source: 'callback' }]);
+        expect(await escrowStatus(o.escrowId)).to.equal('paid');
+        expect(await paymentPostings(o.escrowId)).to.equal(1);
+        expect(await balanceOf(db, { escrowId: o.escrowId })).to.equal(AMOUNT);
+        expect(await checkLedger(db)).to.deep.equal([]);
+      });
+    }
+
+    it('an unconfirmed PAID for a link already paid asks nothing more', async () => {
+      const o = await open('qris');
+      fake.setStatus(o.order, 'PAID');
+      await callback(o, fake.callback(o.order, 'PAID'));
+      noErrors(await runJobs());
+      await callback(o, fake.callback(o.order, 'EXPIRED'));
+      noErrors(await runJobs());
+      expect(fake.calls('status')).to.have.length(1);
+      expect((await storedCallbacks()).map((c) => c.outcome)).to.deep.equal(['paid', 'ignored_expired_after_paid']);
+    });
   });
 
   it('the poller settles a payment whose callback was lost, through GET /v2/invoices?external_id=', async () => {
@@ -242,7 +318,7 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
   });
 
   for (const failure of ['http500', 'http400', 'malformed', 'refused', 'timeout'] as const) {
-    it(`an invoice request answered ${failure} is 502 GATEWAY_ERROR and leaves no payment row`, async () => {
+    it(`an invoice request answered ${failure} is 502 GATEWAY_ERROR and leaves no live link (its reserved row is failed)`, async () => {
       fake.chargeFailure = failure;
       if (failure === 'timeout') config.gateways.httpTimeoutMs = 200;
       const { escrow, buyer } = await createEscrow({ amount: AMOUNT });
@@ -250,7 +326,7 @@ describe('Xendit gateway adapter through HTTP (fake Xendit on loopback)', () => 
       expect(res.status, JSON.stringify(res.body)).to.equal(502);
       expect(res.body.error.code).to.equal('GATEWAY_ERROR');
       expect(fake.calls('charge')).to.have.length(1);
-      expect(await countRows('payments')).to.equal(0);
+      expect(await unfailedPayments()).to.equal(0);
     });
   }
 

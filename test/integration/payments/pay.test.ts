@@ -14,7 +14,7 @@ import { api } from '../../helpers/app.js';
 import { countRows, issueKey } from '../../helpers/auth-signin-util.js';
 import { runJobs } from '../../helpers/jobs.js';
 import { createEscrow } from '../../factories/escrows.js';
-import { createGateway } from '../../factories/payments.js';
+import { createGateway, unfailedPayments } from '../../factories/payments.js';
 import { createUser, signIn } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
@@ -23,6 +23,7 @@ import { checkLedger } from '../../../shared/ledger/index.js';
 import { GatewayError } from '../../../shared/payments/gateways/index.js';
 import { sandboxAdapter } from '../../../shared/payments/gateways/sandbox.js';
 import type { PaymentRow } from '../../../shared/payments/repo.js';
+import { prepareEscrowLink } from '../../../shared/payments/service.js';
 
 type Client = ReturnType<typeof api>;
 
@@ -245,7 +246,7 @@ describe('POST /api/escrows/:id/pay', () => {
       expect(ok.body.data.provider).to.equal('sandbox');
     });
 
-    it('502 GATEWAY_ERROR when the gateway refuses the charge: no payment stored, the idempotency key released', async () => {
+    it('502 GATEWAY_ERROR when the gateway refuses the charge: the reserved row failed, no live link, the idempotency key released', async () => {
       await createGateway();
       const { escrow, buyer } = await createEscrow();
       const key = await issueKey(buyer.id);
@@ -258,13 +259,13 @@ describe('POST /api/escrows/:id/pay', () => {
       } finally {
         sandboxAdapter.createCharge = original;
       }
-      expect(await countRows('payments')).to.equal(0);
+      expect(await unfailedPayments()).to.equal(0);
       expect(await escrowStatus(escrow.id)).to.equal('pending_payment');
       // The failed answer was not cached: the same key now makes the link.
       const retry = await pay(client, key, escrow.id, { method: 'qris' }, idem);
       expect(retry.status, JSON.stringify(retry.body)).to.equal(201);
       expect(retry.headers['idempotent-replay']).to.equal(undefined);
-      expect(await countRows('payments')).to.equal(1);
+      expect(await unfailedPayments()).to.equal(1);
     });
   });
 
@@ -497,6 +498,62 @@ describe('POST /api/escrows/:id/pay', () => {
       const ok = await pay(client, key, escrow.id, { method: 'qris' }, idem);
       expect(ok.status, JSON.stringify(ok.body)).to.equal(201);
       expect(ok.headers['idempotent-replay']).to.equal(undefined);
+    });
+
+    it('the gateway is called with no transaction open (rule 7): its payment row is committed and the escrow row is free during the call', async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const key = await issueKey(buyer.id);
+      const seen: { committed: number; escrowFree: boolean }[] = [];
+      const original = sandboxAdapter.createCharge.bind(sandboxAdapter);
+      sandboxAdapter.createCharge = async (req) => {
+        // Another connection sees the row (a callback that beats the answer finds its
+        // payment) and can lock the escrow at once (nothing waits for the gateway).
+        const committed = await countRows('payments');
+        const escrowFree = await db.transaction(async (trx) => {
+          await trx.raw('SET LOCAL lock_timeout = 200');
+          return (await trx('escrows').where({ id: escrow.id }).forUpdate().first()) !== undefined;
+        });
+        seen.push({ committed, escrowFree });
+        return original(req);
+      };
+      try {
+        const res = await pay(client, key, escrow.id, { method: 'qris' }, randomUUID());
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        expect(res.body.data.qr_code_url ?? res.body.data.va_number ?? res.body.data.payment_url ?? 'qr').to.be.a('string');
+        expect(res.body.data.expires_at).to.equal(new Date(T0.getTime() + 15 * MINUTE).toISOString());
+      } finally {
+        sandboxAdapter.createCharge = original;
+      }
+      expect(seen).to.deep.equal([{ committed: 1, escrowFree: true }]);
+    });
+
+    it('a link whose answer was never recorded (the request died after the gateway call) stops blocking a cancel within a minute', async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const link = await prepareEscrowLink({ userId: buyer.id, role: 'user' }, escrow.id, { method: 'qris' });
+      expect(link.charge).to.not.equal(undefined);
+      const key = await issueKey(buyer.id);
+      const cancel = () => client.post(`/api/escrows/${escrow.id}/cancel`).set(bearer(key)).send({});
+      expectError(await cancel(), 409, 'PAYMENT_IN_PROGRESS');
+      clock.advance(config.gateways.httpTimeoutMs + 30_001);
+      const res = await cancel();
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(await escrowStatus(escrow.id)).to.equal('cancelled');
+    });
+
+    it('a keyed pay refused after its link was prepared (a concurrent twin took the key) leaves that link failed, never live', async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const key = await issueKey(buyer.id);
+      const idem = randomUUID();
+      const answers = await Promise.all([1, 2, 3].map(() => pay(client, key, escrow.id, { method: 'qris' }, idem)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses.filter((s) => s === 201).length, JSON.stringify(statuses)).to.be.at.least(1);
+      const winner = answers.find((a) => a.status === 201 && a.headers['idempotent-replay'] === undefined)!;
+      const rows = await payments(escrow.id);
+      // Every link but the answered one is failed.
+      expect(rows.filter((r) => r.status !== 'failed').map((r) => r.id)).to.deep.equal([winner.body.data.payment_link_id]);
     });
 
     it('an Idempotency-Key that is not a UUID v4 is refused', async () => {
