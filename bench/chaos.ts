@@ -37,7 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { freePort, HOST, intFromEnv, PINNED, ROOT, runToCompletion, startChild, stopChild, stopChildrenOnSignals, stopAll, type Child } from './procs.js';
+import { freePort, HOST, intFromEnv, PINNED, ROOT, runToCompletion, startChild, stopChild, stopChildrenOnSignals, stopAll, waitFor, type Child } from './procs.js';
 import { execFileSync } from 'node:child_process';
 
 const DEALS = intFromEnv('CHAOS_DEALS', 900, 10, 100_000);
@@ -229,11 +229,8 @@ function sandboxCallback(order: string, status: string, amount: number): { raw: 
 
 const pick = <T>(list: readonly T[]): T => list[Math.floor(Math.random() * list.length)]!;
 
-async function deal(n: number, users: Actor[], admin: Actor): Promise<void> {
-  const seller = users[n % users.length]!;
-  let buyer = pick(users);
-  if (buyer.id === seller.id) buyer = users[(n + 1) % users.length]!;
-  const amount = AMOUNT_MIN + Math.floor(Math.random() * 40) * 5_000;
+/** An escrow from the seller's signed link, created by the buyer; its id, or null when refused. */
+async function createEscrow(n: number, buyer: Actor, seller: Actor, amount: number): Promise<string | null> {
   const fields: Record<string, string> = {
     seller: seller.id,
     item: `Barang chaos ${n}`,
@@ -243,8 +240,17 @@ async function deal(n: number, users: Actor[], admin: Actor): Promise<void> {
     expires: String(Math.floor(Date.now() / 1000) + 3600),
   };
   const created = await call('POST', '/api/escrows/from-link', { key: buyer.key, as: buyer.id, idem: true, body: { ...fields, sig: signFields(seller.secret!, fields), amount } });
-  if (created.status !== 201) return;
-  const escrowId = String(dataOf(created).id);
+  return created.status === 201 ? String(dataOf(created).id) : null;
+}
+
+async function deal(n: number, users: Actor[], admin: Actor): Promise<void> {
+  const seller = users[n % users.length]!;
+  let buyer = pick(users);
+  if (buyer.id === seller.id) buyer = users[(n + 1) % users.length]!;
+  const amount = AMOUNT_MIN + Math.floor(Math.random() * 40) * 5_000;
+  const created = await createEscrow(n, buyer, seller, amount);
+  if (created === null) return;
+  const escrowId = created;
   const pay = await call('POST', `/api/escrows/${escrowId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'qris' } });
   if (pay.status !== 201) return;
   const order = String(dataOf(pay).gateway_order_id);
@@ -315,6 +321,133 @@ async function serviceOrder(n: number, users: Actor[], admin: Actor): Promise<vo
   }
 }
 
+// ---- Money at the edges: late manual transfers, short and long payments, early callbacks ----
+
+/** The manual bank-transfer gateway the chaos setup adds (no surcharge; staff settle its claims). */
+const MANUAL_GATEWAY = 'chaos_manual_bca';
+
+/** What the edge flows need beyond the users: a second staff member, buyers of their own for the early callbacks, the database. */
+interface Edge {
+  /** Staff for the edge flows (the first admin's key is busy with rulings and order moves, 300 a minute). */
+  staff: Actor;
+  /** Buyers used only by the early-callback flows (their charges are found by amount). */
+  racers: Actor[];
+  db: Knex;
+}
+
+/** Early callbacks: how many were sent before their pay had answered, of how many tried. */
+const racing = { tried: 0, beforeCommit: 0 };
+
+/** A staff move of the edge flows, sent again after `Retry-After` when it is rate limited. */
+async function staffMove(staff: Actor, urlPath: string, body: Record<string, unknown>): Promise<Answer> {
+  for (let i = 0; ; i += 1) {
+    const a = await call('POST', urlPath, { key: staff.key, as: staff.id, idem: true, body });
+    if (a.status !== 429 || i >= 5) return a;
+    await sleep(1000 * Math.min(30, Math.max(1, Number(a.headers.get('retry-after') ?? 1))));
+  }
+}
+
+/**
+ * A manual transfer claimed after the escrow was cancelled: the buyer opens a manual
+ * bank-transfer payment, the seller cancels before the buyer claims, the buyer claims late
+ * (recorded, 2xx), staff credit it to the buyer's balance, and a second credit is refused.
+ */
+async function lateManualTransfer(n: number, users: Actor[], edge: Edge): Promise<void> {
+  const seller = users[n % users.length]!;
+  let buyer = users[(n * 13 + 7) % users.length]!;
+  if (buyer.id === seller.id) buyer = users[(n + 1) % users.length]!;
+  const escrowId = await createEscrow(n, buyer, seller, AMOUNT_MIN + (n % 30) * 5_000);
+  if (escrowId === null) return;
+  const pay = await call('POST', `/api/escrows/${escrowId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'bank_transfer', provider: MANUAL_GATEWAY } });
+  if (pay.status !== 201) return;
+  const paymentId = String(dataOf(pay).payment_link_id);
+  const cancelled = await call('POST', `/api/escrows/${escrowId}/cancel`, { key: seller.key, as: seller.id, idem: true, body: { reason: 'Stok habis' } });
+  if (cancelled.status !== 200) return;
+  const claim = await call('POST', `/api/escrows/${escrowId}/claim-payment`, { key: buyer.key, as: buyer.id, idem: true, body: { reference: `TRF-CHAOS-${n}` } });
+  if (claim.status < 200 || claim.status >= 300) return;
+  await staffMove(edge.staff, `/v1/admin/payments/${paymentId}/credit`, { note: 'late transfer, credited to the buyer' });
+  // Another click (another key): refused, the money is credited once.
+  await staffMove(edge.staff, `/v1/admin/payments/${paymentId}/credit`, { note: 'second click' });
+}
+
+/**
+ * A short or long gateway payment: the sandbox reports paid with less or more than the
+ * link's total (twice), the worker flags it, and staff credit the reported amount to the
+ * buyer or mark it returned; a second move is refused.
+ */
+async function wrongAmount(n: number, users: Actor[], edge: Edge): Promise<void> {
+  const seller = users[n % users.length]!;
+  let buyer = users[(n * 17 + 3) % users.length]!;
+  if (buyer.id === seller.id) buyer = users[(n + 1) % users.length]!;
+  const escrowId = await createEscrow(n, buyer, seller, AMOUNT_MIN + (n % 30) * 5_000);
+  if (escrowId === null) return;
+  const pay = await call('POST', `/api/escrows/${escrowId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'qris' } });
+  if (pay.status !== 201) return;
+  const paymentId = String(dataOf(pay).payment_link_id);
+  const order = String(dataOf(pay).gateway_order_id);
+  const total = Number(dataOf(pay).amount);
+  const kind = Math.floor(n / 25) % 4;
+  const reported = kind % 2 === 0 ? total - 1_000 : total + 2_500;
+  await call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'paid', reported));
+  await call('POST', '/api/webhooks/payment', sandboxCallback(order, 'paid', reported));
+  const move = kind < 2 ? 'credit' : 'mark-returned';
+  const note = move === 'credit' ? 'reported amount credited to the buyer' : 'returned to the payer by bank transfer, ref CHAOS';
+  // Refused (409) until the worker has flagged the mismatch.
+  for (let i = 0; i < 120; i += 1) {
+    const a = await staffMove(edge.staff, `/v1/admin/payments/${paymentId}/${move}`, { note });
+    if (a.status !== 409) break;
+    await sleep(500);
+  }
+  await staffMove(edge.staff, `/v1/admin/payments/${paymentId}/${move}`, { note: 'second click' });
+}
+
+/**
+ * A callback that races its payment: the driver, standing for a fast gateway, watches the
+ * sandbox's charges and sends the paid callback and a redelivery the moment the charge for
+ * this payment exists, while `pay` has not answered yet (the link's row is committed before
+ * the gateway is called, decision 0015; its answer is recorded after), with the other
+ * flows' traffic going on; then one more redelivery after the answer. The payment must end
+ * paid, once.
+ */
+async function earlyCallback(n: number, users: Actor[], edge: Edge, k: number): Promise<void> {
+  const seller = users[n % users.length]!;
+  const buyer = edge.racers[k % edge.racers.length]!;
+  // An amount no other flow uses (others stay under 260,000), so its charge is found by its total.
+  const amount = 400_007 + k * 1_000;
+  const total = amount + Math.ceil((amount * 7) / 1000); // the sandbox gateway's 0.7%
+  const escrowId = await createEscrow(n, buyer, seller, amount);
+  if (escrowId === null) return;
+  racing.tried += 1;
+  let answered = false;
+  const payP = call('POST', `/api/escrows/${escrowId}/pay`, { key: buyer.key, as: buyer.id, idem: true, body: { method: 'qris' } }).finally(() => {
+    answered = true;
+  });
+  let order: string | null = null;
+  while (order === null && !answered) {
+    const charge = await edge.db('sandbox_charges').where({ amount: total }).orderBy('created_at', 'desc').first<{ gateway_order_id: string } | undefined>('gateway_order_id');
+    if (charge) order = charge.gateway_order_id;
+    else await sleep(5);
+  }
+  if (order !== null) {
+    // The gateway's own record says paid (its status API answers so), then it calls back twice.
+    await edge.db('sandbox_charges').where({ gateway_order_id: order }).update({ status: 'paid', updated_at: new Date() });
+    const early = !answered;
+    await Promise.all([call('POST', '/api/webhooks/inbound', sandboxCallback(order, 'paid', total)), call('POST', '/api/webhooks/ipn', sandboxCallback(order, 'paid', total))]);
+    if (early) racing.beforeCommit += 1;
+  }
+  const pay = await payP;
+  if (pay.status !== 201) return;
+  const paidOrder = String(dataOf(pay).gateway_order_id);
+  if (paidOrder !== order) await edge.db('sandbox_charges').where({ gateway_order_id: paidOrder }).update({ status: 'paid', updated_at: new Date() });
+  // The gateway's retry after the answer (and the callback itself, if the charge seen was a cut try's).
+  await call('POST', '/api/webhooks/universal', sandboxCallback(paidOrder, 'paid', total));
+  for (let i = 0; i < 120; i += 1) {
+    const st = await call('GET', `/api/escrows/${escrowId}/payment-status`, { key: buyer.key, as: buyer.id });
+    if (st.status === 200 && dataOf(st).status === 'paid') break;
+    await sleep(500);
+  }
+}
+
 async function withdrawals(users: Actor[], admin: Actor, onApproved: (id: string) => void): Promise<void> {
   for (const [i, u] of users.entries()) {
     const bal = await call('GET', '/v1/user/balance', { key: u.key });
@@ -351,12 +484,27 @@ async function pool(n: number, limit: number, work: (i: number) => Promise<void>
 
 // ---- Expected state from the log ----------------------------------------------------------
 
+/** A payment link from a pay answer (escrow or payment-service order). */
+interface Link {
+  paymentId: string;
+  total: number;
+  buyer: string;
+}
+
 interface Expected {
   orders: Map<string, { status: string; total: number; buyer: string }>;
   escrows: Map<string, { status: string; amount: number; buyer: string; seller: string; fee: number }>;
   withdrawals: Map<string, { status: string; user: string; amount: number }>;
   balances: Map<string, number>;
   paidOrders: Set<string>;
+  /** Links whose paid report differed from their total: the reported amount. */
+  mismatched: Map<string, number>;
+  /** Late manual claims (answered 2xx with late_claim). */
+  lateClaims: Set<string>;
+  /** Staff credits and returns accepted, by payment id: what, and the amount it moves. */
+  settled: Map<string, { how: 'credit' | 'mark-returned'; amount: number }>;
+  /** Payments a second staff move (another key) was also accepted for: money moved twice. */
+  settledTwice: string[];
 }
 
 /**
@@ -380,38 +528,68 @@ function expectedFromLog(log: readonly Logged[]): Expected {
   };
   const disputeEscrow = new Map<string, string>();
   // A status may only move forward: a late answer (a replay of an earlier move) never moves it back.
-  const RANK: Record<string, number> = { pending_payment: 0, paid: 1, sent: 2, received: 3, disputed: 4, released: 5, refunded: 5 };
+  const RANK: Record<string, number> = { pending_payment: 0, paid: 1, sent: 2, received: 3, disputed: 4, released: 5, refunded: 5, cancelled: 5 };
   const advance = (id: string, status: string) => {
     const x = escrows.get(id);
     if (x && (RANK[status] ?? -1) > (RANK[x.status] ?? -1)) x.status = status;
   };
+  // Links first: a callback may be logged before the answer of the pay it pays (sent early).
+  const links = new Map<string, Link>();
+  const linkById = new Map<string, Link>();
+  for (const e of ok) {
+    if (!/^\/api\/(escrows|jasabayar)\/[^/]+\/pay$/.test(e.path)) continue;
+    const data: Record<string, unknown> = (e.answer as { data?: Record<string, unknown> } | null)?.data ?? {};
+    const link: Link = { paymentId: String(data.payment_link_id), total: Number(data.amount), buyer: e.as ?? '' };
+    links.set(String(data.gateway_order_id), link);
+    linkById.set(link.paymentId, link);
+    (e.path.startsWith('/api/escrows/') ? escrowOfOrder : serviceOrderOf).set(String(data.gateway_order_id), e.path.split('/')[3]!);
+  }
+  const mismatched = new Map<string, number>();
+  const lateClaims = new Set<string>();
+  const settled: Expected['settled'] = new Map();
+  const settledKey = new Map<string, string | null>();
+  const settledTwice: string[] = [];
   for (const e of ok) {
     const data: Record<string, unknown> = (e.answer as { data?: Record<string, unknown> } | null)?.data ?? {};
     const parts = e.path.split('/');
     if (e.path === '/api/jasabayar' && e.method === 'POST') {
       const id = String(data.id);
       if (!orders.has(id)) orders.set(id, { status: 'awaiting_payment', total: Number(data.total), buyer: e.as ?? '' });
-    } else if (/^\/api\/jasabayar\/[^/]+\/pay$/.test(e.path)) {
-      serviceOrderOf.set(String(data.gateway_order_id), parts[3]!);
     } else if (/^\/api\/jasabayar\/[^/]+\/payment-status$/.test(e.path) && data.status === 'paid') {
       advanceOrder(parts[3]!, 'paid');
-    } else if (/^\/v1\/admin\/jasabayar\/[^/]+\/(process|deliver|refund)$/.test(e.path) && typeof data.status === 'string') {
-      advanceOrder(parts[4]!, data.status);
+    } else if (/^\/v1\/admin\/jasabayar\/[^/]+\/(start|process|deliver|refund)$/.test(e.path)) {
+      // { order } (decision 0016), or the bare order of older versions.
+      const status = (data.order as { status?: unknown } | undefined)?.status ?? data.status;
+      if (typeof status === 'string') advanceOrder(parts[4]!, status);
     } else if (e.path === '/api/escrows/from-link') {
       const id = String(data.id);
       if (!escrows.has(id)) escrows.set(id, { status: 'pending_payment', amount: Number(data.amount), buyer: String(data.buyer_id), seller: String(data.seller_id), fee: Number.NaN });
-    } else if (/^\/api\/escrows\/[^/]+\/pay$/.test(e.path)) {
-      escrowOfOrder.set(String(data.gateway_order_id), parts[3]!);
     } else if (/^\/api\/webhooks\//.test(e.path)) {
-      const b = JSON.parse(typeof e.body === 'string' ? e.body : '{}') as { status?: string; gateway_order_id?: string };
-      if (b.status === 'paid' && b.gateway_order_id) {
+      const b = JSON.parse(typeof e.body === 'string' ? e.body : '{}') as { status?: string; gateway_order_id?: string; amount?: number };
+      const link = b.gateway_order_id ? links.get(b.gateway_order_id) : undefined;
+      // A paid report for a link no pay answered (a charge of a cut try) pays nothing; one whose
+      // amount differs from the link's total is flagged for staff.
+      if (b.status === 'paid' && link && typeof b.amount === 'number' && b.amount !== link.total) {
+        mismatched.set(link.paymentId, b.amount);
+      } else if (b.status === 'paid' && b.gateway_order_id && link) {
         paidOrders.add(b.gateway_order_id);
         const id = escrowOfOrder.get(b.gateway_order_id);
         if (id) advance(id, 'paid');
         const so = serviceOrderOf.get(b.gateway_order_id);
         if (so) advanceOrder(so, 'paid');
       }
-    } else if (/^\/api\/escrows\/[^/]+(\/(send|confirm-received|release))?$/.test(e.path) && typeof data.status === 'string') {
+    } else if (/^\/api\/escrows\/[^/]+\/claim-payment$/.test(e.path)) {
+      if (data.late_claim === true) lateClaims.add(String(data.id));
+    } else if (/^\/v1\/admin\/payments\/[^/]+\/(credit|mark-returned)$/.test(e.path)) {
+      const id = parts[4]!;
+      const link = linkById.get(id);
+      if (settledKey.has(id)) {
+        if (settledKey.get(id) !== e.key) settledTwice.push(id);
+      } else if (link) {
+        settledKey.set(id, e.key);
+        settled.set(id, { how: e.path.endsWith('/credit') ? 'credit' : 'mark-returned', amount: mismatched.get(id) ?? link.total });
+      }
+    } else if (/^\/api\/escrows\/[^/]+(\/(send|confirm-received|release|cancel))?$/.test(e.path) && typeof data.status === 'string') {
       advance(parts[3]!, data.status);
       const x = escrows.get(parts[3]!);
       if (x && data.status === 'released' && data.platform_fee !== undefined && data.platform_fee !== null) x.fee = Number(data.platform_fee);
@@ -446,7 +624,9 @@ function expectedFromLog(log: readonly Logged[]): Expected {
   for (const w of withdrawals.values()) if (w.status !== 'rejected') add(w.user, -w.amount);
   // A refunded order gives its total back to the buyer's balance.
   for (const o of orders.values()) if (o.status === 'refunded') add(o.buyer, o.total);
-  return { orders, escrows, withdrawals, balances, paidOrders };
+  // Staff credits put the reported amount (a mismatch) or the claimed total (a late claim) on the buyer's balance, once.
+  for (const [id, x] of settled) if (x.how === 'credit') add(linkById.get(id)!.buyer, x.amount);
+  return { orders, escrows, withdrawals, balances, paidOrders, mismatched, lateClaims, settled, settledTwice };
 }
 
 // ---- Main ---------------------------------------------------------------------------------
@@ -483,26 +663,34 @@ async function main(): Promise<void> {
   const { insertKey } = await import('../shared/auth/api-keys.js');
   const env: NodeJS.ProcessEnv = { ...process.env, SMTP_URL: config.smtpUrl, NODE_ENV: 'development', SANDBOX_MODE: '1', SANDBOX_GATEWAY_SECRET: sandboxSecret, LOG_LEVEL: 'warn' };
 
-  // Seed: users (verified, active) with keys, one admin, the sandbox gateway.
+  // Seed: users (verified, active) with keys; two staff; buyers of the early-callback flows;
+  // the sandbox gateway and a manual bank-transfer gateway.
+  const RACERS = 4;
   const now = new Date();
-  const rows = Array.from({ length: USERS + 1 }, (_, i) => ({
+  const rows = Array.from({ length: USERS + 2 + RACERS }, (_, i) => ({
     email: `chaos${i}@chaos.test`,
     username: `chaos_u${i}`,
     full_name: `Chaos ${i}`,
     kyc_status: 'verified',
     email_verified_at: now,
-    role: i === USERS ? 'admin' : 'user',
+    role: i === USERS || i === USERS + 1 ? 'admin' : 'user',
     status: 'active',
     created_at: now,
     updated_at: now,
   }));
   const ids = (await db('users').insert(rows).returning<{ id: string }[]>('id')).map((r) => r.id);
-  const actors: Actor[] = [];
-  for (const id of ids) actors.push({ id, key: (await insertKey(db, id, 'chaos', HOST)).plaintext });
-  const admin = actors.pop()!;
+  const everyone: Actor[] = [];
+  for (const id of ids) everyone.push({ id, key: (await insertKey(db, id, 'chaos', HOST)).plaintext });
+  const actors = everyone.slice(0, USERS);
+  const admin = everyone[USERS]!;
+  const edge: Edge = { staff: everyone[USERS + 1]!, racers: everyone.slice(USERS + 2), db };
   await db('payment_gateways').insert({
     provider: 'sandbox', display_name: 'Sandbox', supported_methods: ['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto'],
     is_manual: false, enabled: true, in_maintenance: false, config: null, fee_percent: '0.7', fee_fixed: 0, sort_order: 0, created_at: now, updated_at: now,
+  }).onConflict('provider').merge();
+  await db('payment_gateways').insert({
+    provider: MANUAL_GATEWAY, display_name: 'Transfer BCA (manual)', supported_methods: ['bank_transfer'], is_manual: true, enabled: true, in_maintenance: false,
+    config: JSON.stringify({ bank_name: 'BCA', account_number: '8800112233', account_holder: 'PT Chaos Escrow' }), fee_percent: '0', fee_fixed: 0, sort_order: 1, created_at: now, updated_at: now,
   }).onConflict('provider').merge();
 
   // Processes.
@@ -518,18 +706,9 @@ async function main(): Promise<void> {
   const workerEnv = (app: string): NodeJS.ProcessEnv => ({ ...env, DATABASE_URL: withAppName(dbUrl, app) });
   const apis: Child[] = ports.map((p, i) => startChild(`API ${i + 1}`, ['dist/api/server.js'], apiEnv(p), { pin: false, stdout: PROC_LOG }));
   const workers: Child[] = [0, 1].map((i) => startChild(`worker ${i + 1}`, ['dist/workers/index.js'], workerEnv(workerApp(i, 0)), { pin: false, stdout: PROC_LOG }));
-  const ready = async (base: string) => {
-    for (let i = 0; i < 200; i += 1) {
-      try {
-        if ((await fetch(`${base}/readyz`)).ok) return;
-      } catch {
-        /* not yet */
-      }
-      await sleep(100);
-    }
-    throw new Error(`${base} never became ready`);
-  };
-  await Promise.all(apiBases.map(ready));
+  // Patient: on 2 shared cores an API copy may take many seconds to boot; one that exits says why.
+  const ready = (i: number) => waitFor(`${apiBases[i]}/readyz`, apis[i]!, 90_000);
+  await Promise.all(apis.map((_, i) => ready(i)));
   for (const a of actors) {
     const rot = await call('POST', '/v1/partner/link-secret/rotate', { key: a.key, body: {} });
     a.secret = String(dataOf(rot).link_secret);
@@ -539,7 +718,7 @@ async function main(): Promise<void> {
   if (OVERLOAD) {
     await overload(actors, admin, db);
   } else {
-    await chaosRun(actors, admin, { apis, workers, apiEnv, workerEnv, ports, redis, db, ready });
+    await chaosRun(actors, admin, edge, { apis, workers, apiEnv, workerEnv, ports, redis, db, ready });
   }
   for (const c of [...apis, ...workers]) await stopChild(c, 35_000);
   const { redis: client } = await import('../shared/redis.js');
@@ -558,7 +737,7 @@ interface Faults {
   ports: number[];
   redis: RedisServer;
   db: Knex;
-  ready: (base: string) => Promise<void>;
+  ready: (copy: number) => Promise<void>;
 }
 
 /** The faults of a run; each planned one must have happened, or the run fails. */
@@ -584,7 +763,7 @@ interface Waits {
   drainS: number;
 }
 
-async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void> {
+async function chaosRun(actors: Actor[], admin: Actor, edge: Edge, f: Faults): Promise<void> {
   const started = Date.now();
   let running = true;
   const counts: FaultCounts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgCutAttempts: 0, terminatedBackends: 0, terminatedMidTx: 0, pgCutAt: 0, stalledPayouts: [] };
@@ -605,8 +784,16 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
       f.workers[slot]!.proc.kill('SIGKILL');
       await f.workers[slot]!.exited;
       generation[slot]! += 1;
-      f.workers[slot] = startChild(`worker ${slot + 1}`, ['dist/workers/index.js'], f.workerEnv(workerApp(slot, generation[slot]!)), { pin: false, stdout: PROC_LOG });
+      const next = workerApp(slot, generation[slot]!);
+      f.workers[slot] = startChild(`worker ${slot + 1}`, ['dist/workers/index.js'], f.workerEnv(next), { pin: false, stdout: PROC_LOG });
       counts.workerKills += 1;
+      // Up before the next kill (its outbox relay connects at once): on 2 busy cores a copy
+      // may take seconds to boot, and killing copies that never started would test nothing.
+      for (const until = Date.now() + 30_000; Date.now() < until; ) {
+        const up = await f.db.raw<{ rows: unknown[] }>('SELECT 1 FROM pg_stat_activity WHERE application_name = ?', [next]).catch(() => ({ rows: [] }));
+        if (up.rows.length > 0) break;
+        await sleep(100);
+      }
       return at;
     });
     slotQueue[slot] = run.catch(() => undefined);
@@ -635,7 +822,7 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
       f.apis[i]!.proc.kill('SIGKILL');
       await f.apis[i]!.exited;
       f.apis[i] = startChild(`API ${i + 1}`, ['dist/api/server.js'], f.apiEnv(f.ports[i]!), { pin: false, stdout: PROC_LOG });
-      await f.ready(apiBases[i]!);
+      await f.ready(i);
       down.delete(i);
       cutWindows.push({ api: i, from, to: Date.now() });
       counts.apiKills += 1;
@@ -744,9 +931,17 @@ async function chaosRun(actors: Actor[], admin: Actor, f: Faults): Promise<void>
     if (approvals % 4 === 1 && counts.stalledPayouts.length < 3) stalls.push(stallPayout(id));
   };
 
-  // Escrow flows and payment-service orders interleaved (one order per six escrow flows).
+  // Escrow flows and payment-service orders interleaved (one order per six escrow flows);
+  // of the escrow flows, one in 25 each a late manual transfer, a short or long payment, an early callback.
   const ORDERS = Math.floor(DEALS / 6);
-  await pool(DEALS + ORDERS, CONCURRENCY, (n) => (n % 7 === 6 ? serviceOrder(n, actors, admin) : deal(n, actors, admin)));
+  const flow = (n: number): Promise<void> => {
+    if (n % 7 === 6) return serviceOrder(n, actors, admin);
+    if (n % 25 === 3) return lateManualTransfer(n, actors, edge);
+    if (n % 25 === 11) return wrongAmount(n, actors, edge);
+    if (n % 25 === 19) return earlyCallback(n, actors, edge, Math.floor(n / 25));
+    return deal(n, actors, admin);
+  };
+  await pool(DEALS + ORDERS, CONCURRENCY, flow);
   await withdrawals(actors, admin, onApproved);
   await Promise.all(stalls);
   running = false;
@@ -862,6 +1057,40 @@ async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: {
   const c = credited.rows[0]!;
   if (c.paid !== exp.paidOrders.size) problems.push(`paid callbacks: ${exp.paidOrders.size} orders reported paid, ${c.paid} payments paid`);
   if (c.dup > 0) problems.push(`${c.dup} escrows credited twice`);
+  // Money at the edges: every flagged, late or settled payment as the log says.
+  const edgeIds = [...new Set([...exp.mismatched.keys(), ...exp.lateClaims, ...exp.settled.keys()])];
+  const dbEdge = new Map(
+    (await db('payments').whereIn('id', edgeIds).select<{ id: string; status: string; flag: string | null; received_amount: number | null }[]>('id', 'status', 'flag', 'received_amount')).map((r) => [r.id, r]),
+  );
+  let edgeDiff = 0;
+  for (const id of edgeIds) {
+    const s = exp.settled.get(id);
+    const want = s
+      ? { status: 'paid', flag: s.how === 'credit' ? 'credited_to_buyer' : 'returned_outside', received: s.amount }
+      : exp.lateClaims.has(id)
+        ? { status: 'awaiting_confirmation', flag: 'late_claim', received: null }
+        : { status: 'pending', flag: 'amount_mismatch', received: null };
+    const got = dbEdge.get(id);
+    if (!got || got.status !== want.status || got.flag !== want.flag || (got.received_amount === null ? null : Number(got.received_amount)) !== want.received) {
+      edgeDiff += 1;
+      if (edgeDiff <= 5) problems.push(`payment ${id}: log implies ${JSON.stringify(want)}, database ${JSON.stringify(got ?? 'missing')}`);
+    }
+  }
+  for (const id of exp.settledTwice.slice(0, 5)) problems.push(`payment ${id}: a second staff credit or return was accepted`);
+  const edgeCount = (how: 'credit' | 'mark-returned', late: boolean) => [...exp.settled].filter(([id, x]) => x.how === how && exp.lateClaims.has(id) === late).length;
+  const edgeFigures = {
+    lateCredited: edgeCount('credit', true),
+    mismatchCredited: edgeCount('credit', false),
+    mismatchReturned: edgeCount('mark-returned', false),
+  };
+  for (const [what, n] of [
+    ['late manual transfers credited by staff', edgeFigures.lateCredited],
+    ['short or long payments credited by staff', edgeFigures.mismatchCredited],
+    ['short or long payments marked returned by staff', edgeFigures.mismatchReturned],
+    ['callbacks sent before their pay answered', racing.beforeCommit],
+  ] as const) {
+    if (n === 0) problems.push(`planned case did not happen: ${what} 0`);
+  }
   // Outbox and jobs.
   const ob = await db.raw<{ rows: { open: number; dead: number; unexplained: number }[] }>(
     `SELECT count(*) FILTER (WHERE completed_at IS NULL AND dead_at IS NULL AND available_at <= now())::int AS open,
@@ -935,6 +1164,11 @@ async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: {
   );
   console.log(`chaos: payment-service orders ${exp.orders.size} (differences ${oDiff}; ${[...exp.orders.values()].filter((o) => o.status === 'delivered').length} delivered, ${[...exp.orders.values()].filter((o) => o.status === 'refunded').length} refunded)`);
   console.log(`chaos: escrows ${exp.escrows.size} (differences ${escrowDiff}), withdrawals ${exp.withdrawals.size} (differences ${wDiff}), users with a balance difference ${balDiff}, paid orders ${exp.paidOrders.size} (credited ${c.paid}, doubled ${c.dup}), outbox open ${o.open} dead ${o.dead}; jobs failed ${jobsFailed} (each with its reason), stuck ${jobsStuck}`);
+  console.log(
+    `chaos: money at the edges: late manual transfers credited ${edgeFigures.lateCredited} (late claims ${exp.lateClaims.size}), short/long payments ${exp.mismatched.size} ` +
+      `(credited ${edgeFigures.mismatchCredited}, marked returned ${edgeFigures.mismatchReturned}), second staff moves accepted ${exp.settledTwice.length}, ` +
+      `callbacks sent before their pay answered ${racing.beforeCommit} of ${racing.tried}; payment differences ${edgeDiff}`,
+  );
   console.log(`chaos: public profiles whose counters differ from a recount ${profilesOff}`);
   console.log(`chaos: e-mails received by the SMTP sink ${mails.length}`);
   console.log(`chaos: request log ${LOG_FILE}; process logs ${path.join(RUN_DIR, 'processes.log')}`);
