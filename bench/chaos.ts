@@ -130,6 +130,8 @@ interface Logged {
   body: unknown;
   status: number | 'cut';
   answer: unknown;
+  /** When the answer (or the cut) came. */
+  done?: number;
 }
 
 const log = createWriteStream(LOG_FILE);
@@ -197,6 +199,7 @@ async function call(
 }
 
 function record(e: Logged): void {
+  e.done = Date.now();
   entries.push(e);
   log.write(`${JSON.stringify(e)}\n`);
 }
@@ -784,29 +787,30 @@ async function chaosRun(actors: Actor[], admin: Actor, edge: Edge, f: Faults): P
       f.workers[slot]!.proc.kill('SIGKILL');
       await f.workers[slot]!.exited;
       generation[slot]! += 1;
-      const next = workerApp(slot, generation[slot]!);
-      f.workers[slot] = startChild(`worker ${slot + 1}`, ['dist/workers/index.js'], f.workerEnv(next), { pin: false, stdout: PROC_LOG });
+      f.workers[slot] = startChild(`worker ${slot + 1}`, ['dist/workers/index.js'], f.workerEnv(workerApp(slot, generation[slot]!)), { pin: false, stdout: PROC_LOG });
       counts.workerKills += 1;
-      // Up before the next kill (its outbox relay connects at once): on 2 busy cores a copy
-      // may take seconds to boot, and killing copies that never started would test nothing.
-      for (const until = Date.now() + 30_000; Date.now() < until; ) {
-        const up = await f.db.raw<{ rows: unknown[] }>('SELECT 1 FROM pg_stat_activity WHERE application_name = ?', [next]).catch(() => ({ rows: [] }));
-        if (up.rows.length > 0) break;
-        await sleep(100);
-      }
       return at;
     });
     slotQueue[slot] = run.catch(() => undefined);
     return run;
   };
-  // Worker killer: every 2 s one copy, SIGKILL, restarted at once.
+  // Worker killer: every 2 s one copy, SIGKILL, restarted at once, and up before the next
+  // kill (its outbox relay connects at once): on 2 busy cores a copy may take seconds to
+  // boot, and killing copies that never started would test nothing.
   const workerLoop = (async () => {
     let k = 0;
     while (running) {
       await sleep(2000);
       if (!running) break;
-      await killWorker(k % 2);
+      const slot = k % 2;
       k += 1;
+      await killWorker(slot);
+      const app = workerApp(slot, generation[slot]!);
+      for (const until = Date.now() + 30_000; running && Date.now() < until; ) {
+        const up = await f.db.raw<{ rows: unknown[] }>('SELECT 1 FROM pg_stat_activity WHERE application_name = ?', [app]).catch(() => ({ rows: [] }));
+        if (up.rows.length > 0) break;
+        await sleep(100);
+      }
     }
   })();
   // API killer: every 15 s one copy, SIGKILL, restarted; requests to it are cut and retried.
@@ -1139,7 +1143,9 @@ async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: {
     }
   }
   const requestIdOf = (e: Logged) => ((e.answer as { error?: { request_id?: string } } | null)?.error?.request_id ?? '');
-  const pgCut = (e: Logged) => (counts.pgCutAt > 0 && e.at >= counts.pgCutAt - 1000 && e.at <= counts.pgCutAt + 3000) || cutRequests.has(requestIdOf(e));
+  // In flight when the backends were terminated (sent before, answered after), or sent within 3 s after (a pooled connection found dead).
+  const pgCut = (e: Logged) =>
+    (counts.pgCutAt > 0 && e.at <= counts.pgCutAt + 3000 && (e.done ?? e.at) >= counts.pgCutAt - 1000) || cutRequests.has(requestIdOf(e));
   const all5xx = entries.filter((e) => typeof e.status === 'number' && e.status >= 500);
   const dbCut5xx = all5xx.filter(pgCut);
   const fiveXX = all5xx.filter((e) => !pgCut(e));
