@@ -7,14 +7,19 @@
  *
  *   escrows from signed partner links, sandbox payments whose callbacks arrive duplicated,
  *   reordered (a failed report first) and late (an expired report after paid), sends,
- *   receipts, releases, disputes and staff rulings (release or refund), withdrawals with
- *   staff approvals and rejections, and reads.
+ *   receipts, releases, disputes and staff rulings (release or refund), payment-service
+ *   orders, withdrawals with staff approvals and rejections, and reads; and money at the
+ *   edges: manual transfers claimed after a cancel and credited by staff, short and long
+ *   gateway payments credited or marked returned by staff, callbacks sent before their
+ *   pay has answered.
  *
- * Meanwhile: one worker copy is SIGKILLed every 2 s and restarted; one API copy is killed
- * and restarted a few times; Redis is restarted once; every Postgres backend of the chaos
- * database is terminated once (pg_terminate_backend) while transactions are in flight.
- * A request that loses its connection is sent again to the other copy with the same
- * Idempotency-Key, as a client would.
+ * Meanwhile: one worker copy is SIGKILLed every 2 s and restarted; a few payout jobs have
+ * their worker SIGKILLed while they run; one API copy is killed and restarted every 15 s;
+ * Redis is restarted once; the busy Postgres backends of the service's processes are
+ * terminated at once, tried every 200 ms until one of them is inside a transaction. Each
+ * planned fault must have happened, or the run fails. The longest wait of a stalled payout
+ * or a due callback must stay under 30 s. A request that loses its connection is sent
+ * again to the other copy with the same Idempotency-Key, as a client would.
  *
  * Every request and its answer is appended to a JSON-lines log; after the queues drain, the
  * expected state is computed from that log alone and compared with the database: every
