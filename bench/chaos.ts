@@ -760,10 +760,14 @@ interface FaultCounts {
   terminatedMidTx: number;
   pgCutAt: number;
   /** Payout jobs whose worker copy was SIGKILLed while it ran them. */
-  stalledPayouts: { withdrawal: string; killedAt: number }[];
+  stalledPayouts: { withdrawal: string; killedAt: number; attempts: number; takenAt?: number }[];
 }
 
-/** The longest a payout (from its approval) or a due callback waited to be done, sampled every 250 ms. */
+/**
+ * The longest a payout waited to be taken (from its approval, or from the last time a worker
+ * claimed it: a claim of a run that then died starts the wait again) and a due callback
+ * waited to be processed, sampled every 250 ms.
+ */
 interface Waits {
   payout: { s: number; id: string };
   callback: { s: number; id: string };
@@ -882,20 +886,31 @@ async function chaosRun(actors: Actor[], admin: Actor, edge: Edge, f: Faults): P
   // processed, sampled every 250 ms until the drain ends.
   const waits: Waits = { payout: { s: 0, id: '' }, callback: { s: 0, id: '' }, drainS: 0 };
   let sampling = true;
+  const progress = new Map<string, { attempts: number; since: number }>();
   const sampler = (async () => {
     while (sampling) {
       try {
-        const r = await f.db.raw<{ rows: { kind: 'payout' | 'callback'; id: string; s: number }[] }>(
-          `(SELECT 'payout' AS kind, id::text AS id, extract(epoch FROM now() - approved_at)::float8 AS s
-              FROM withdrawals WHERE status IN ('approved', 'processing') ORDER BY approved_at LIMIT 1)
-           UNION ALL
-           (SELECT 'callback', id::text, extract(epoch FROM now() - next_attempt_at)::float8
-              FROM payment_callbacks WHERE processed_at IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1)`,
+        const at = Date.now();
+        const open = await f.db.raw<{ rows: { id: string; attempts: number; approved: Date }[] }>(
+          `SELECT id::text AS id, payout_attempts AS attempts, approved_at AS approved FROM withdrawals WHERE status IN ('approved', 'processing')`,
         );
-        for (const row of r.rows) {
-          const w = waits[row.kind];
-          if (row.s > w.s) Object.assign(w, { s: row.s, id: row.id });
+        const openIds = new Map(open.rows.map((w) => [w.id, w.attempts]));
+        for (const w of open.rows) {
+          const seen = progress.get(w.id);
+          if (!seen) progress.set(w.id, { attempts: w.attempts, since: w.approved.getTime() });
+          else if (w.attempts > seen.attempts) Object.assign(seen, { attempts: w.attempts, since: at });
+          const s = (at - progress.get(w.id)!.since) / 1000;
+          if (s > waits.payout.s) Object.assign(waits.payout, { s, id: w.id });
         }
+        // A killed payout job is taken once another claim is made (or the withdrawal is done).
+        for (const x of counts.stalledPayouts) {
+          if (x.takenAt === undefined && at > x.killedAt && (openIds.get(x.withdrawal) ?? Number.POSITIVE_INFINITY) > x.attempts) x.takenAt = at;
+        }
+        const cb = await f.db.raw<{ rows: { id: string; s: number }[] }>(
+          `SELECT id::text AS id, extract(epoch FROM now() - next_attempt_at)::float8 AS s
+             FROM payment_callbacks WHERE processed_at IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at LIMIT 1`,
+        );
+        for (const row of cb.rows) if (row.s > waits.callback.s) Object.assign(waits.callback, { s: row.s, id: row.id });
       } catch {
         /* a sample lost to the Postgres cut: the next one */
       }
@@ -915,7 +930,7 @@ async function chaosRun(actors: Actor[], admin: Actor, edge: Edge, f: Faults): P
     const trx = await f.db.transaction();
     trx.executionPromise.catch(() => undefined);
     try {
-      const r = (await trx.raw<{ rows: { status: string; me: number }[] }>('SELECT status, pg_backend_pid() AS me FROM withdrawals WHERE id = ? FOR UPDATE', [withdrawalId])).rows[0];
+      const r = (await trx.raw<{ rows: { status: string; attempts: number; me: number }[] }>('SELECT status, payout_attempts AS attempts, pg_backend_pid() AS me FROM withdrawals WHERE id = ? FOR UPDATE', [withdrawalId])).rows[0];
       if (r?.status !== 'approved') return; // the payout worker was quicker
       const deadline = Date.now() + 15_000;
       while (Date.now() < deadline) {
@@ -923,7 +938,7 @@ async function chaosRun(actors: Actor[], admin: Actor, edge: Edge, f: Faults): P
         const app = blocked.rows.map((x) => x.app).find((a) => a.startsWith('chaos-worker-'));
         if (app) {
           const slot = Number(/^chaos-worker-(\d+)-/.exec(app)![1]) - 1;
-          counts.stalledPayouts.push({ withdrawal: withdrawalId, killedAt: await killWorker(slot, app) });
+          counts.stalledPayouts.push({ withdrawal: withdrawalId, killedAt: await killWorker(slot, app), attempts: r.attempts });
           return;
         }
         await sleep(50);
@@ -992,20 +1007,25 @@ async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: {
     ['payout jobs whose worker was SIGKILLed while running them', counts.stalledPayouts.length],
   ];
   for (const [what, n] of planned) if (n === 0) problems.push(`planned fault did not happen: ${what} 0`);
-  // Stalled jobs: from the kill of the worker that ran a payout until the payout was paid.
+  // Stalled jobs: from the kill of the worker that ran a payout until another worker took it
+  // (sampled), and until it was paid (a second kill of the run that took it adds a second wait).
   const stalledPaid = new Map(
     (await db('withdrawals').whereIn('id', counts.stalledPayouts.map((x) => x.withdrawal)).select<{ id: string; paid_at: Date | null }[]>('id', 'paid_at')).map((r) => [r.id, r.paid_at]),
   );
   const stallWaits = counts.stalledPayouts.map((x) => {
     const paid = stalledPaid.get(x.withdrawal);
-    return { id: x.withdrawal, s: paid ? (paid.getTime() - x.killedAt) / 1000 : Number.POSITIVE_INFINITY };
+    return {
+      id: x.withdrawal,
+      s: x.takenAt === undefined ? Number.POSITIVE_INFINITY : (x.takenAt - x.killedAt) / 1000,
+      paidS: paid ? (paid.getTime() - x.killedAt) / 1000 : Number.POSITIVE_INFINITY,
+    };
   });
   const stallMax = Math.max(0, ...stallWaits.map((x) => x.s));
   const longestWait = Math.max(stallMax, waits.payout.s, waits.callback.s);
   if (longestWait >= STALL_LIMIT_S) {
     problems.push(
-      `a job waited ${longestWait.toFixed(1)} s (limit ${STALL_LIMIT_S} s): stalled payouts ${stallWaits.map((x) => `${x.id} ${x.s.toFixed(1)} s`).join(', ')}; ` +
-        `oldest approved payout ${waits.payout.id} ${waits.payout.s.toFixed(1)} s; oldest due callback ${waits.callback.id} ${waits.callback.s.toFixed(1)} s`,
+      `a job waited ${longestWait.toFixed(1)} s (limit ${STALL_LIMIT_S} s): killed payouts, kill to taken ${stallWaits.map((x) => `${x.id} ${x.s.toFixed(1)} s`).join(', ')}; ` +
+        `longest a payout waited to be taken ${waits.payout.id} ${waits.payout.s.toFixed(1)} s; oldest due callback ${waits.callback.id} ${waits.callback.s.toFixed(1)} s`,
     );
   }
   const exp = expectedFromLog(entries);
@@ -1166,8 +1186,8 @@ async function verify(db: Knex, counts: FaultCounts, waits: Waits, cutWindows: {
       `Postgres backends terminated ${counts.terminatedBackends}, ${counts.terminatedMidTx} of them inside a transaction (cut at try ${counts.pgCutAttempts})`,
   );
   console.log(
-    `chaos: stalled-job wait: ${longestWait.toFixed(1)} s at most (limit ${STALL_LIMIT_S} s); payouts whose worker was killed, kill to paid: ${stallWaits.map((x) => `${x.s.toFixed(1)} s`).join(', ') || 'none'}; ` +
-      `longest an approved payout waited to be paid ${waits.payout.s.toFixed(1)} s, a due callback to be processed ${waits.callback.s.toFixed(1)} s; drained ${waits.drainS.toFixed(1)} s after the workload`,
+    `chaos: stalled-job wait: ${longestWait.toFixed(1)} s at most (limit ${STALL_LIMIT_S} s); payouts whose worker was killed, kill to taken by another worker: ${stallWaits.map((x) => `${x.s.toFixed(1)} s`).join(', ') || 'none'} ` +
+      `(to paid: ${stallWaits.map((x) => `${x.paidS.toFixed(1)} s`).join(', ')}); longest a payout waited to be taken ${waits.payout.s.toFixed(1)} s, a due callback to be processed ${waits.callback.s.toFixed(1)} s; drained ${waits.drainS.toFixed(1)} s after the workload`,
   );
   console.log(
     `chaos: requests whose connection was cut (API copy killed) ${cut}, then sent again; 5xx answers to requests whose Postgres connection was cut ${dbCut5xx.length}; ` +
