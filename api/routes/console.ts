@@ -96,36 +96,25 @@ consoleRouter.get(
   }),
 );
 
-consoleRouter.post(
-  '/admin/payments/:id/confirm',
-  move('/admin/payments', 'payment.confirm', async (ctx, session, form) => {
-    await staffConfirm(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
-  }),
-);
+// The staff payment moves of /v1/admin/payments, one form each. Mark-returned needs its
+// note, as the admin API's schema does: say where the money went.
+const PAYMENT_MOVES: { path: string; action: string; run: typeof staffConfirm; noteRequired?: boolean }[] = [
+  { path: 'confirm', action: 'payment.confirm', run: staffConfirm },
+  { path: 'reject', action: 'payment.reject', run: staffReject },
+  { path: 'credit', action: 'payment.credit', run: staffCredit },
+  { path: 'mark-returned', action: 'payment.mark_returned', run: staffMarkReturned, noteRequired: true },
+];
 
-consoleRouter.post(
-  '/admin/payments/:id/reject',
-  move('/admin/payments', 'payment.reject', async (ctx, session, form) => {
-    await staffReject(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
-  }),
-);
-
-consoleRouter.post(
-  '/admin/payments/:id/credit',
-  move('/admin/payments', 'payment.credit', async (ctx, session, form) => {
-    await staffCredit(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
-  }),
-);
-
-consoleRouter.post(
-  '/admin/payments/:id/mark-returned',
-  move('/admin/payments', 'payment.mark_returned', async (ctx, session, form) => {
-    // As the admin API's schema: say where the money went.
-    const note = noteOf(form);
-    if (note === null) throw new AppError(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
-    await staffMarkReturned(undefined, { actorId: session.userId, ip: ctx.ip, note }, ctx.params.id ?? '');
-  }),
-);
+for (const m of PAYMENT_MOVES) {
+  consoleRouter.post(
+    `/admin/payments/:id/${m.path}`,
+    move('/admin/payments', m.action, async (ctx, session, form) => {
+      const note = noteOf(form);
+      if (m.noteRequired && note === null) throw new AppError(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
+      await m.run(undefined, { actorId: session.userId, ip: ctx.ip, note }, ctx.params.id ?? '');
+    }),
+  );
+}
 
 consoleRouter.get(
   '/admin/withdrawals',

@@ -19,7 +19,7 @@ import { recordStaffAction } from '../staff/audit.js';
 import * as paymentRepo from '../payments/repo.js';
 import type { PaymentRow } from '../payments/repo.js';
 import { recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
-import { abandonLink, parseMethod, prepareOrderLink, recordLink, settlePaid, type PreparedLink } from '../payments/service.js';
+import { parseMethod, prepareOrderLink, recordPrepared, settlePaid, type PreparedLink } from '../payments/service.js';
 import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quote } from './fees.js';
 import { markOrdersPaid } from './paid.js';
 import * as repo from './repo.js';
@@ -257,13 +257,7 @@ export async function prepareLink(actor: Actor, id: string, input: PayInput): Pr
 export async function pay(trxOrDb: Db | undefined, actor: Actor, id: string, input: PayInput): Promise<PayResult> {
   if (input.method === 'balance') return { kind: 'balance', order: await payByBalance(trxOrDb, actor, id) };
   if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
-  const link = await prepareLink(actor, id, input);
-  try {
-    return { kind: 'link', payment: await recordLink(db, link) };
-  } catch (err) {
-    await abandonLink(link);
-    throw err;
-  }
+  return { kind: 'link', payment: await recordPrepared(await prepareLink(actor, id, input)) };
 }
 
 /**

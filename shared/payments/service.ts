@@ -168,7 +168,11 @@ export async function abandonLink(link: PreparedLink): Promise<void> {
  */
 export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
   if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
-  const link = await prepareEscrowLink(actor, escrowId, input);
+  return recordPrepared(await prepareEscrowLink(actor, escrowId, input));
+}
+
+/** Step 2 without a caller's transaction: the answer recorded at once, the link failed if it cannot be. */
+export async function recordPrepared(link: PreparedLink): Promise<PaymentRow> {
   try {
     return await recordLink(db, link);
   } catch (err) {
