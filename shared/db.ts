@@ -66,11 +66,6 @@ export async function holdingConnection<T>(knex: Knex, what: string, work: () =>
   }
 }
 
-/** Runs `work` outside any holding mark (a background loop started from a request). */
-export function detachedFromConnection<T>(work: () => T): T {
-  return holding.exit(work);
-}
-
 interface GuardedClient {
   acquireConnection(): Promise<unknown>;
   transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
