@@ -27,7 +27,7 @@ export const AUTHENTICATED_LIMIT: RateLimitRule = {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-const invalidKey = () => new AppError(401, 'INVALID_TOKEN', 'The API key is wrong or has been revoked');
+const invalidKey = () => AppError.legacy(401, 'INVALID_TOKEN', 'The API key is wrong or has been revoked');
 
 /** The session behind the cookie; an unknown token counts as a failed credential. */
 async function checkSession(ctx: Ctx, cookie: string): Promise<SessionCheck> {
@@ -46,10 +46,10 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
     const token = BEARER.exec(header)?.[1];
     if (!token) {
       await countAuthFailure(ctx, '');
-      throw new AppError(401, 'INVALID_TOKEN', 'Authorization must be "Bearer <API key>"');
+      throw AppError.legacy(401, 'INVALID_TOKEN', 'Authorization must be "Bearer <API key>"');
     }
     if (token.startsWith(WORKSPACE_KEY_PREFIX) && !ctx.path.startsWith('/v1/enterprise')) {
-      throw new AppError(401, 'WORKSPACE_KEY_ONLY', 'Workspace keys (rpe_) work only under /v1/enterprise');
+      throw AppError.legacy(401, 'WORKSPACE_KEY_ONLY', 'Workspace keys (rpe_) work only under /v1/enterprise');
     }
     const found = await loadKeyPrincipal(token);
     if (!found) {
@@ -66,11 +66,11 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
   if (check.kind !== 'ok') {
     clearSessionCookie(ctx);
     if (mode === 'optional') return false;
-    if (check.kind === 'ended') throw new AppError(401, 'SESSION_EXPIRED', 'Your session has ended; sign in again');
-    throw new AppError(401, 'INVALID_TOKEN', 'The session is not valid; sign in again');
+    if (check.kind === 'ended') throw AppError.legacy(401, 'SESSION_EXPIRED', 'Your session has ended; sign in again');
+    throw AppError.legacy(401, 'INVALID_TOKEN', 'The session is not valid; sign in again');
   }
   if (UNSAFE.has(ctx.method) && !safeEqual(ctx.get('X-CSRF-Token'), check.csrfToken)) {
-    throw new AppError(403, 'CSRF_FAILED', 'Missing or wrong X-CSRF-Token header');
+    throw AppError.legacy(403, 'CSRF_FAILED', 'Missing or wrong X-CSRF-Token header');
   }
   ctx.state.principal = {
     userId: check.user.id,
@@ -92,7 +92,7 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
 export function auth(mode: AuthMode = 'both'): Middleware {
   return async (ctx, next) => {
     const known = await identify(ctx, mode);
-    if (!known && mode !== 'optional') throw new AppError(401, 'UNAUTHORIZED', 'Sign in or send a personal API key');
+    if (!known && mode !== 'optional') throw AppError.legacy(401, 'UNAUTHORIZED', 'Sign in or send a personal API key');
     if (known) await consumeAuthenticated(ctx, ctx.state.principal!.userId, AUTHENTICATED_LIMIT.points);
     await next();
   };
@@ -108,7 +108,7 @@ export function isAdminGuard(mw: unknown): boolean {
 /** Staff only (after `auth`): 403 FORBIDDEN for everyone else. */
 export function requireAdmin(): Middleware {
   const guard: Middleware = async (ctx, next) => {
-    if (ctx.state.principal?.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Staff only');
+    if (ctx.state.principal?.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
     await next();
   };
   adminGuards.add(guard);
@@ -123,11 +123,11 @@ export function adminSessionOnly(): Middleware {
   return async (ctx, next) => {
     const cookie = ctx.cookies.get(config.sessionCookieName);
     const check = cookie ? await checkSession(ctx, cookie) : null;
-    if (!check || check.kind !== 'ok') throw new AppError(401, 'UNAUTHORIZED', 'Sign in with a staff account');
-    if (check.user.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Staff only');
+    if (!check || check.kind !== 'ok') throw AppError.legacy(401, 'UNAUTHORIZED', 'Sign in with a staff account');
+    if (check.user.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
     if (UNSAFE.has(ctx.method)) {
       const origin = ctx.get('Origin');
-      if (!origin || !URL.canParse(origin) || new URL(origin).host !== ctx.host) throw new AppError(403, 'CSRF_FAILED', 'Cross-origin write refused');
+      if (!origin || !URL.canParse(origin) || new URL(origin).host !== ctx.host) throw AppError.legacy(403, 'CSRF_FAILED', 'Cross-origin write refused');
     }
     ctx.state.principal = { userId: check.user.id, role: 'admin', via: 'session', sessionId: check.sessionId, user: check.user };
     await next();

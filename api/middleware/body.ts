@@ -111,7 +111,7 @@ export async function readJsonBody(ctx: Ctx): Promise<void> {
     if (isInflateError(ctx, err)) {
       throw errors.invalidBody(
         { formErrors: ['Malformed request body: it does not decompress with its Content-Encoding'], fieldErrors: {} },
-        'Request body is not valid JSON',
+        { en: 'Request body is not valid JSON', id: 'Isi permintaan bukan JSON yang valid' },
       );
     }
     throw err;

@@ -1,4 +1,4 @@
-import { AppError } from '../../shared/errors.js';
+import { AppError, errors } from '../../shared/errors.js';
 import type { Ctx } from '../context.js';
 
 interface HttpishError {
@@ -25,7 +25,7 @@ function normalise(ctx: Ctx, err: unknown): AppError | null {
   const e = asHttpish(err);
   const status = e.status ?? e.statusCode;
   if (status === 413 || e.type === 'entity.too.large') {
-    return new AppError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Request body is larger than 1 MiB');
+    return errors.bodyTooLarge();
   }
   // co-body rethrows JSON.parse's SyntaxError with status 400 (no `type`, no `expose`).
   if (
@@ -33,12 +33,10 @@ function normalise(ctx: Ctx, err: unknown): AppError | null {
     (status === 400 && (e.expose || err instanceof SyntaxError)) ||
     isBadCompressedBody(ctx, e)
   ) {
-    return new AppError(400, 'INVALID_BODY', 'Request body is not valid JSON', {
-      details: { formErrors: ['Malformed request body'], fieldErrors: {} },
-    });
+    return errors.malformedBody();
   }
   if (status === 415 || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-    return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Unsupported request body encoding');
+    return errors.unsupportedMediaType();
   }
   return null;
 }
@@ -57,17 +55,17 @@ export function renderError(ctx: Ctx, err: AppError): void {
 export function handleError(ctx: Ctx, err: unknown): void {
   const known = normalise(ctx, err);
   if (known) {
-    if (known.status >= 500) ctx.state.log.error({ err }, 'request failed');
+    if (known.isServerError) ctx.state.log.error({ err }, 'request failed');
     renderError(ctx, known);
     return;
   }
   ctx.state.log.error({ err }, 'unhandled error');
-  renderError(ctx, new AppError(500, 'INTERNAL_ERROR', 'Something went wrong on our side; try again later', { request_id: ctx.state.requestId }));
+  renderError(ctx, errors.internal(ctx.state.requestId));
 }
 
 /** Unknown routes: 404 NOT_FOUND as JSON. */
 export function renderNotFoundIfUnanswered(ctx: Ctx): void {
   if (ctx.status === 404 && ctx.body === undefined) {
-    renderError(ctx, new AppError(404, 'NOT_FOUND', `No route for ${ctx.method} ${ctx.path}`));
+    renderError(ctx, errors.noRoute(ctx.method, ctx.path));
   }
 }

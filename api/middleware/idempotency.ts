@@ -8,9 +8,9 @@ import { UUID_V4 } from '../../shared/ids.js';
 
 function storeFailure(err: unknown): AppError {
   if (err instanceof IdempotencyStoreError && err.step === 'insert') {
-    return new AppError(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
+    return AppError.legacy(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
   }
-  return new AppError(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
+  return AppError.legacy(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
 }
 
 async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
@@ -45,9 +45,9 @@ export interface IdempotentOptions {
 function answerStored(ctx: Ctx, opened: OpenResult): boolean {
   switch (opened.kind) {
     case 'conflict':
-      throw new AppError(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+      throw AppError.legacy(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
     case 'in_flight':
-      throw new AppError(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+      throw AppError.legacy(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
     case 'replay':
       ctx.status = opened.response.status;
       ctx.body = opened.response.body;
@@ -80,7 +80,7 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
       return;
     }
     if (!UUID_V4.test(key)) {
-      throw new AppError(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
+      throw AppError.legacy(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
     }
     const principal = ctx.state.principal;
     const ref: KeyRef = {

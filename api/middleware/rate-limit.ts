@@ -128,7 +128,7 @@ export async function consumeAuthenticated(ctx: Ctx, userId: string, perMinute: 
     config.authFailureLimit,
   );
   if (verdict === 0) {
-    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', 'Too many failed sign-in credentials from this address; try again later');
+    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', { en: 'Too many failed sign-in credentials from this address; try again later', id: 'Terlalu banyak kredensial masuk yang salah dari alamat ini; coba lagi nanti' });
   }
   if (verdict === 1) throw errors.rateLimited(retrySeconds(ms));
 }
@@ -150,6 +150,6 @@ export async function countAuthFailure(ctx: Ctx, token: string): Promise<void> {
     KEY_PREFIX_FAILURE_LIMIT,
   );
   if (over === 1) {
-    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', 'Too many failed sign-in credentials; try again later');
+    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', { en: 'Too many failed sign-in credentials; try again later', id: 'Terlalu banyak kredensial masuk yang salah; coba lagi nanti' });
   }
 }

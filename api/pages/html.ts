@@ -165,12 +165,12 @@ const FORM_LIMIT = 16 * 1024;
  * most 16 KiB, 415 for any other content type.
  */
 export async function formOf(ctx: Ctx): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the form as application/x-www-form-urlencoded');
+  if (!ctx.is('application/x-www-form-urlencoded')) throw AppError.legacy(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the form as application/x-www-form-urlencoded');
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > FORM_LIMIT) throw new AppError(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Form too large');
+    if (size > FORM_LIMIT) throw AppError.legacy(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Form too large');
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -203,7 +203,7 @@ export async function pageSession(ctx: Ctx): Promise<PageSession | null> {
 /** Synchronizer token: the session's CSRF token must come back in the form's `_csrf` field. */
 export function assertCsrf(form: URLSearchParams, session: PageSession): void {
   const given = form.get('_csrf') ?? '';
-  if (!given || !safeEqual(given, session.csrfToken)) throw new AppError(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
+  if (!given || !safeEqual(given, session.csrfToken)) throw AppError.legacy(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
 }
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;

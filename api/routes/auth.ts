@@ -31,7 +31,7 @@ async function currentUser(ctx: Ctx) {
   const loaded = ctx.state.principal!.user;
   if (loaded) return loaded;
   const user = await users.findById(db, ctx.state.principal!.userId);
-  if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+  if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
   return user;
 }
 

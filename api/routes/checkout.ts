@@ -33,7 +33,7 @@ const PAY_LIMIT = { name: 'checkout-pay', points: 20, durationSeconds: 60, by: '
 
 checkoutRouter.get('/static/pages/:name', (ctx) => {
   const file = STATIC_FILES.get(ctx.params.name ?? '');
-  if (!file) throw new AppError(404, 'NOT_FOUND', 'Not found');
+  if (!file) throw AppError.legacy(404, 'NOT_FOUND', 'Not found');
   ctx.set('Cache-Control', 'public, max-age=300');
   ctx.type = file.type;
   ctx.body = file.body;
@@ -48,7 +48,7 @@ const checkoutFrame = (ctx: Ctx, lang: Lang, body: Html, status = 200) => {
 
 async function loadEscrow(id: string) {
   const e = isUuid(id) ? await escrowRepo.findById(db, id) : undefined;
-  if (!e) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
   return e;
 }
 
@@ -70,7 +70,7 @@ checkoutRouter.get(
     if (isExpired(e)) return checkoutFrame(ctx, lang, T.endedPanel('expired', lang));
     if (e.status === 'cancelled') return checkoutFrame(ctx, lang, T.endedPanel('cancelled', lang));
     const seller = await users.findById(db, e.seller_id);
-    if (!seller) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+    if (!seller) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
     const session = await pageSession(ctx);
     const pending = e.status === 'pending_payment';
     const parts: Html[] = [T.previewCard(e, seller, lang, { countdown: pending })];
@@ -109,7 +109,7 @@ async function signedInForm(ctx: Ctx) {
   const lang = langOf(ctx);
   const form = await formOf(ctx);
   const session = await pageSession(ctx);
-  if (!session) throw new AppError(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
+  if (!session) throw AppError.legacy(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
   assertCsrf(form, session);
   return { lang, form, session };
 }
@@ -120,7 +120,7 @@ checkoutRouter.post(
     const { lang, form, session } = await signedInForm(ctx);
     await consume(ctx, PAY_LIMIT);
     const [provider, method] = (form.get('choice') ?? '').split(':');
-    if (!provider || !method) throw new AppError(400, 'MISSING_METHOD', lang === 'en' ? 'Choose a payment method' : 'Pilih metode pembayaran');
+    if (!provider || !method) throw AppError.legacy(400, 'MISSING_METHOD', lang === 'en' ? 'Choose a payment method' : 'Pilih metode pembayaran');
     const id = ctx.params.id ?? '';
     // A resubmitted form (double click, back button) reuses the live link of the same choice.
     const current = isUuid(id) ? await paymentRepo.currentForEscrow(db, id) : undefined;
@@ -141,7 +141,7 @@ checkoutRouter.post(
   page(async (ctx) => {
     const { lang, form, session } = await signedInForm(ctx);
     const reference = (form.get('reference') ?? '').trim();
-    if (reference.length > 200) throw new AppError(400, 'INVALID_BODY', 'reference may be at most 200 characters');
+    if (reference.length > 200) throw AppError.legacy(400, 'INVALID_BODY', 'reference may be at most 200 characters');
     const id = ctx.params.id ?? '';
     await claimPayment(undefined, { userId: session.userId, role: session.role }, id, reference === '' ? {} : { reference });
     redirect(ctx, withLang(`/pay/${id}`, lang));
@@ -164,7 +164,7 @@ function preToken(ctx: Ctx): string {
 function assertPreToken(ctx: Ctx, form: URLSearchParams): void {
   const cookie = ctx.cookies.get(PRE_CSRF_COOKIE) ?? '';
   const given = form.get('_csrf') ?? '';
-  if (!cookie || !given || !safeEqual(cookie, given)) throw new AppError(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
+  if (!cookie || !given || !safeEqual(cookie, given)) throw AppError.legacy(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
 }
 
 const signInFrame = (ctx: Ctx, lang: Lang, body: Html, status = 200) => {

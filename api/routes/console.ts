@@ -27,7 +27,7 @@ async function staffSession(ctx: Ctx): Promise<PageSession | null> {
     redirect(ctx, `/sign-in?next=${encodeURIComponent(next)}`);
     return null;
   }
-  if (session.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Staff only');
+  if (session.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
   return session;
 }
 
@@ -43,7 +43,7 @@ function consolePage(ctx: Ctx, section: T.ConsoleSection, session: PageSession, 
 
 const noteOf = (form: URLSearchParams): string | null => {
   const note = (form.get('note') ?? '').trim();
-  if (note.length > 2000) throw new AppError(400, 'NOTE_TOO_LONG', 'The note may be at most 2000 characters');
+  if (note.length > 2000) throw AppError.legacy(400, 'NOTE_TOO_LONG', 'The note may be at most 2000 characters');
   return note === '' ? null : note;
 };
 
@@ -83,7 +83,7 @@ consoleRouter.post(
   '/admin/disputes/:id/resolve',
   move('/admin/disputes', 'dispute.resolve', async (ctx, session, form) => {
     const outcome = form.get('outcome') ?? '';
-    if (!(OUTCOMES as readonly string[]).includes(outcome)) throw new AppError(400, 'INVALID_OUTCOME', 'outcome must be release, refund or hold');
+    if (!(OUTCOMES as readonly string[]).includes(outcome)) throw AppError.legacy(400, 'INVALID_OUTCOME', 'outcome must be release, refund or hold');
     await resolveDispute(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { outcome: outcome as Outcome, note: noteOf(form) });
   }),
 );
@@ -110,7 +110,7 @@ for (const m of PAYMENT_MOVES) {
     `/admin/payments/:id/${m.path}`,
     move('/admin/payments', m.action, async (ctx, session, form) => {
       const note = noteOf(form);
-      if (m.noteRequired && note === null) throw new AppError(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
+      if (m.noteRequired && note === null) throw AppError.legacy(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
       await m.run(undefined, { actorId: session.userId, ip: ctx.ip, note }, ctx.params.id ?? '');
     }),
   );
@@ -150,7 +150,7 @@ consoleRouter.get(
 
 const textOf = (form: URLSearchParams, name: string, max: number): string | null => {
   const value = form.get(name) ?? '';
-  if (value.length > max) throw new AppError(400, 'INVALID_BODY', `${name} may be at most ${max} characters`);
+  if (value.length > max) throw AppError.legacy(400, 'INVALID_BODY', `${name} may be at most ${max} characters`);
   return value.trim() === '' ? null : value;
 };
 
@@ -174,7 +174,7 @@ consoleRouter.post(
     const credentials = textOf(form, 'credentials', 10_000);
     const deliveryNote = textOf(form, 'delivery_note', 3000);
     // As the admin API's schema: credentials or a delivery note.
-    if (credentials === null && deliveryNote === null) throw new AppError(400, 'MISSING_FIELDS', 'Give the credentials or a delivery note');
+    if (credentials === null && deliveryNote === null) throw AppError.legacy(400, 'MISSING_FIELDS', 'Give the credentials or a delivery note');
     await orders.deliver(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '', { credentials, delivery_note: deliveryNote });
   }),
 );

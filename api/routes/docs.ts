@@ -47,7 +47,7 @@ docsRouter.get('/docs/openapi.yaml', async (ctx) => {
 docsRouter.get('/docs/assets/:file', async (ctx) => {
   const file = ctx.params.file ?? '';
   const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-  if (!type) throw new AppError(404, 'NOT_FOUND', 'No such asset');
+  if (!type) throw AppError.legacy(404, 'NOT_FOUND', 'No such asset');
   ctx.type = type;
   ctx.set('Cache-Control', 'public, max-age=86400');
   ctx.body = await readFile(path.join(uiDir, file));

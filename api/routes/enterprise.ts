@@ -53,10 +53,10 @@ const caller: Middleware = async (ctx, next) => {
     const key = await loadWorkspaceKey(token);
     if (!key) {
       await countAuthFailure(ctx, token);
-      throw new AppError(401, 'INVALID_TOKEN', 'The API key is wrong, revoked, or its creator left the workspace');
+      throw AppError.legacy(401, 'INVALID_TOKEN', 'The API key is wrong, revoked, or its creator left the workspace');
     }
-    if (key.user.status === 'suspended') throw new AppError(403, 'SUSPENDED', 'The account behind this key is suspended; contact support');
-    if (key.user.status !== 'active') throw new AppError(403, 'ACCOUNT_INACTIVE', 'The account behind this key is closed or being deleted');
+    if (key.user.status === 'suspended') throw AppError.legacy(403, 'SUSPENDED', 'The account behind this key is suspended; contact support');
+    if (key.user.status !== 'active') throw AppError.legacy(403, 'ACCOUNT_INACTIVE', 'The account behind this key is closed or being deleted');
     ctx.state.principal = { userId: key.user.id, role: key.user.role, via: 'api_key', apiKeyId: key.keyId };
     callers.set(ctx, { credential: 'workspace_key', userId: key.user.id, userName: key.user.full_name, key });
     await consumeAuthenticated(ctx, key.user.id, AUTHENTICATED_LIMIT.points);
@@ -148,11 +148,11 @@ enterpriseRouter.post(
     const body = bodyOf<ent.RegisterInput & { turnstile_token?: string }>(ctx);
     if (turnstileEnabled()) {
       if (!body.turnstile_token) {
-        throw new AppError(400, 'INVALID_BODY', 'Request body is invalid', {
+        throw AppError.legacy(400, 'INVALID_BODY', 'Request body is invalid', {
           details: { formErrors: [], fieldErrors: { turnstile_token: ['is required'] } },
         });
       }
-      if (!(await verifyTurnstile(body.turnstile_token, ctx.ip))) throw new AppError(403, 'TURNSTILE_FAILED', 'The bot check failed; try it again');
+      if (!(await verifyTurnstile(body.turnstile_token, ctx.ip))) throw AppError.legacy(403, 'TURNSTILE_FAILED', 'The bot check failed; try it again');
     }
     const a = decisionOf(ctx);
     const made = await ent.register({ id: a.userId, full_name: a.userName }, body);

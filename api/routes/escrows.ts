@@ -8,11 +8,10 @@ import * as escrows from '../../shared/escrows/service.js';
 import { serializeEscrow, serializePreview } from '../../shared/escrows/serialize.js';
 import { rate, rateSchema, ratingsOfEscrow, serializeRating, type RateInput } from '../../shared/ratings/service.js';
 import type { EscrowStatus } from '../../shared/escrows/states.js';
-import { config } from '../../shared/config.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth } from '../middleware/auth.js';
 import { idempotent, txOf } from '../middleware/idempotency.js';
-import { rateLimit } from '../middleware/rate-limit.js';
+import { publicGet } from '../kit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const escrowsRouter = createRouter();
@@ -20,7 +19,6 @@ export const escrowsRouter = createRouter();
 const actor = (ctx: Ctx): escrows.Actor => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
 const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
 const byId = validate({ params: S.idParams });
-const publicLimit = rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' });
 
 escrowsRouter.post('/api/escrows/from-link', auth(), validate({ body: S.fromLink }), idempotent(), async (ctx) => {
   const e = await escrows.createFromLink(txOf(ctx), ctx.state.principal!.userId, bodyOf<escrows.FromLinkInput>(ctx));
@@ -41,8 +39,7 @@ escrowsRouter.get('/api/escrows', auth(), validate({ query: S.list }), async (ct
   };
 });
 
-escrowsRouter.get('/api/escrows/:id/preview', publicLimit, byId, async (ctx) => {
-  ctx.set('Access-Control-Allow-Origin', '*');
+publicGet(escrowsRouter, '/api/escrows/:id/preview', {}, byId, async (ctx) => {
   const { escrow, seller } = await escrows.preview(idOf(ctx));
   ok(ctx, serializePreview(escrow, seller));
 });

@@ -76,8 +76,8 @@ notificationsRouter.patch(
   validate({ params: Joi.object({ id: Joi.string().guid({ version: ['uuidv4', 'uuidv7'] }).required() }) }),
   async (ctx) => {
     const marked = await markRead(userIdOf(ctx), paramsOf<{ id: string }>(ctx).id);
-    if (!marked) throw new AppError(404, 'NOT_FOUND', 'Notification not found');
-    if (marked === 'forbidden') throw new AppError(403, 'FORBIDDEN', 'Not your notification');
+    if (!marked) throw AppError.legacy(404, 'NOT_FOUND', 'Notification not found');
+    if (marked === 'forbidden') throw AppError.legacy(403, 'FORBIDDEN', 'Not your notification');
     if (marked.changed) await publishUnreadChanged([userIdOf(ctx)], ctx.redis);
     ok(ctx, { id: marked.row.id, is_read: true });
   },
@@ -91,7 +91,7 @@ notificationsRouter.get('/v1/notifications/stream', auth(), async (ctx) => {
   const userId = userIdOf(ctx);
   await consume(ctx, { name: 'notification-stream', points: streamSettings.attemptsPerMinute, durationSeconds: 60, by: 'user' });
   const hub = hubFor(ctx.app, ctx.redis);
-  if (hub.openCount >= streamSettings.maxOpen) throw new AppError(503, 'STREAM_UNAVAILABLE', 'Too many open streams on this server; poll unread-count instead');
+  if (hub.openCount >= streamSettings.maxOpen) throw AppError.legacy(503, 'STREAM_UNAVAILABLE', 'Too many open streams on this server; poll unread-count instead');
   await hub.ready();
   // Registered before the first count, so a change committed meanwhile recounts this stream too.
   const stream = hub.open(userId);

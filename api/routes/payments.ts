@@ -10,11 +10,10 @@ import * as payments from '../../shared/payments/service.js';
 import { serializeClaim, serializeGateway, serializeInitiation, serializePaymentRecord, serializeStaffPayment } from '../../shared/payments/serialize.js';
 import { db } from '../../shared/db.js';
 import type { Actor } from '../../shared/escrows/service.js';
-import { config } from '../../shared/config.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
 import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
-import { rateLimit } from '../middleware/rate-limit.js';
+import { publicGet } from '../kit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const paymentsRouter = createRouter();
@@ -29,14 +28,9 @@ const staff = (ctx: Ctx): manual.StaffContext => ({
   note: bodyOf<{ note?: string | null }>(ctx).note || null,
 });
 
-paymentsRouter.get(
-  '/api/gateways/available-methods',
-  rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' }),
-  async (ctx) => {
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ok(ctx, (await payments.availableGateways()).map(serializeGateway));
-  },
-);
+publicGet(paymentsRouter, '/api/gateways/available-methods', {}, async (ctx) => {
+  ok(ctx, (await payments.availableGateways()).map(serializeGateway));
+});
 
 // The gateway is called before the key's transaction opens (rule 7): the link's row is
 // committed first, then the gateway's answer is recorded with the stored reply.

@@ -30,7 +30,7 @@ systemRouter.get('/readyz', async (ctx) => {
     within(2000, ctx.redis.ping()).then(() => 'ok', () => 'unavailable'),
   ]);
   if (postgres !== 'ok' || redis !== 'ok') {
-    throw new AppError(503, 'NOT_READY', 'A dependency is not answering', { checks: { postgres, redis } });
+    throw AppError.legacy(503, 'NOT_READY', 'A dependency is not answering', { checks: { postgres, redis } });
   }
   ok(ctx, { status: 'ready', checks: { postgres, redis } });
 });
@@ -38,7 +38,7 @@ systemRouter.get('/readyz', async (ctx) => {
 systemRouter.get('/metrics', async (ctx) => {
   if (config.metricsToken) {
     const given = ctx.get('Authorization').replace(/^Bearer\s+/i, '');
-    if (!safeEqual(given, config.metricsToken)) throw new AppError(401, 'UNAUTHORIZED', 'Metrics need the metrics token');
+    if (!safeEqual(given, config.metricsToken)) throw AppError.legacy(401, 'UNAUTHORIZED', 'Metrics need the metrics token');
   }
   ctx.type = registry.contentType;
   ctx.body = await registry.metrics();

@@ -13,7 +13,7 @@ export const webhooksRouter = createRouter('/api/webhooks');
 
 async function receive(ctx: Ctx): Promise<void> {
   const rawBody = rawBodyOf(ctx);
-  if (rawBody === undefined) throw new AppError(400, 'INVALID_CALLBACK', 'A gateway callback must be a JSON body (Content-Type: application/json)');
+  if (rawBody === undefined) throw AppError.legacy(400, 'INVALID_CALLBACK', 'A gateway callback must be a JSON body (Content-Type: application/json)');
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(ctx.headers)) headers[name.toLowerCase()] = Array.isArray(value) ? value[0] : value;
   const result = await ingestCallback({ headers, rawBody, json: ctx.request.body });

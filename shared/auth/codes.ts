@@ -68,7 +68,7 @@ function invalidCode(reason: 'wrong' | 'expired' | 'exhausted'): AppError {
     expired: 'The code has expired; ask for a new one',
     exhausted: 'Too many wrong codes; ask for a new one',
   } as const;
-  return new AppError(401, 'INVALID_CODE', messages[reason], { reason });
+  return AppError.legacy(401, 'INVALID_CODE', messages[reason], { reason });
 }
 
 /** Finds a live sign-in ticket; 401 INVALID_TICKET when unknown, used or expired. */
@@ -77,7 +77,7 @@ export async function findTicket(trx: Db, ticket: string): Promise<CodeRow> {
     | CodeRow
     | undefined;
   if (!row || row.consumed_at || !row.ticket_expires_at || row.ticket_expires_at <= clock.now()) {
-    throw new AppError(401, 'INVALID_TICKET', 'The sign-in ticket is unknown or has expired; sign in again');
+    throw AppError.legacy(401, 'INVALID_TICKET', 'The sign-in ticket is unknown or has expired; sign in again');
   }
   return row;
 }
@@ -103,7 +103,7 @@ export async function findLiveCode(trx: Db, userId: string, purpose: CodePurpose
 export async function consumeCode(trx: Db, row: CodeRow, code: string, httpStatus = 401): Promise<void> {
   const fail = (reason: 'wrong' | 'expired' | 'exhausted') => {
     const e = invalidCode(reason);
-    return new AppError(httpStatus, e.code, e.message, e.extras);
+    return AppError.legacy(httpStatus, e.code, e.message, e.extras);
   };
   const now = clock.now();
   if (row.code_expires_at <= now) throw fail('expired');

@@ -38,7 +38,7 @@ export function assertStrongPassword(password: string): void {
   const strong =
     password.length >= 8 && password.length <= 128 && /[a-z]/.test(password) && /[A-Z]/.test(password) && /[0-9]/.test(password);
   if (!strong) {
-    throw new AppError(400, 'WEAK_PASSWORD', 'Password needs at least 8 characters with upper- and lower-case letters and a digit');
+    throw AppError.legacy(400, 'WEAK_PASSWORD', 'Password needs at least 8 characters with upper- and lower-case letters and a digit');
   }
 }
 
@@ -48,7 +48,7 @@ export const USERNAME_PATTERN = /^[a-z0-9_.]{3,30}$/;
 export function normaliseUsername(username: string): string {
   const lower = username.trim().toLowerCase();
   if (!USERNAME_PATTERN.test(lower)) {
-    throw new AppError(400, 'INVALID_USERNAME', 'Username must be 3-30 characters: letters, digits, underscore or dot');
+    throw AppError.legacy(400, 'INVALID_USERNAME', 'Username must be 3-30 characters: letters, digits, underscore or dot');
   }
   return lower;
 }

@@ -35,8 +35,8 @@ export const PASSWORD_RESET_TTL_MS = 60 * 60_000;
 
 /** 403 SUSPENDED / ACCOUNT_INACTIVE for accounts that may not act (spec section 5 rule 2). */
 export function assertAccountActive(user: UserRow): void {
-  if (user.status === 'suspended') throw new AppError(403, 'SUSPENDED', 'This account is suspended; contact support');
-  if (user.status !== 'active') throw new AppError(403, 'ACCOUNT_INACTIVE', 'This account is closed or being deleted');
+  if (user.status === 'suspended') throw AppError.legacy(403, 'SUSPENDED', 'This account is suspended; contact support');
+  if (user.status !== 'active') throw AppError.legacy(403, 'ACCOUNT_INACTIVE', 'This account is closed or being deleted');
 }
 
 // ---------------------------------------------------------------------------------------
@@ -87,8 +87,8 @@ export async function register(input: RegisterInput, meta: RequestMeta): Promise
   const passwordHash = await hashPassword(input.password);
   try {
     return await db.transaction(async (trx) => {
-      if (await users.findByEmail(trx, email)) throw new AppError(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists');
-      if (await users.usernameTaken(trx, username)) throw new AppError(409, 'USERNAME_TAKEN', 'This username is taken');
+      if (await users.findByEmail(trx, email)) throw AppError.legacy(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists');
+      if (await users.usernameTaken(trx, username)) throw AppError.legacy(409, 'USERNAME_TAKEN', 'This username is taken');
       const now = clock.now();
       const user = await users.insert(trx, {
         email,
@@ -105,8 +105,8 @@ export async function register(input: RegisterInput, meta: RequestMeta): Promise
   } catch (err) {
     // Two sign-ups racing for the same e-mail or username: the unique index decides.
     if (pgErrorCode(err) === PG.uniqueViolation) {
-      if (pgConstraint(err) === 'users_email_unique') throw new AppError(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists');
-      if (pgConstraint(err) === 'users_username_unique') throw new AppError(409, 'USERNAME_TAKEN', 'This username is taken');
+      if (pgConstraint(err) === 'users_email_unique') throw AppError.legacy(409, 'EMAIL_TAKEN', 'An account with this e-mail already exists');
+      if (pgConstraint(err) === 'users_username_unique') throw AppError.legacy(409, 'USERNAME_TAKEN', 'This username is taken');
     }
     throw err;
   }
@@ -114,10 +114,10 @@ export async function register(input: RegisterInput, meta: RequestMeta): Promise
 
 export async function verifyEmail(userId: string, code: string): Promise<UserRow> {
   const user = await users.findById(db, userId);
-  if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+  if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
   if (user.email_verified_at) return user;
   const row = await findLiveCode(db, userId, 'verify_email');
-  if (!row) throw new AppError(400, 'INVALID_CODE', 'The code has expired; ask for a new one', { reason: 'expired' });
+  if (!row) throw AppError.legacy(400, 'INVALID_CODE', 'The code has expired; ask for a new one', { reason: 'expired' });
   // Not inside a transaction: a wrong try must stay counted.
   await consumeCode(db, row, code, 400);
   const now = clock.now();
@@ -128,8 +128,8 @@ export async function verifyEmail(userId: string, code: string): Promise<UserRow
 export async function resendVerification(userId: string): Promise<void> {
   await db.transaction(async (trx) => {
     const user = await users.findByIdForUpdate(trx, userId);
-    if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
-    if (user.email_verified_at) throw new AppError(409, 'ALREADY_VERIFIED', 'This e-mail address is already verified');
+    if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
+    if (user.email_verified_at) throw AppError.legacy(409, 'ALREADY_VERIFIED', 'This e-mail address is already verified');
     await issueAndMailCode(trx, user, 'verify_email');
   });
 }
@@ -144,11 +144,11 @@ export interface LoginInput {
 }
 
 function locked(): AppError {
-  return new AppError(423, 'ACCOUNT_LOCKED', 'Too many failed sign-ins; sign-in is locked for a while');
+  return AppError.legacy(423, 'ACCOUNT_LOCKED', 'Too many failed sign-ins; sign-in is locked for a while');
 }
 
 function addressLockedError(retryAfter: number): AppError {
-  return errors.rateLimited(retryAfter, 'LOGIN_LOCKED', 'Too many failed sign-ins from this address; try again later');
+  return errors.rateLimited(retryAfter, 'LOGIN_LOCKED', { en: 'Too many failed sign-ins from this address; try again later', id: 'Terlalu banyak percobaan masuk gagal dari alamat ini; coba lagi nanti' });
 }
 
 async function startSession(user: UserRow, meta: RequestMeta): Promise<SignInResult> {
@@ -167,11 +167,11 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
     const token = input.turnstile_token ?? '';
     if (token === '' && throttle.captchaNeeded(before)) {
       await throttle.releaseAttempt(redis, meta.ip, email);
-      throw new AppError(400, 'TURNSTILE_REQUIRED', 'Complete the bot check and try again', { requires_captcha: true });
+      throw AppError.legacy(400, 'TURNSTILE_REQUIRED', 'Complete the bot check and try again', { requires_captcha: true });
     }
     if (token !== '' && !(await verifyTurnstile(token, meta.ip))) {
       await throttle.releaseAttempt(redis, meta.ip, email);
-      throw new AppError(400, 'TURNSTILE_FAILED', 'The bot check failed; try it again', { requires_captcha: true });
+      throw AppError.legacy(400, 'TURNSTILE_FAILED', 'The bot check failed; try it again', { requires_captcha: true });
     }
   }
 
@@ -180,7 +180,7 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
   const passwordOk = await verifyPassword(user?.password_hash, input.password);
   if (!user || !passwordOk) {
     if (throttle.accountLocked(counted)) throw locked();
-    throw new AppError(401, 'INVALID_CREDENTIALS', 'E-mail or password is wrong', {
+    throw AppError.legacy(401, 'INVALID_CREDENTIALS', 'E-mail or password is wrong', {
       requires_captcha: turnstileEnabled() && throttle.captchaNeeded(counted),
     });
   }
@@ -200,7 +200,7 @@ export async function login(redis: Redis, input: LoginInput, meta: RequestMeta):
   }
   await throttle.releaseAttempt(redis, meta.ip, email);
   if (method !== 'none') {
-    throw new AppError(501, 'TWO_FACTOR_METHOD_UNSUPPORTED', 'This two-step method is not supported');
+    throw AppError.legacy(501, 'TWO_FACTOR_METHOD_UNSUPPORTED', 'This two-step method is not supported');
   }
   await throttle.clearEmail(redis, email);
   return startSession(user, meta);
@@ -218,7 +218,7 @@ export function twoFactorMethodAtSignIn(user: UserRow): UserRow['two_factor_meth
 export async function loginTwoFactor(redis: Redis, ticket: string, code: string, meta: RequestMeta): Promise<SignInResult> {
   const row = await findTicket(db, ticket);
   const user = await users.findById(db, row.user_id);
-  if (!user) throw new AppError(401, 'INVALID_TICKET', 'The sign-in ticket is unknown or has expired; sign in again');
+  if (!user) throw AppError.legacy(401, 'INVALID_TICKET', 'The sign-in ticket is unknown or has expired; sign in again');
   assertAccountActive(user);
   // Without the attempt of this sign-in's own password step, which stays counted until now.
   const counts = throttle.priorTo(await throttle.readCounts(redis, meta.ip, user.email));
@@ -262,13 +262,13 @@ export async function getApiKey(userId: string): Promise<ApiKeyView> {
 export async function rotateApiKey(userId: string, label: string | null, ip: string) {
   return db.transaction(async (trx) => {
     const user = await users.findByIdForUpdate(trx, userId); // serialises rotations of one account
-    if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+    if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
     const now = clock.now();
     const recent = await keys.keysCreatedSince(trx, userId, new Date(now.getTime() - 3600_000));
     if (recent.length >= keys.ROTATIONS_PER_HOUR) {
       const oldest = recent[0]!;
       const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + 3600_000 - now.getTime()) / 1000));
-      throw errors.rateLimited(retryAfter, 'ROTATE_LIMITED', 'At most 5 key rotations per hour; your current key keeps working');
+      throw errors.rateLimited(retryAfter, 'ROTATE_LIMITED', { en: 'At most 5 key rotations per hour; your current key keeps working', id: 'Paling banyak 5 rotasi kunci per jam; kunci Anda saat ini tetap berlaku' });
     }
     await keys.revokeUserKeys(trx, userId, 'rotated');
     const { row, plaintext } = await keys.insertKey(trx, userId, label, ip);
@@ -352,9 +352,9 @@ export async function resetPassword(token: string, password: string): Promise<vo
       .where('expires_at', '>', now)
       .update({ used_at: now })
       .returning<{ user_id: string }[]>('user_id'));
-    if (!reset) throw new AppError(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');
+    if (!reset) throw AppError.legacy(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');
     const user = await users.findByIdForUpdate(trx, reset.user_id);
-    if (!user) throw new AppError(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');
+    if (!user) throw AppError.legacy(400, 'INVALID_RESET_TOKEN', 'This reset link is unknown, used or expired; ask for a new one');
     assertAccountActive(user);
     await setPassword(trx, user, password);
   });
@@ -363,13 +363,13 @@ export async function resetPassword(token: string, password: string): Promise<vo
 export async function changePassword(userId: string, current: string, next: string, keepSessionId?: string): Promise<void> {
   assertStrongPassword(next);
   const user = await users.findById(db, userId);
-  if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+  if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
   if (!(await verifyPassword(user.password_hash, current))) {
-    throw new AppError(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
+    throw AppError.legacy(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
   }
   await db.transaction(async (trx) => {
     const locked = await users.findByIdForUpdate(trx, userId);
-    if (!locked) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+    if (!locked) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
     await setPassword(trx, locked, next, keepSessionId);
   });
 }

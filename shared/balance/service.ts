@@ -34,7 +34,7 @@ interface LineRow {
 
 export async function balanceFor(userId: string) {
   const user = isUuid(userId) ? ((await db('users').select('id', 'balance').where({ id: userId }).first()) as { id: string; balance: number } | undefined) : undefined;
-  if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+  if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
   const account = (await db('ledger_accounts').select('id').where({ user_id: user.id }).first()) as { id: number } | undefined;
   const since = new Date(clock.nowMs() - 30 * DAY_MS);
   const [lines, stats, pending, withdrawals] = await Promise.all([

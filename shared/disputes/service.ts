@@ -24,8 +24,8 @@ export type Outcome = (typeof OUTCOMES)[number];
 /** The outcome as the planned dispute.resolved event names it (spec section 6). */
 const EVENT_OUTCOME: Record<Outcome, 'released' | 'refunded' | 'hold'> = { release: 'released', refund: 'refunded', hold: 'hold' };
 
-const notFound = () => new AppError(404, 'NOT_FOUND', 'Dispute not found');
-const forbidden = () => new AppError(403, 'FORBIDDEN', 'You are not a party to this dispute');
+const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Dispute not found');
+const forbidden = () => AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this dispute');
 
 export interface OpenInput {
   reason_category: ReasonCategory;
@@ -38,15 +38,15 @@ export async function openDispute(actor: Actor, escrowId: string, input: OpenInp
   try {
     const id = await db.transaction(async (trx) => {
       const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-      if (!e) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+      if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
       const party = partyOf(e, actor.userId);
-      if (!party) throw new AppError(403, 'FORBIDDEN', 'Only the buyer or the seller can open a dispute');
+      if (!party) throw AppError.legacy(403, 'FORBIDDEN', 'Only the buyer or the seller can open a dispute');
       if (!disputable.includes(e.status)) {
-        throw new AppError(409, 'NOT_DISPUTABLE', `The escrow is ${e.status}; only paid, sent or received escrows can be disputed`, { status: e.status });
+        throw AppError.legacy(409, 'NOT_DISPUTABLE', `The escrow is ${e.status}; only paid, sent or received escrows can be disputed`, { status: e.status });
       }
-      if (await repo.activeForEscrow(trx, e.id)) throw new AppError(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
+      if (await repo.activeForEscrow(trx, e.id)) throw AppError.legacy(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
       const moved = await markDisputed(trx, e, { actorId: actor.userId, actorRole: party });
-      if (!moved) throw new AppError(409, 'ESCROW_MOVED', 'The escrow changed while the dispute was being opened; reload it and try again');
+      if (!moved) throw AppError.legacy(409, 'ESCROW_MOVED', 'The escrow changed while the dispute was being opened; reload it and try again');
       const now = clock.now();
       const dispute = await repo.insert(trx, {
         escrow_id: e.id,
@@ -66,7 +66,7 @@ export async function openDispute(actor: Actor, escrowId: string, input: OpenInp
     return (await repo.view(db, id))!;
   } catch (err) {
     if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'disputes_one_active_per_escrow') {
-      throw new AppError(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
+      throw AppError.legacy(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
     }
     throw err;
   }
@@ -110,7 +110,7 @@ export interface MessageInput {
 export async function postMessage(actor: Actor, id: string, input: MessageInput): Promise<MessageRow> {
   return db.transaction(async (trx) => {
     const { dispute, role } = await loadForParticipant(trx, actor, id);
-    if (dispute.status === 'resolved') throw new AppError(409, 'DISPUTE_CLOSED', 'This dispute is resolved; it takes no more messages');
+    if (dispute.status === 'resolved') throw AppError.legacy(409, 'DISPUTE_CLOSED', 'This dispute is resolved; it takes no more messages');
     // Evidence links to this service's uploads are bound to the dispute (uploader only, once).
     await bindUploads(trx, actor.userId, ourRefs(input.evidence_urls ?? []), { kind: 'dispute', id: dispute.id });
     const message = await repo.insertMessage(trx, {
@@ -148,7 +148,7 @@ export async function resolveDispute(trxOrDb: Db | undefined, staff: StaffContex
     const locked = isUuid(id) ? await repo.findForUpdate(trx, id) : undefined;
     if (!locked) throw notFound();
     if (locked.status === 'resolved') {
-      throw new AppError(409, 'INVALID_STATE', `The dispute is already resolved (${locked.outcome})`, { status: locked.status, outcome: locked.outcome });
+      throw AppError.legacy(409, 'INVALID_STATE', `The dispute is already resolved (${locked.outcome})`, { status: locked.status, outcome: locked.outcome });
     }
     const e = await escrowRepo.findById(trx, locked.escrow_id);
     if (!e) throw new Error(`dispute ${id} names a missing escrow`);

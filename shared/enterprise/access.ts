@@ -124,27 +124,27 @@ export function keyRole(scopes: string[], creatorRole: Role): Role {
 /** Refusals that depend only on the credential and the method (before any workspace lookup). */
 export function checkCredential(rule: RouteRule, credential: Credential, method: string, scopes: string[] | null): void {
   if (credential !== 'session' && rule.dashboardOnly) {
-    throw new AppError(403, 'KEY_NOT_ALLOWED', 'This route is for the dashboard only; API keys cannot use it');
+    throw AppError.legacy(403, 'KEY_NOT_ALLOWED', 'This route is for the dashboard only; API keys cannot use it');
   }
   if (credential === 'workspace_key' && WRITE_METHODS.has(method) && !(scopes ?? []).includes('write')) {
-    throw new AppError(403, 'SCOPE_REQUIRED', 'This key is read-only; use a key with the write scope');
+    throw AppError.legacy(403, 'SCOPE_REQUIRED', 'This key is read-only; use a key with the write scope');
   }
 }
 
 export function checkRole(role: Role, needed: Role): void {
   if (rankOf(role) < rankOf(needed)) {
-    throw new AppError(403, 'FORBIDDEN', `This needs the ${needed} role or higher in the workspace`);
+    throw AppError.legacy(403, 'FORBIDDEN', `This needs the ${needed} role or higher in the workspace`);
   }
 }
 
 /** 400 INVALID_ACCOUNT for a malformed X-Enterprise-Account; undefined when absent. */
 export function parseAccountHeader(value: string): string | undefined {
   if (value === '') return undefined;
-  if (!isUuid(value)) throw new AppError(400, 'INVALID_ACCOUNT', 'X-Enterprise-Account must be a workspace id');
+  if (!isUuid(value)) throw AppError.legacy(400, 'INVALID_ACCOUNT', 'X-Enterprise-Account must be a workspace id');
   return value.toLowerCase();
 }
 
-const noWorkspace = () => new AppError(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
+const noWorkspace = () => AppError.legacy(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
 
 const MEMBERSHIP_SQL = `
   SELECT to_jsonb(m) AS member, to_jsonb(w) AS workspace

@@ -78,7 +78,7 @@ export async function requestAuditExport(actor: Actor, range: { from: string; to
 /** An export of this workspace, or 404 NOT_FOUND. */
 export async function exportOf(workspaceId: string, id: string): Promise<ExportRow> {
   const row = isUuid(id) ? ((await db('enterprise_exports').where({ id, workspace_id: workspaceId }).first()) as ExportRow | undefined) : undefined;
-  if (!row) throw errors.notFound('No export with this id in the workspace');
+  if (!row) throw errors.notFound({ en: 'No export with this id in the workspace', id: 'Tidak ada ekspor dengan id ini di workspace' });
   return row;
 }
 

@@ -59,7 +59,7 @@ export async function createKey(
       .whereNull('revoked_at')
       .count<{ count: string }[]>('* as count');
     if (Number(count?.count ?? 0) >= KEYS_PER_WORKSPACE) {
-      throw new AppError(409, 'KEY_LIMIT', `A workspace can have at most ${KEYS_PER_WORKSPACE} keys; revoke one first`);
+      throw AppError.legacy(409, 'KEY_LIMIT', `A workspace can have at most ${KEYS_PER_WORKSPACE} keys; revoke one first`);
     }
     const plaintext = `${WORKSPACE_KEY_PREFIX}${randomToken(32)}`;
     const [inserted] = await trx('workspace_api_keys')
@@ -112,11 +112,11 @@ export async function revokeKeysWhere(
 
 /** Revokes one unrevoked key of the workspace; 404 NOT_FOUND otherwise. It stops working at once. */
 export async function revokeKey(trx: Db | undefined, actor: Actor, id: string): Promise<{ id: string; revoked: true }> {
-  if (!isUuid(id)) throw errors.notFound('No active API key with this id');
+  if (!isUuid(id)) throw errors.notFound({ en: 'No active API key with this id', id: 'Tidak ada kunci API aktif dengan id ini' });
   return inTransaction(trx, async (t) => {
     await lockWorkspace(t, actor.workspaceId);
     const done = await revokeKeysWhere(t, actor.workspaceId, { id }, { id: actor.userId, name: actor.userName }, '');
-    if (done.length === 0) throw errors.notFound('No active API key with this id');
+    if (done.length === 0) throw errors.notFound({ en: 'No active API key with this id', id: 'Tidak ada kunci API aktif dengan id ini' });
     return { id, revoked: true as const };
   });
 }

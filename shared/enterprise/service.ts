@@ -55,10 +55,10 @@ export async function register(user: { id: string; full_name: string }, input: R
     const lock = await trx.raw<{ rows: { locked: boolean }[] }>('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
       `enterprise-register:${user.id}`,
     ]);
-    if (!lock.rows[0]?.locked) throw new AppError(409, 'TRY_AGAIN', 'Another workspace sign-up of yours is still running; try again in a moment');
+    if (!lock.rows[0]?.locked) throw AppError.legacy(409, 'TRY_AGAIN', 'Another workspace sign-up of yours is still running; try again in a moment');
     const max = await maxOwnedWorkspaces(trx);
     if ((await repo.countOwnedWorkspaces(trx, user.id)) >= max) {
-      throw new AppError(409, 'WORKSPACE_LIMIT', `One account may own at most ${max} workspaces`);
+      throw AppError.legacy(409, 'WORKSPACE_LIMIT', `One account may own at most ${max} workspaces`);
     }
     const now = clock.now();
     const [workspace] = (await trx('workspaces')
@@ -115,7 +115,7 @@ export async function me(userId: string, selected: { workspace: WorkspaceRow; me
 }
 
 export async function acceptInvite(trx: Db | undefined, user: { id: string; full_name: string }, memberId: string) {
-  const notFound = () => errors.notFound('No pending invite for you with this id');
+  const notFound = () => errors.notFound({ en: 'No pending invite for you with this id', id: 'Tidak ada undangan tertunda untuk Anda dengan id ini' });
   if (!isUuid(memberId)) throw notFound();
   return inTransaction(trx, async (t) => {
     const pending = (await t('workspace_members').where({ id: memberId, user_id: user.id, status: 'invited' }).first()) as MemberRow | undefined;
@@ -148,7 +148,7 @@ export async function listMembers(workspaceId: string, page: number, limit: numb
 /** Only an owner grants, changes or removes the owner role (decision D7). */
 function assertOwnerMoves(actor: Actor, roles: Role[]): void {
   if (roles.includes('owner') && actor.role !== 'owner') {
-    throw new AppError(403, 'FORBIDDEN', 'Only an owner can grant or remove the owner role');
+    throw AppError.legacy(403, 'FORBIDDEN', 'Only an owner can grant or remove the owner role');
   }
 }
 
@@ -158,9 +158,9 @@ export async function inviteMember(trx: Db | undefined, caller: Actor, input: { 
     const actor = await lockAsActor(t, caller, 'admin');
     assertOwnerMoves(actor, [input.role]);
     const invitee = await users.findByEmail(t, input.email);
-    if (!invitee || invitee.status !== 'active') throw errors.notFound('No active account uses this e-mail; ask them to sign up first');
+    if (!invitee || invitee.status !== 'active') throw errors.notFound({ en: 'No active account uses this e-mail; ask them to sign up first', id: 'Tidak ada akun aktif dengan e-mail ini; minta mereka mendaftar dulu' });
     if (await repo.liveMembership(t, actor.workspaceId, invitee.id)) {
-      throw new AppError(409, 'INVALID_STATE', 'This person is already a member or has a pending invite');
+      throw AppError.legacy(409, 'INVALID_STATE', 'This person is already a member or has a pending invite');
     }
     const now = clock.now();
     const [member] = (await t('workspace_members')
@@ -192,18 +192,18 @@ export async function inviteMember(trx: Db | undefined, caller: Actor, input: { 
 async function lockAsActor(t: Db, actor: Actor, needed: Role): Promise<Actor> {
   await repo.lockWorkspace(t, actor.workspaceId);
   const me = (await t('workspace_members').where({ id: actor.memberId }).first()) as MemberRow | undefined;
-  if (!me || me.status !== 'active') throw new AppError(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
-  if (repo.rankOf(me.role) < repo.rankOf(needed)) throw new AppError(403, 'FORBIDDEN', `This needs the ${needed} role or higher in the workspace`);
+  if (!me || me.status !== 'active') throw AppError.legacy(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
+  if (repo.rankOf(me.role) < repo.rankOf(needed)) throw AppError.legacy(403, 'FORBIDDEN', `This needs the ${needed} role or higher in the workspace`);
   return { ...actor, role: me.role };
 }
 
 function notMember() {
-  return errors.notFound('No member with this id in the workspace');
+  return errors.notFound({ en: 'No member with this id in the workspace', id: 'Tidak ada anggota dengan id ini di workspace' });
 }
 
 async function lastOwnerGuard(t: Db, workspaceId: string, target: MemberRow): Promise<void> {
   if (target.role === 'owner' && target.status === 'active' && (await repo.countActiveOwners(t, workspaceId)) <= 1) {
-    throw new AppError(409, 'INVALID_STATE', 'The last owner cannot leave or step down; make someone else owner first');
+    throw AppError.legacy(409, 'INVALID_STATE', 'The last owner cannot leave or step down; make someone else owner first');
   }
 }
 
@@ -262,7 +262,7 @@ export async function updatePreferences(trx: Db, actor: Actor, input: { email?: 
   if (input.money !== undefined) patch.notify_money = input.money;
   if (input.reminders !== undefined) patch.notify_reminders = input.reminders;
   const [row] = (await trx('workspace_members').where({ id: actor.memberId, status: 'active' }).update(patch).returning('*')) as MemberRow[];
-  if (!row) throw new AppError(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
+  if (!row) throw AppError.legacy(403, 'NO_WORKSPACE', 'You are not an active member of this workspace');
   return row;
 }
 
@@ -360,7 +360,7 @@ export async function updateCounterparty(
   id: string,
   input: { name?: string; country_code?: string; relationship?: 'seller' | 'buyer'; email?: string | null },
 ) {
-  const notFound = () => errors.notFound('No counterparty with this id in the workspace');
+  const notFound = () => errors.notFound({ en: 'No counterparty with this id in the workspace', id: 'Tidak ada pihak lawan dengan id ini di workspace' });
   if (!isUuid(id)) throw notFound();
   return inTransaction(trx, async (t) => {
     const [row] = (await t('counterparties')

@@ -39,7 +39,7 @@ export function signLink(secret: string, params: LinkParams): string {
   return createHmac('sha256', secret).update(canonicalString(params), 'utf8').digest('hex');
 }
 
-const linkError = (status: number, code: string, message: string) => new AppError(status, code, message);
+const linkError = (status: number, code: string, message: string) => AppError.legacy(status, code, message);
 
 /** Reads the partner parameters of a built link; the host must be one of PUBLIC_LINK_HOSTS. */
 export function paramsFromLink(link: string, allowedHosts: readonly string[] = config.publicLinkHosts): LinkParams {

@@ -50,12 +50,12 @@ export function partyOf(e: Pick<EscrowRow, 'buyer_id' | 'seller_id'>, userId: st
   return null;
 }
 
-const notFound = () => new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-const forbidden = () => new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+const notFound = () => AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+const forbidden = () => AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
 
 function invalidState(status: EscrowStatus, name: TransitionName): AppError {
   const from = TRANSITIONS[name].from;
-  return new AppError(409, 'INVALID_STATE', `The escrow is ${status}; this needs ${from.join(' or ')}`, { status });
+  return AppError.legacy(409, 'INVALID_STATE', `The escrow is ${status}; this needs ${from.join(' or ')}`, { status });
 }
 
 /** Reads the escrow for one of its parties (or staff when `staff` is true); else 404 / 403. */
@@ -90,8 +90,8 @@ function requireRole(e: EscrowRow, actor: Actor, role: Party): void {
   if (party === role) return;
   if (party === null) throw forbidden();
   throw role === 'buyer'
-    ? new AppError(403, 'NOT_BUYER', 'Only the buyer can do this')
-    : new AppError(403, 'NOT_SELLER', 'Only the seller can do this');
+    ? AppError.legacy(403, 'NOT_BUYER', 'Only the buyer can do this')
+    : AppError.legacy(403, 'NOT_SELLER', 'Only the seller can do this');
 }
 
 // ---- Creation ---------------------------------------------------------------------------
@@ -99,7 +99,7 @@ function requireRole(e: EscrowRow, actor: Actor, role: Party): void {
 export function parseAmount(value: unknown): number {
   const n = typeof value === 'string' && /^[0-9]{1,12}$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < MIN_AMOUNT || n > MAX_AMOUNT) {
-    throw new AppError(400, 'INVALID_AMOUNT', `amount must be a whole number of rupiah from ${MIN_AMOUNT} to ${MAX_AMOUNT}`);
+    throw AppError.legacy(400, 'INVALID_AMOUNT', `amount must be a whole number of rupiah from ${MIN_AMOUNT} to ${MAX_AMOUNT}`);
   }
   return n;
 }
@@ -144,12 +144,12 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
   const amount = parseAmount(input.amount);
   return inTransaction(trxOrDb, async (trx) => {
     const seller = await activeUser(trx, shape.sellerId);
-    if (!seller) throw new AppError(422, 'SELLER_NOT_FOUND', 'The seller of this link has no active account');
+    if (!seller) throw AppError.legacy(422, 'SELLER_NOT_FOUND', 'The seller of this link has no active account');
     const secret = await sellerSecret(trx, seller.id);
     if (!secret || !signatureMatches(secret, params)) {
-      throw new AppError(422, 'SIG_MISMATCH', 'The link signature does not match; ask the seller for a new link');
+      throw AppError.legacy(422, 'SIG_MISMATCH', 'The link signature does not match; ask the seller for a new link');
     }
-    if (seller.id === buyerId) throw new AppError(422, 'SELLER_IS_BUYER', 'You cannot buy from your own link');
+    if (seller.id === buyerId) throw AppError.legacy(422, 'SELLER_IS_BUYER', 'You cannot buy from your own link');
     const content = checkLinkContent(params, buyerId);
     let e: EscrowRow;
     try {
@@ -170,7 +170,7 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
       });
     } catch (err) {
       if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'escrows_seller_ref_unique') {
-        throw new AppError(409, 'DUPLICATE_REF', `This seller already has an escrow for ref ${shape.ref}`);
+        throw AppError.legacy(409, 'DUPLICATE_REF', `This seller already has an escrow for ref ${shape.ref}`);
       }
       throw err;
     }
@@ -194,17 +194,17 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
   const amount = parseAmount(input.amount);
   const category = input.category ?? 'goods';
   if (!(CATEGORIES as readonly string[]).includes(category)) {
-    throw new AppError(422, 'INVALID_CATEGORY', 'category must be goods, service or digital');
+    throw AppError.legacy(422, 'INVALID_CATEGORY', 'category must be goods, service or digital');
   }
   const item = input.item_name.trim();
-  if (item.length === 0 || item.length > 200) throw new AppError(422, 'INVALID_ITEM', 'item_name must be 1 to 200 characters');
+  if (item.length === 0 || item.length > 200) throw AppError.legacy(422, 'INVALID_ITEM', 'item_name must be 1 to 200 characters');
   return inTransaction(trxOrDb, async (trx) => {
     const username = input.counterparty_username.trim().toLowerCase();
     const other = (await trx('users').where({ username }).first()) as users.UserRow | undefined;
     if (!other || other.status !== 'active' || other.role !== 'user') {
-      throw new AppError(404, 'USER_NOT_FOUND', `No active user named ${username}`);
+      throw AppError.legacy(404, 'USER_NOT_FOUND', `No active user named ${username}`);
     }
-    if (other.id === actor.userId) throw new AppError(422, 'SELLER_IS_BUYER', 'The buyer and the seller must be different accounts');
+    if (other.id === actor.userId) throw AppError.legacy(422, 'SELLER_IS_BUYER', 'The buyer and the seller must be different accounts');
     const now = clock.now();
     const [buyerId, sellerId] = input.role === 'buyer' ? [actor.userId, other.id] : [other.id, actor.userId];
     const e = await repo.insert(trx, {
@@ -250,10 +250,10 @@ export function isExpired(e: EscrowRow, now = clock.now()): boolean {
 /** GET /api/escrows/:id/preview (public): 404 NOT_FOUND, 410 EXPIRED. */
 export async function preview(id: string): Promise<{ escrow: EscrowRow; seller: users.UserRow }> {
   const e = isUuid(id) ? await repo.findById(db, id) : undefined;
-  if (!e) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
-  if (isExpired(e)) throw new AppError(410, 'EXPIRED', 'This escrow expired before it was paid');
+  if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
+  if (isExpired(e)) throw AppError.legacy(410, 'EXPIRED', 'This escrow expired before it was paid');
   const seller = await users.findById(db, e.seller_id);
-  if (!seller) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  if (!seller) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
   return { escrow: e, seller };
 }
 
@@ -374,9 +374,9 @@ export async function send(trxOrDb: Db | undefined, actor: Actor, id: string, in
     requireRole(e, actor, 'seller');
     if (!(TRANSITIONS.send.from as readonly EscrowStatus[]).includes(e.status)) throw invalidState(e.status, 'send');
     if (hasCourier !== hasNumber) {
-      throw new AppError(400, 'TRACKING_INCOMPLETE', 'courier and tracking_number must be sent together (or both left out)');
+      throw AppError.legacy(400, 'TRACKING_INCOMPLETE', 'courier and tracking_number must be sent together (or both left out)');
     }
-    if (hasCourier && !courierBySlug(input.courier!)) throw new AppError(400, 'INVALID_COURIER', `unknown courier ${input.courier}`);
+    if (hasCourier && !courierBySlug(input.courier!)) throw AppError.legacy(400, 'INVALID_COURIER', `unknown courier ${input.courier}`);
     const now = clock.now();
     const timer = (await loadTimers(trx))[e.category];
     const autoReleaseAt = new Date(now.getTime() + timer.autoReleaseHours * HOUR_MS);
@@ -505,8 +505,8 @@ export async function cancel(trxOrDb: Db | undefined, actor: Actor, id: string, 
 
 /** Staff cancel (admin escrow action): the reason is required, at most 2000 characters. */
 export async function staffCancel(trxOrDb: Db | undefined, staffId: string, id: string, reason: string | undefined): Promise<EscrowRow> {
-  if (reason === undefined || reason.trim() === '') throw new AppError(400, 'MISSING_FIELDS', 'reason is required');
-  if (reason.length > 2000) throw new AppError(400, 'REASON_TOO_LONG', 'reason may be at most 2000 characters');
+  if (reason === undefined || reason.trim() === '') throw AppError.legacy(400, 'MISSING_FIELDS', 'reason is required');
+  if (reason.length > 2000) throw AppError.legacy(400, 'REASON_TOO_LONG', 'reason may be at most 2000 characters');
   return inTransaction(trxOrDb, async (trx) => {
     const e = isUuid(id) ? await repo.findById(trx, id) : undefined;
     if (!e) throw notFound();
@@ -520,7 +520,7 @@ async function cancelEscrow(trx: Db, e: EscrowRow, reason: string, by: By, note:
   // by `pay`, so a payment link is either seen now or never created for a cancelled escrow.
   await repo.lockRow(trx, e.id);
   if (e.status === 'pending_payment' && (await repo.livePayment(trx, e.id, now))) {
-    throw new AppError(409, 'PAYMENT_IN_PROGRESS', 'A payment for this escrow is underway; it can be cancelled once that payment expires or fails');
+    throw AppError.legacy(409, 'PAYMENT_IN_PROGRESS', 'A payment for this escrow is underway; it can be cancelled once that payment expires or fails');
   }
   const cancelled = await transition(trx, e, 'cancel', { cancelled_at: now, cancel_reason: reason, updated_at: now });
   await repo.recordEvent(trx, { escrowId: e.id, event: 'escrow.cancelled', actorId: by.actorId, actorRole: by.actorRole, data: { reason, note }, at: now });
@@ -537,23 +537,23 @@ export async function extend(trxOrDb: Db | undefined, actor: Actor, id: string):
     const e = await loadForParty(trx, id, actor, { lock: true });
     requireRole(e, actor, 'buyer');
     if (!(TRANSITIONS.autoRelease.from as readonly EscrowStatus[]).includes(e.status) || !e.sent_at || !e.auto_release_at) {
-      throw new AppError(409, 'INVALID_STATE', `The escrow is ${e.status}; only a sent or received escrow can be extended`, { status: e.status });
+      throw AppError.legacy(409, 'INVALID_STATE', `The escrow is ${e.status}; only a sent or received escrow can be extended`, { status: e.status });
     }
     if (e.auto_release_at.getTime() <= clock.nowMs()) {
-      throw new AppError(409, 'INVALID_STATE', 'The release time has already passed; the escrow is being released', { status: e.status });
+      throw AppError.legacy(409, 'INVALID_STATE', 'The release time has already passed; the escrow is being released', { status: e.status });
     }
     const timer = (await loadTimers(trx))[e.category];
-    if (timer.extendStepHours === 0) throw new AppError(409, 'EXTEND_DISABLED', `Escrows of category ${e.category} cannot be extended`);
+    if (timer.extendStepHours === 0) throw AppError.legacy(409, 'EXTEND_DISABLED', `Escrows of category ${e.category} cannot be extended`);
     const maxAt = e.sent_at.getTime() + timer.maxHours * HOUR_MS;
     if (e.auto_release_at.getTime() >= maxAt) {
-      throw new AppError(409, 'EXTEND_LIMIT_REACHED', `The release time is already at the ${e.category} maximum of ${timer.maxHours} hours after shipping`, {
+      throw AppError.legacy(409, 'EXTEND_LIMIT_REACHED', `The release time is already at the ${e.category} maximum of ${timer.maxHours} hours after shipping`, {
         extension_count: e.extension_count,
       });
     }
     const next = new Date(Math.min(e.auto_release_at.getTime() + timer.extendStepHours * HOUR_MS, maxAt));
     const now = clock.now();
     const moved = await repo.move(trx, id, TRANSITIONS.autoRelease.from, { auto_release_at: next, extension_count: e.extension_count + 1, updated_at: now });
-    if (!moved) throw new AppError(409, 'INVALID_STATE', 'The escrow moved while it was being extended');
+    if (!moved) throw AppError.legacy(409, 'INVALID_STATE', 'The escrow moved while it was being extended');
     await repo.recordEvent(trx, {
       escrowId: id,
       event: 'escrow.extended',

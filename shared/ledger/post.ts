@@ -35,8 +35,9 @@ export interface PostedEntry {
 }
 
 export class InsufficientFundsError extends AppError {
-  constructor(message = 'Saldo tidak mencukupi / insufficient balance') {
-    super(400, 'INSUFFICIENT_BALANCE', message);
+  constructor() {
+    // Both languages in one message, as the spec's balance errors have always answered.
+    super('badRequest', 'INSUFFICIENT_BALANCE', { en: 'Saldo tidak mencukupi / insufficient balance', id: 'Saldo tidak mencukupi' });
   }
 }
 
@@ -183,7 +184,7 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
     );
   } catch (err) {
     if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'journal_entries_posting_key_unique') {
-      throw new AppError(409, 'CONCURRENT_MODIFICATION', 'This posting was made by another request');
+      throw AppError.legacy(409, 'CONCURRENT_MODIFICATION', 'This posting was made by another request');
     }
     throw err;
   }

@@ -36,9 +36,9 @@ export interface StaffContext {
   note?: string | null;
 }
 
-const notFound = () => new AppError(404, 'NOT_FOUND', 'Order not found');
+const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Order not found');
 const invalidState = (status: OrderStatus, move: OrderTransitionName) =>
-  new AppError(409, 'INVALID_STATE', `The order is ${status}; ${move} needs ${ORDER_TRANSITIONS[move].from.join(' or ')}`, { status });
+  AppError.legacy(409, 'INVALID_STATE', `The order is ${status}; ${move} needs ${ORDER_TRANSITIONS[move].from.join(' or ')}`, { status });
 
 // ---- Configuration and quote -------------------------------------------------------------
 
@@ -49,17 +49,17 @@ export async function getConfig(trx: Db = db): Promise<OrderConfig> {
 function checkPrice(itemPrice: number, c: OrderConfig, options: { min: boolean }): void {
   // A whole number past the maximum (however large) is too large, not malformed.
   if (Number.isInteger(itemPrice) && itemPrice > c.max_item_price_idr) {
-    throw new AppError(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
+    throw AppError.legacy(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
   }
   if (!Number.isSafeInteger(itemPrice) || itemPrice < 0) {
-    throw new AppError(400, 'INVALID_BODY', 'item_price must be a whole number of rupiah', { details: { formErrors: [], fieldErrors: { item_price: ['item_price must be a whole number of rupiah'] } } });
+    throw AppError.legacy(400, 'INVALID_BODY', 'item_price must be a whole number of rupiah', { details: { formErrors: [], fieldErrors: { item_price: ['item_price must be a whole number of rupiah'] } } });
   }
   if (itemPrice > c.max_item_price_idr || itemPrice > ITEM_PRICE_CEILING) {
-    throw new AppError(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
+    throw AppError.legacy(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
   }
   if (options.min && itemPrice < c.min_item_price_idr) {
     const message = `item_price must be at least ${c.min_item_price_idr}`;
-    throw new AppError(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { item_price: [message] } } });
+    throw AppError.legacy(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { item_price: [message] } } });
   }
 }
 
@@ -81,7 +81,7 @@ export interface CreateInput {
 
 export const MAX_URL = 2048;
 
-const badBody = (field: string, message: string) => new AppError(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
+const badBody = (field: string, message: string) => AppError.legacy(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
 
 /** The normalised purchase URL: http or https only, no embedded credentials, at most 2048 characters. */
 export function normaliseTargetUrl(raw: string): string {
@@ -104,7 +104,7 @@ export function normaliseTargetUrl(raw: string): string {
 export async function create(trxOrDb: Db | undefined, actor: Actor, input: CreateInput): Promise<OrderRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const c = await loadOrderConfig(trx);
-    if (!c.enabled) throw new AppError(503, 'FEATURE_DISABLED', 'Layanan jasa bayar sedang tidak tersedia / the payment service is disabled');
+    if (!c.enabled) throw AppError.legacy(503, 'FEATURE_DISABLED', 'Layanan jasa bayar sedang tidak tersedia / the payment service is disabled');
     const targetUrl = normaliseTargetUrl(input.target_url);
     checkPrice(input.item_price, c, { min: true });
     const q = quote(input.item_price, c);
@@ -142,7 +142,7 @@ export async function listForStaff(filter: { status?: OrderStatus; page: number;
 async function loadReadable(trx: Db, actor: Actor, id: string, options: { lock?: boolean } = {}): Promise<OrderRow> {
   const o = isUuid(id) ? await repo.findById(trx, id, options) : undefined;
   if (!o) throw notFound();
-  if (o.buyer_id !== actor.userId && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'This order belongs to another user');
+  if (o.buyer_id !== actor.userId && actor.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'This order belongs to another user');
   return o;
 }
 
@@ -150,7 +150,7 @@ async function loadReadable(trx: Db, actor: Actor, id: string, options: { lock?:
 async function loadOwned(trx: Db, actor: Actor, id: string): Promise<OrderRow> {
   const o = isUuid(id) ? await repo.findById(trx, id) : undefined;
   if (!o) throw notFound();
-  if (o.buyer_id !== actor.userId) throw new AppError(403, 'FORBIDDEN', 'This order belongs to another user');
+  if (o.buyer_id !== actor.userId) throw AppError.legacy(403, 'FORBIDDEN', 'This order belongs to another user');
   // Locked: cancel, pay, claim and the settlements of this order never pass each other.
   return (await repo.findById(trx, id, { lock: true }))!;
 }
@@ -176,7 +176,7 @@ export async function getForReader(actor: Actor, id: string, key?: Buffer): Prom
       credentials = key ? decryptSecret(order.credentials_sealed, key) : decryptSecret(order.credentials_sealed);
     } catch {
       logger.error({ order_id: order.id }, 'order credentials could not be decrypted');
-      throw new AppError(500, 'DECRYPT_FAILED', 'The delivered credentials could not be decrypted');
+      throw AppError.legacy(500, 'DECRYPT_FAILED', 'The delivered credentials could not be decrypted');
     }
     if (order.first_viewed_at === null) {
       const stamped = await stampFirstView(order.id, actor.userId);
@@ -285,7 +285,7 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: st
 export async function paymentStatus(actor: Actor, id: string): Promise<PaymentRow> {
   const o = await loadReadable(db, actor, id);
   const payment = await paymentRepo.currentForOrder(db, o.id);
-  if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this order');
+  if (!payment) throw AppError.legacy(404, 'NO_PAYMENT', 'No payment has been started for this order');
   return payment;
 }
 
@@ -321,7 +321,7 @@ export async function confirmPayment(trxOrDb: Db | undefined, staff: StaffContex
     const o = await loadForStaff(trx, id);
     if (!canMove('confirmManual', o.status)) throw invalidState(o.status, 'confirmManual');
     const claimed = await trx('payments').where({ order_id: o.id, status: 'awaiting_confirmation' }).orderBy('created_at', 'desc').forUpdate().first() as PaymentRow | undefined;
-    if (!claimed) throw new AppError(409, 'INVALID_STATE', 'The order has no claimed manual transfer to confirm', { status: o.status });
+    if (!claimed) throw AppError.legacy(409, 'INVALID_STATE', 'The order has no claimed manual transfer to confirm', { status: o.status });
     const outcome = await settlePaid(trx, claimed, 'staff');
     if (outcome !== 'paid') throw new Error(`confirming order ${o.id}: settlement answered ${outcome}`);
     await trx('payments').where({ id: claimed.id }).update({ decided_by: staff.actorId });
@@ -353,7 +353,7 @@ export async function deliver(trxOrDb: Db | undefined, staff: StaffContext, id: 
     const o = await loadForStaff(trx, id);
     const now = clock.now();
     if (canMove('deliver', o.status) && o.sla_deadline_at !== null && o.sla_deadline_at < now) {
-      throw new AppError(409, 'SLA_EXPIRED', 'The SLA deadline has passed; the order is being refunded automatically', { sla_deadline_at: o.sla_deadline_at.toISOString() });
+      throw AppError.legacy(409, 'SLA_EXPIRED', 'The SLA deadline has passed; the order is being refunded automatically', { sla_deadline_at: o.sla_deadline_at.toISOString() });
     }
     const credentials = input.credentials ? input.credentials : null;
     const moved = await staffMove(

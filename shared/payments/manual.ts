@@ -38,7 +38,7 @@ export interface StaffContext {
 /** The flag of a manual transfer claimed after its escrow or order stopped taking it. */
 export const LATE_CLAIM = 'late_claim';
 
-const notFound = () => new AppError(404, 'NOT_FOUND', 'Payment not found');
+const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Payment not found');
 
 // ---- The buyer's claim -------------------------------------------------------------------
 
@@ -72,8 +72,8 @@ function nextStepOf(target: ClaimTarget): string {
  * credit it to the buyer's balance or return it. The caller holds the target's row locked.
  */
 export async function recordClaim(trx: Db, payment: PaymentRow | undefined, target: ClaimTarget, input: ClaimInput): Promise<ClaimResult> {
-  if (!payment) throw new AppError(404, 'NO_PAYMENT', `No payment has been started for this ${target.kind}`);
-  if (!payment.is_manual) throw new AppError(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
+  if (!payment) throw AppError.legacy(404, 'NO_PAYMENT', `No payment has been started for this ${target.kind}`);
+  if (!payment.is_manual) throw AppError.legacy(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
   const now = clock.now();
   const claimed = await repo.movePayment(trx, payment.id, ['pending'], {
     status: 'awaiting_confirmation',
@@ -82,7 +82,7 @@ export async function recordClaim(trx: Db, payment: PaymentRow | undefined, targ
     ...(target.open ? {} : { flag: LATE_CLAIM }),
     updated_at: now,
   });
-  if (!claimed) throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
+  if (!claimed) throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
   return { payment: claimed, late: !target.open, nextStep: nextStepOf(target) };
 }
 
@@ -90,9 +90,9 @@ export async function recordClaim(trx: Db, payment: PaymentRow | undefined, targ
 export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: ClaimInput): Promise<ClaimResult> {
   return inTransaction(trxOrDb, async (trx) => {
     const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-    if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+    if (!e) throw AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
     if (e.buyer_id !== actor.userId) {
-      throw partyOf(e, actor.userId) ? new AppError(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+      throw partyOf(e, actor.userId) ? AppError.legacy(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
     }
     // Locked like pay and cancel: a claim and a cancel never pass each other.
     await escrowRepo.lockRow(trx, e.id);
@@ -128,7 +128,7 @@ export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext,
   return inTransaction(trxOrDb, async (trx) => {
     const payment = await lockWithTarget(trx, paymentId);
     if (payment.status !== 'awaiting_confirmation') {
-      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
+      throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
     }
     if (payment.flag === LATE_CLAIM) return settleByStaff(trx, staff, payment, 'credit', 'payment.confirm');
     const outcome = await settlePaid(trx, payment, 'staff');
@@ -145,7 +145,7 @@ export async function staffReject(trxOrDb: Db | undefined, staff: StaffContext, 
     const now = clock.now();
     const rejected = await repo.movePayment(trx, payment.id, ['awaiting_confirmation'], { status: 'failed', decided_by: staff.actorId, updated_at: now });
     if (!rejected) {
-      throw new AppError(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
+      throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
     }
     // A payment-service order waiting on this claim can be paid again (as an escrow stays payable).
     if (rejected.order_id !== null) await reopenAfterRejectedClaim(trx, rejected.order_id, staff.actorId, now);
@@ -177,7 +177,7 @@ async function settleByStaff(trx: Db, staff: StaffContext, payment: PaymentRow, 
   const reason = attentionOf(payment);
   if (reason !== 'amount_mismatch' && reason !== 'late_claim') {
     const what = how === 'credit' ? 'credited' : 'marked returned';
-    throw new AppError(
+    throw AppError.legacy(
       409,
       'INVALID_STATE',
       `The payment is ${payment.status}${payment.flag ? ` (${payment.flag})` : ''}; only an unsettled amount mismatch or a late manual claim can be ${what}`,

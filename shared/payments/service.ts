@@ -72,15 +72,15 @@ function newGatewayOrderId(): string {
 /** Picks the gateway: the named provider, or the cheapest available for the method. */
 async function chooseGateway(trx: Db, method: PaymentMethod, provider: string | undefined, amount: number): Promise<GatewayRow> {
   const enabled = await repo.enabledGateways(trx);
-  if (enabled.length === 0) throw new AppError(503, 'NO_GATEWAYS', 'No payment gateway is available right now; try again later');
+  if (enabled.length === 0) throw AppError.legacy(503, 'NO_GATEWAYS', 'No payment gateway is available right now; try again later');
   const forMethod = enabled.filter((g) => g.supported_methods.includes(method) && (provider === undefined || g.provider === provider));
   if (forMethod.length === 0) {
     throw provider !== undefined
-      ? new AppError(400, 'UNSUPPORTED_METHOD', `Provider ${provider} is not available for ${method}`)
-      : new AppError(400, 'UNSUPPORTED_METHOD', `No available gateway supports ${method}`);
+      ? AppError.legacy(400, 'UNSUPPORTED_METHOD', `Provider ${provider} is not available for ${method}`)
+      : AppError.legacy(400, 'UNSUPPORTED_METHOD', `No available gateway supports ${method}`);
   }
   const usable = forMethod.filter((g) => g.is_manual || adapterFor(g.provider) !== undefined);
-  if (usable.length === 0) throw new AppError(503, 'ADAPTER_NOT_LOADED', `The gateway for ${method} is not configured on this server`);
+  if (usable.length === 0) throw AppError.legacy(503, 'ADAPTER_NOT_LOADED', `The gateway for ${method} is not configured on this server`);
   usable.sort((a, b) => surchargeOf(amount, a) - surchargeOf(amount, b) || a.sort_order - b.sort_order || a.provider.localeCompare(b.provider));
   return usable[0]!;
 }
@@ -109,16 +109,16 @@ export async function prepareEscrowLink(actor: Actor, escrowId: string, input: P
   const method = parseMethod(input.method);
   const reserved = await db.transaction(async (trx) => {
     const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-    if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-    if (e.buyer_id !== actor.userId) throw new AppError(403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
+    if (!e) throw AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+    if (e.buyer_id !== actor.userId) throw AppError.legacy(403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
     // Locked: a cancel and a payment link never pass each other (decision 0009).
     await escrowRepo.lockRow(trx, e.id);
     const current = (await escrowRepo.findById(trx, e.id))!;
     if (current.status !== 'pending_payment') {
-      throw new AppError(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be paid`, { status: current.status });
+      throw AppError.legacy(409, 'INVALID_STATE', `The escrow is ${current.status}; only a pending_payment escrow can be paid`, { status: current.status });
     }
     if (current.expires_at <= clock.now()) {
-      throw new AppError(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
+      throw AppError.legacy(409, 'INVALID_STATE', 'The escrow passed its payment deadline and is expiring', { status: current.status });
     }
     return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
   });
@@ -254,14 +254,14 @@ async function chargeReserved(reserved: ReservedLink): Promise<PreparedLink> {
     return { payment, charge: { result: await adapter.createCharge(request), expiresAt: request.expiresAt } };
   } catch (err) {
     await repo.failUnanswered(db, payment.id, clock.now());
-    if (err instanceof GatewayError) throw new AppError(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
+    if (err instanceof GatewayError) throw AppError.legacy(502, 'GATEWAY_ERROR', `The payment gateway refused the charge: ${err.message}`);
     throw err;
   }
 }
 
 export function parseMethod(value: string | undefined): PaymentMethod {
-  if (value === undefined || value === '') throw new AppError(400, 'MISSING_METHOD', 'method is required');
-  if (!isMethod(value)) throw new AppError(400, 'UNSUPPORTED_METHOD', `method must be one of ${PAYMENT_METHODS.join(', ')}`);
+  if (value === undefined || value === '') throw AppError.legacy(400, 'MISSING_METHOD', 'method is required');
+  if (!isMethod(value)) throw AppError.legacy(400, 'UNSUPPORTED_METHOD', `method must be one of ${PAYMENT_METHODS.join(', ')}`);
   return value;
 }
 
@@ -270,11 +270,11 @@ export function parseMethod(value: string | undefined): PaymentMethod {
 /** GET /api/escrows/:id/payment-status: the latest payment record (parties and staff). */
 export async function paymentStatus(actor: Actor, escrowId: string): Promise<PaymentRow> {
   const e = isUuid(escrowId) ? await escrowRepo.findById(db, escrowId) : undefined;
-  if (!e) throw new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-  if (!partyOf(e, actor.userId) && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+  if (!e) throw AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+  if (!partyOf(e, actor.userId) && actor.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
   // A paid link wins over a newer unpaid one, so a polling checkout always sees "paid".
   const payment = await repo.currentForEscrow(db, e.id);
-  if (!payment) throw new AppError(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
+  if (!payment) throw AppError.legacy(404, 'NO_PAYMENT', 'No payment has been started for this escrow');
   return payment;
 }
 
@@ -301,13 +301,13 @@ const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
  */
 export async function ingestCallback(delivery: InboundDelivery, source: 'callback' | 'poll' = 'callback'): Promise<IngestResult> {
   const adapter = detectProvider(delivery);
-  if (!adapter) throw new AppError(400, 'UNKNOWN_PROVIDER', 'The callback does not come from a configured payment gateway');
-  if (!adapter.verify(delivery)) throw new AppError(403, 'INVALID_SIGNATURE', 'The callback signature does not verify');
+  if (!adapter) throw AppError.legacy(400, 'UNKNOWN_PROVIDER', 'The callback does not come from a configured payment gateway');
+  if (!adapter.verify(delivery)) throw AppError.legacy(403, 'INVALID_SIGNATURE', 'The callback signature does not verify');
   let parsed;
   try {
     parsed = adapter.parse(delivery);
   } catch {
-    throw new AppError(400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
+    throw AppError.legacy(400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
   }
   const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => delivery.headers[h] !== undefined).map((h) => [h, delivery.headers[h]]));
   const stored = await storeCallback(db, {
@@ -755,8 +755,8 @@ export async function pollPending(batch = 100): Promise<{ asked: number; settled
  */
 export async function simulateSandbox(actor: Actor, gatewayOrderId: string, status: 'paid' | 'expired' | 'failed'): Promise<IngestResult> {
   const payment = await repo.findByOrder(db, gatewayOrderId);
-  if (!payment || payment.provider !== 'sandbox') throw new AppError(404, 'NOT_FOUND', 'No sandbox payment with this gateway_order_id');
-  if (payment.buyer_id !== actor.userId && actor.role !== 'admin') throw new AppError(403, 'FORBIDDEN', 'Only the buyer can simulate this payment');
+  if (!payment || payment.provider !== 'sandbox') throw AppError.legacy(404, 'NOT_FOUND', 'No sandbox payment with this gateway_order_id');
+  if (payment.buyer_id !== actor.userId && actor.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Only the buyer can simulate this payment');
   await db('sandbox_charges').where({ gateway_order_id: gatewayOrderId }).update({ status, updated_at: clock.now() });
   const { sandboxSignature } = await import('./gateways/sandbox.js');
   const rawBody = JSON.stringify({ provider: 'sandbox', gateway_order_id: gatewayOrderId, status, amount: payment.amount });

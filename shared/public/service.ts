@@ -147,7 +147,7 @@ export async function listUsers(q: UsersQuery): Promise<{ users: PublicUser[]; p
   return { users: rows.map((r) => toPublic(r, stats)), page: q.page, limit: q.limit, total, has_more: q.page * q.limit < total };
 }
 
-const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
+const userNotFound = () => AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
 
 /** One listed-or-not but public-able user (a user account, active); 404 USER_NOT_FOUND otherwise. */
 export async function profileOf(username: string) {

@@ -42,7 +42,7 @@ export async function rate(actor: Actor, escrowId: string, input: RateInput): Pr
       const e = await loadForParty(trx, escrowId, actor, { lock: true });
       const party = partyOf(e, actor.userId)!;
       if (e.status !== 'released') {
-        throw new AppError(409, 'INVALID_STATE', `The escrow is ${e.status}; ratings open once it is released`, { status: e.status });
+        throw AppError.legacy(409, 'INVALID_STATE', `The escrow is ${e.status}; ratings open once it is released`, { status: e.status });
       }
       const now = clock.now();
       const other = (await trx('ratings').where({ escrow_id: e.id }).whereNot({ rater_id: actor.userId }).first()) as RatingRow | undefined;
@@ -64,7 +64,7 @@ export async function rate(actor: Actor, escrowId: string, input: RateInput): Pr
     });
   } catch (err) {
     if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'ratings_one_per_rater') {
-      throw new AppError(409, 'ALREADY_RATED', 'You have already rated this escrow');
+      throw AppError.legacy(409, 'ALREADY_RATED', 'You have already rated this escrow');
     }
     throw err;
   }
@@ -111,7 +111,7 @@ export interface PublicRating {
   ratee_role: 'buyer' | 'seller';
 }
 
-const userNotFound = () => new AppError(404, 'USER_NOT_FOUND', 'User not found');
+const userNotFound = () => AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
 
 /**
  * GET /v1/public/users/:username/ratings: published ratings of a listed user, newest first.

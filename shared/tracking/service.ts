@@ -31,11 +31,11 @@ const refreshKey = (escrowId: string) => `${config.queuePrefix}:tracking:refresh
 export const courierList = () => COURIERS.map((c) => ({ slug: c.slug, name: c.name }));
 
 async function load(id: string, viewer: Viewer): Promise<EscrowRow> {
-  if (!isUuid(id)) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  if (!isUuid(id)) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
   const e = await db('escrows').where({ id }).first<EscrowRow | undefined>();
-  if (!e) throw new AppError(404, 'NOT_FOUND', 'Escrow not found');
+  if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
   if (e.buyer_id !== viewer.userId && e.seller_id !== viewer.userId && viewer.role !== 'admin') {
-    throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+    throw AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
   }
   return e;
 }
@@ -73,11 +73,11 @@ export async function trackingOf(viewer: Viewer, id: string, redis: Redis = shar
 /** POST refresh: a fresh upstream check now (400 NO_TRACKING; 429 within 5 minutes of the last). */
 export async function refreshTracking(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
   const e = await load(id, viewer);
-  if (!e.courier || !e.tracking_number) throw new AppError(400, 'NO_TRACKING', 'No tracking number is attached to this escrow');
+  if (!e.courier || !e.tracking_number) throw AppError.legacy(400, 'NO_TRACKING', 'No tracking number is attached to this escrow');
   if ((await redis.set(refreshKey(e.id), '1', 'EX', trackingSettings.refreshSeconds, 'NX')) !== 'OK') {
     const ttl = await redis.ttl(refreshKey(e.id));
     const wait = ttl > 0 ? ttl : trackingSettings.refreshSeconds;
-    throw new AppError(429, 'RATE_LIMITED', 'Tracking was refreshed recently; try again later', { retry_after: wait }, { 'Retry-After': String(wait) });
+    throw AppError.legacy(429, 'RATE_LIMITED', 'Tracking was refreshed recently; try again later', { retry_after: wait }, { 'Retry-After': String(wait) });
   }
   const snapshot = await fetchSnapshot(e.courier, e.tracking_number);
   await store(redis, e.id, snapshot);

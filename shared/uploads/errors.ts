@@ -3,48 +3,46 @@
  * `message_en`; `message` is Indonesian unless the request asked `X-Service-Lang: en`
  * (see `localise` in api/routes/uploads.ts).
  */
-import { AppError } from '../errors.js';
+import { AppError, type ErrorKind, type Text } from '../errors.js';
 
-interface Text {
-  status: number;
-  id: string;
-  en: string;
+interface Entry extends Text {
+  kind: ErrorKind;
 }
 
 export const UPLOAD_ERRORS = {
-  INVALID_TYPE: { status: 400, id: 'Jenis unggahan harus escrow, chat, atau kyc', en: 'Upload type must be escrow, chat or kyc' },
-  NO_FILE: { status: 400, id: 'Kirim tepat satu berkas di kolom "file" (multipart/form-data)', en: 'Send exactly one file in the "file" field (multipart/form-data)' },
-  FILE_EMPTY: { status: 400, id: 'Berkas kosong', en: 'The file is empty' },
-  TYPE_NOT_ALLOWED: { status: 400, id: 'Jenis berkas ini tidak diizinkan untuk unggahan ini', en: 'This kind of file is not allowed for this upload type' },
-  TYPE_MISMATCH: { status: 400, id: 'Isi berkas tidak cocok dengan jenis atau ekstensi yang dinyatakan', en: 'The file content does not match its declared type or extension' },
-  POLYGLOT: { status: 400, id: 'Berkas memuat isi dari jenis berkas lain dan ditolak', en: 'The file also carries content of another file type and is refused' },
-  IMAGE_TOO_LARGE: { status: 400, id: 'Gambar terlalu besar: paling banyak sekitar 40 megapiksel dan 12.000 piksel per sisi', en: 'Image too large: at most about 40 megapixels and 12,000 pixels per side' },
-  IMAGE_DECODE_FAILED: { status: 400, id: 'Gambar tidak dapat dibaca', en: 'The image could not be decoded' },
-  PDF_PASSWORD_PROTECTED: { status: 400, id: 'PDF dilindungi kata sandi', en: 'The PDF is password-protected' },
-  PDF_DAMAGED: { status: 400, id: 'PDF rusak atau tidak lengkap', en: 'The PDF is damaged or incomplete' },
-  PDF_TOO_MANY_PAGES: { status: 400, id: 'PDF memiliki terlalu banyak halaman', en: 'The PDF has too many pages' },
-  PDF_UNSUPPORTED_ENCODING: { status: 400, id: 'PDF memakai pengodean yang tidak didukung', en: 'The PDF uses an encoding that is not supported' },
-  PDF_ACTIVE_CONTENT: { status: 400, id: 'PDF memuat konten aktif yang tidak dapat dihapus', en: 'The PDF carries active content that could not be removed' },
-  PDF_EMBEDDED_FILE: { status: 400, id: 'PDF memuat berkas lampiran yang tidak dapat dihapus', en: 'The PDF carries an embedded file that could not be removed' },
-  FILE_TOO_LARGE: { status: 413, id: 'Berkas melebihi ukuran maksimum untuk jenis unggahan ini', en: 'The file is larger than this upload type allows' },
-  QUOTA_EXCEEDED: { status: 429, id: 'Kuota unggahan harian tercapai; coba lagi besok', en: 'Daily upload quota reached; try again tomorrow' },
-  STORAGE_FAILED: { status: 500, id: 'Berkas tidak dapat disimpan; coba lagi', en: 'The file could not be stored; try again' },
-  UPLOAD_INVALID_REF: { status: 400, id: 'Tautan unggahan tidak dikenali', en: 'The upload reference is not a link to an upload of this service' },
-  UPLOAD_NOT_FOUND: { status: 400, id: 'Unggahan tidak ditemukan', en: 'Upload not found' },
-  UPLOAD_NOT_OWNED: { status: 400, id: 'Unggahan ini bukan milik Anda', en: 'This upload is not yours' },
-  UPLOAD_WRONG_PURPOSE: { status: 400, id: 'Jenis unggahan ini tidak dapat dilampirkan di sini', en: 'This upload type cannot be attached here' },
-  UPLOAD_ALREADY_BOUND: { status: 409, id: 'Unggahan ini sudah dilampirkan', en: 'This upload is already attached' },
-  UPLOAD_QUOTA: { status: 409, id: 'Jumlah lampiran maksimum sudah tercapai', en: 'The maximum number of attachments is reached' },
-  LINK_INVALID: { status: 403, id: 'Tautan berkas tidak sah', en: 'The file link is not valid' },
-  LINK_EXPIRED: { status: 410, id: 'Tautan berkas sudah kedaluwarsa; muat ulang untuk tautan baru', en: 'The file link has expired; reload for a fresh link' },
-  LINK_NOT_YOURS: { status: 403, id: 'Tautan berkas ini diterbitkan untuk pengguna lain', en: 'This file link was issued to another user' },
-} as const satisfies Record<string, Text>;
+  INVALID_TYPE: { kind: 'badRequest', id: 'Jenis unggahan harus escrow, chat, atau kyc', en: 'Upload type must be escrow, chat or kyc' },
+  NO_FILE: { kind: 'badRequest', id: 'Kirim tepat satu berkas di kolom "file" (multipart/form-data)', en: 'Send exactly one file in the "file" field (multipart/form-data)' },
+  FILE_EMPTY: { kind: 'badRequest', id: 'Berkas kosong', en: 'The file is empty' },
+  TYPE_NOT_ALLOWED: { kind: 'badRequest', id: 'Jenis berkas ini tidak diizinkan untuk unggahan ini', en: 'This kind of file is not allowed for this upload type' },
+  TYPE_MISMATCH: { kind: 'badRequest', id: 'Isi berkas tidak cocok dengan jenis atau ekstensi yang dinyatakan', en: 'The file content does not match its declared type or extension' },
+  POLYGLOT: { kind: 'badRequest', id: 'Berkas memuat isi dari jenis berkas lain dan ditolak', en: 'The file also carries content of another file type and is refused' },
+  IMAGE_TOO_LARGE: { kind: 'badRequest', id: 'Gambar terlalu besar: paling banyak sekitar 40 megapiksel dan 12.000 piksel per sisi', en: 'Image too large: at most about 40 megapixels and 12,000 pixels per side' },
+  IMAGE_DECODE_FAILED: { kind: 'badRequest', id: 'Gambar tidak dapat dibaca', en: 'The image could not be decoded' },
+  PDF_PASSWORD_PROTECTED: { kind: 'badRequest', id: 'PDF dilindungi kata sandi', en: 'The PDF is password-protected' },
+  PDF_DAMAGED: { kind: 'badRequest', id: 'PDF rusak atau tidak lengkap', en: 'The PDF is damaged or incomplete' },
+  PDF_TOO_MANY_PAGES: { kind: 'badRequest', id: 'PDF memiliki terlalu banyak halaman', en: 'The PDF has too many pages' },
+  PDF_UNSUPPORTED_ENCODING: { kind: 'badRequest', id: 'PDF memakai pengodean yang tidak didukung', en: 'The PDF uses an encoding that is not supported' },
+  PDF_ACTIVE_CONTENT: { kind: 'badRequest', id: 'PDF memuat konten aktif yang tidak dapat dihapus', en: 'The PDF carries active content that could not be removed' },
+  PDF_EMBEDDED_FILE: { kind: 'badRequest', id: 'PDF memuat berkas lampiran yang tidak dapat dihapus', en: 'The PDF carries an embedded file that could not be removed' },
+  FILE_TOO_LARGE: { kind: 'tooLarge', id: 'Berkas melebihi ukuran maksimum untuk jenis unggahan ini', en: 'The file is larger than this upload type allows' },
+  QUOTA_EXCEEDED: { kind: 'tooMany', id: 'Kuota unggahan harian tercapai; coba lagi besok', en: 'Daily upload quota reached; try again tomorrow' },
+  STORAGE_FAILED: { kind: 'internal', id: 'Berkas tidak dapat disimpan; coba lagi', en: 'The file could not be stored; try again' },
+  UPLOAD_INVALID_REF: { kind: 'badRequest', id: 'Tautan unggahan tidak dikenali', en: 'The upload reference is not a link to an upload of this service' },
+  UPLOAD_NOT_FOUND: { kind: 'badRequest', id: 'Unggahan tidak ditemukan', en: 'Upload not found' },
+  UPLOAD_NOT_OWNED: { kind: 'badRequest', id: 'Unggahan ini bukan milik Anda', en: 'This upload is not yours' },
+  UPLOAD_WRONG_PURPOSE: { kind: 'badRequest', id: 'Jenis unggahan ini tidak dapat dilampirkan di sini', en: 'This upload type cannot be attached here' },
+  UPLOAD_ALREADY_BOUND: { kind: 'conflict', id: 'Unggahan ini sudah dilampirkan', en: 'This upload is already attached' },
+  UPLOAD_QUOTA: { kind: 'conflict', id: 'Jumlah lampiran maksimum sudah tercapai', en: 'The maximum number of attachments is reached' },
+  LINK_INVALID: { kind: 'forbidden', id: 'Tautan berkas tidak sah', en: 'The file link is not valid' },
+  LINK_EXPIRED: { kind: 'gone', id: 'Tautan berkas sudah kedaluwarsa; muat ulang untuk tautan baru', en: 'The file link has expired; reload for a fresh link' },
+  LINK_NOT_YOURS: { kind: 'forbidden', id: 'Tautan berkas ini diterbitkan untuk pengguna lain', en: 'This file link was issued to another user' },
+} as const satisfies Record<string, Entry>;
 
 export type UploadErrorCode = keyof typeof UPLOAD_ERRORS;
 
 export function uploadError(code: UploadErrorCode, extras: Record<string, unknown> = {}, headers: Record<string, string> = {}): AppError {
-  const t: Text = UPLOAD_ERRORS[code];
-  return new AppError(t.status, code, t.id, { message_id: t.id, message_en: t.en, ...extras }, headers);
+  const t: Entry = UPLOAD_ERRORS[code];
+  return new AppError(t.kind, code, { en: t.en, id: t.id }, { extras, headers, bilingual: true });
 }
 
 export function isUploadErrorCode(code: string): code is UploadErrorCode {
@@ -75,7 +73,6 @@ const COMMON_ID: Record<string, string> = {
  * `message` in Indonesian unless English was asked for.
  */
 export function localised(err: AppError, english: boolean): AppError {
-  const en = typeof err.extras.message_en === 'string' ? err.extras.message_en : err.message;
-  const id = typeof err.extras.message_id === 'string' ? err.extras.message_id : (COMMON_ID[err.code] ?? err.message);
-  return new AppError(err.status, err.code, english ? en : id, { ...err.extras, message_id: id, message_en: en }, err.headers);
+  const id = err.text.id !== err.text.en ? err.text.id : (COMMON_ID[err.code] ?? err.text.id);
+  return new AppError(err.kind, err.code, { en: err.text.en, id }, { extras: err.extras, headers: err.headers }).localised(english);
 }

@@ -223,14 +223,14 @@ export async function discard(file: SanitisedFile): Promise<void> {
 /** The bytes behind a verified link; 404 NOT_FOUND when the upload is gone. */
 export async function readFile(name: string): Promise<{ row: UploadRow; bytes: Buffer }> {
   const row = await repo.byStoredName(db, name);
-  if (!row) throw new AppError(404, 'NOT_FOUND', 'File not found');
+  if (!row) throw AppError.legacy(404, 'NOT_FOUND', 'File not found');
   let bytes: Buffer | null;
   try {
     bytes = await storage().get(row.storage_key);
   } catch (err) {
     throw storageFailed(err, 'read failed');
   }
-  if (!bytes) throw new AppError(404, 'NOT_FOUND', 'File not found');
+  if (!bytes) throw AppError.legacy(404, 'NOT_FOUND', 'File not found');
   return { row, bytes };
 }
 
@@ -282,14 +282,14 @@ export interface Caller {
   role: 'user' | 'admin';
 }
 
-const escrowNotFound = () => new AppError(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+const escrowNotFound = () => AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
 
 async function escrowFor(trx: Db, caller: Caller, escrowId: string, staffMayRead: boolean): Promise<void> {
   if (!UUID_V4.test(escrowId)) throw escrowNotFound();
   const escrow = await escrowRepo.findById(trx, escrowId);
   if (!escrow) throw escrowNotFound();
   const party = escrow.buyer_id === caller.userId || escrow.seller_id === caller.userId;
-  if (!party && !(staffMayRead && caller.role === 'admin')) throw new AppError(403, 'FORBIDDEN', 'You are not a party to this escrow');
+  if (!party && !(staffMayRead && caller.role === 'admin')) throw AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
 }
 
 /**

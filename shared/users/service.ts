@@ -23,14 +23,14 @@ export interface ProfilePatch {
   current_password?: string;
 }
 
-const usernameTaken = () => new AppError(409, 'USERNAME_TAKEN', 'This username is taken');
+const usernameTaken = () => AppError.legacy(409, 'USERNAME_TAKEN', 'This username is taken');
 
 export async function updateProfile(userId: string, patch: ProfilePatch): Promise<UserRow> {
   const now = clock.now();
   try {
     return await db.transaction(async (trx) => {
       const user = await repo.findByIdForUpdate(trx, userId);
-      if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+      if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
       const changes: Partial<UserRow> = { updated_at: now };
       if (patch.full_name !== undefined) changes.full_name = patch.full_name.trim();
       if (patch.username !== undefined) {
@@ -49,7 +49,7 @@ export async function updateProfile(userId: string, patch: ProfilePatch): Promis
         changes.dashboard_tour_completed_at = patch.dashboard_tour_completed ? (user.dashboard_tour_completed_at ?? now) : null;
       }
       const updated = await repo.update(trx, userId, changes);
-      if (!updated) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+      if (!updated) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
       if (turningOff) await mailTwoFactorOff(trx, updated, now);
       return updated;
     });
@@ -65,10 +65,10 @@ export async function updateProfile(userId: string, patch: ProfilePatch): Promis
  */
 async function assertMayTurnOffTwoFactor(user: UserRow, currentPassword: string | undefined): Promise<void> {
   if (config.nodeEnv === 'production' && user.role === 'admin') {
-    throw new AppError(403, 'TWO_FACTOR_REQUIRED', 'Staff accounts must keep two-step sign-in on in production');
+    throw AppError.legacy(403, 'TWO_FACTOR_REQUIRED', 'Staff accounts must keep two-step sign-in on in production');
   }
   if (!(await verifyPassword(user.password_hash, currentPassword ?? ''))) {
-    throw new AppError(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
+    throw AppError.legacy(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
   }
 }
 
@@ -93,7 +93,7 @@ export interface StaffContext {
 
 async function moveAccount(staff: StaffContext, userId: string, action: 'suspend' | 'reactivate'): Promise<UserRow> {
   if (action === 'suspend' && staff.actorId === userId) {
-    throw new AppError(400, 'INVALID_ACTION', 'Staff cannot suspend their own account');
+    throw AppError.legacy(400, 'INVALID_ACTION', 'Staff cannot suspend their own account');
   }
   return db.transaction(async (trx) => {
     const now = clock.now();
@@ -103,7 +103,7 @@ async function moveAccount(staff: StaffContext, userId: string, action: 'suspend
       // then sees the first one's suspension.
       const admins = await repo.lockActiveAdmins(trx);
       if (admins.includes(userId) && admins.length <= 1) {
-        throw new AppError(409, 'LAST_ADMIN', 'At least one active staff account must remain; this is the last active admin');
+        throw AppError.legacy(409, 'LAST_ADMIN', 'At least one active staff account must remain; this is the last active admin');
       }
     }
     const moved =
@@ -112,8 +112,8 @@ async function moveAccount(staff: StaffContext, userId: string, action: 'suspend
         : await repo.moveStatus(trx, userId, ['suspended'], 'active', now);
     if (!moved) {
       const exists = await repo.findById(trx, userId);
-      if (!exists) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
-      throw new AppError(409, 'INVALID_STATE', `The account is ${exists.status}; it cannot be ${action === 'suspend' ? 'suspended' : 'reactivated'}`);
+      if (!exists) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
+      throw AppError.legacy(409, 'INVALID_STATE', `The account is ${exists.status}; it cannot be ${action === 'suspend' ? 'suspended' : 'reactivated'}`);
     }
     // A suspended account is refused on every request anyway; its sessions end too.
     if (action === 'suspend') await revokeUserSessions(trx, userId);

@@ -49,16 +49,16 @@ export const PAYOUT_LEASE_MS = config.payoutLeaseMs;
 /** How often the stuck-payout sweeper looks for processing withdrawals whose claim ran out. */
 export const PAYOUT_SWEEP_MS = 10_000;
 
-const notFound = () => new AppError(404, 'NOT_FOUND', 'Withdrawal not found');
+const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Withdrawal not found');
 
 function invalidState(status: WithdrawalStatus, name: TransitionName): AppError {
   const from = TRANSITIONS[name].from;
-  return new AppError(409, 'INVALID_STATE', `The withdrawal is ${status}; this needs ${from.join(' or ')}`, { status });
+  return AppError.legacy(409, 'INVALID_STATE', `The withdrawal is ${status}; this needs ${from.join(' or ')}`, { status });
 }
 
 /** Staff may not mark paid a withdrawal a payout worker is sending (its claim has not run out). */
 function sending(w: WithdrawalRow): AppError {
-  return new AppError(409, 'INVALID_STATE', 'The withdrawal is processing: the payout worker is sending it; wait for the outcome', { status: w.status });
+  return AppError.legacy(409, 'INVALID_STATE', 'The withdrawal is processing: the payout worker is sending it; wait for the outcome', { status: w.status });
 }
 
 /**
@@ -84,7 +84,7 @@ async function transition(
 // ---- Input checks ---------------------------------------------------------------------------
 
 const invalidAmount = (limits: WithdrawLimits, why: string) =>
-  new AppError(400, 'INVALID_AMOUNT', `${why}: amount must be a whole number of rupiah from ${limits.minIdr} to ${limits.maxIdr}, a multiple of ${limits.stepIdr} unless it is your whole balance`, {
+  AppError.legacy(400, 'INVALID_AMOUNT', `${why}: amount must be a whole number of rupiah from ${limits.minIdr} to ${limits.maxIdr}, a multiple of ${limits.stepIdr} unless it is your whole balance`, {
     min: limits.minIdr,
     max: limits.maxIdr,
     step: limits.stepIdr,
@@ -101,7 +101,7 @@ export function parseAmount(value: unknown, limits: WithdrawLimits): number {
 
 export function parseMethod(value: unknown): WithdrawalMethod {
   if (typeof value !== 'string' || !(METHODS as readonly string[]).includes(value)) {
-    throw new AppError(400, 'INVALID_METHOD', `method must be one of ${METHODS.join(', ')}`);
+    throw AppError.legacy(400, 'INVALID_METHOD', `method must be one of ${METHODS.join(', ')}`);
   }
   return value as WithdrawalMethod;
 }
@@ -169,7 +169,7 @@ export function parseDestination(method: WithdrawalMethod, raw: unknown): Destin
   }
   if (wrong.length > 0) {
     const hints = wrong.map((f) => `${f} (${CHECKS[f]!.hint})`).join(', ');
-    throw new AppError(400, 'MISSING_DESTINATION', `destination_details for ${method} needs ${hints}`, { fields: wrong });
+    throw AppError.legacy(400, 'MISSING_DESTINATION', `destination_details for ${method} needs ${hints}`, { fields: wrong });
   }
   const identity =
     method === 'bank_transfer'
@@ -220,9 +220,9 @@ export interface RequestInput {
 export async function requestWithdrawal(trxOrDb: Db | undefined, userId: string, input: RequestInput): Promise<WithdrawalRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const user = isUuid(userId) ? await users.findByIdForUpdate(trx, userId) : undefined;
-    if (!user) throw new AppError(404, 'USER_NOT_FOUND', 'User not found');
+    if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
     if (user.email_verified_at === null) {
-      throw new AppError(403, 'EMAIL_NOT_VERIFIED', 'Verify your e-mail address before withdrawing (POST /v1/auth/verify-email)');
+      throw AppError.legacy(403, 'EMAIL_NOT_VERIFIED', 'Verify your e-mail address before withdrawing (POST /v1/auth/verify-email)');
     }
     const [limits, rule] = await Promise.all([loadWithdrawLimits(trx), loadWithdrawFeeRule(trx)]);
     const amount = parseAmount(input.amount, limits);
@@ -231,18 +231,18 @@ export async function requestWithdrawal(trxOrDb: Db | undefined, userId: string,
     const wholeBalance = amount === user.balance;
     if (!wholeBalance && amount % limits.stepIdr !== 0) throw invalidAmount(limits, `Not a multiple of ${limits.stepIdr}`);
     if (amount > user.balance) {
-      throw new AppError(400, 'INSUFFICIENT_BALANCE', `Saldo tidak mencukupi: your balance is ${user.balance}`, { balance: user.balance });
+      throw AppError.legacy(400, 'INSUFFICIENT_BALANCE', `Saldo tidak mencukupi: your balance is ${user.balance}`, { balance: user.balance });
     }
     const now = clock.now();
     const vouchers = await repo.availableVouchers(trx, user.id, now);
     const quote = quoteFee(amount, rule, { loyal: await isLoyal(trx, user.id), vouchers: vouchers.map(repo.toOffer) });
     if (quote.fee >= amount) {
-      throw new AppError(400, 'FEE_EXCEEDS_AMOUNT', `The fee (${quote.fee}) takes the whole amount; withdraw more`, { fee: quote.fee });
+      throw AppError.legacy(400, 'FEE_EXCEEDS_AMOUNT', `The fee (${quote.fee}) takes the whole amount; withdraw more`, { fee: quote.fee });
     }
     const risk: RiskResult = await checkRisk(trx, { userId: user.id, amount, destinationKey: destination.key, now });
     if (risk.action === 'block') {
       logger.warn({ user_id: user.id, flags: risk.flags }, 'withdrawal refused by the risk checks');
-      throw new AppError(403, 'RISK_BLOCKED', 'This withdrawal cannot be made; contact support', { risk: { action: 'block', flags: risk.flags } });
+      throw AppError.legacy(403, 'RISK_BLOCKED', 'This withdrawal cannot be made; contact support', { risk: { action: 'block', flags: risk.flags } });
     }
     const id = randomUUID();
     const w = await repo.insert(trx, {
@@ -266,7 +266,7 @@ export async function requestWithdrawal(trxOrDb: Db | undefined, userId: string,
     });
     if (quote.voucherRedemptionId && !(await repo.consumeVoucher(trx, quote.voucherRedemptionId, user.id, id, now))) {
       // Not reachable while the user's row is locked; kept so a voucher can never be spent twice.
-      throw new AppError(409, 'CONCURRENT_MODIFICATION', 'The fee voucher was used by another request; retry');
+      throw AppError.legacy(409, 'CONCURRENT_MODIFICATION', 'The fee voucher was used by another request; retry');
     }
     await post(trx, {
       kind: 'withdrawal',
@@ -329,7 +329,7 @@ export async function approve(trxOrDb: Db | undefined, staff: StaffActor, id: st
     const w = await load(trx, id);
     if (!(TRANSITIONS.approve.from as readonly WithdrawalStatus[]).includes(w.status)) throw invalidState(w.status, 'approve');
     if (w.risk_action === 'review' && note === null) {
-      throw new AppError(400, 'MISSING_FIELDS', `This withdrawal is held for review (${w.risk_flags.join(', ')}); approving it needs a note`, {
+      throw AppError.legacy(400, 'MISSING_FIELDS', `This withdrawal is held for review (${w.risk_flags.join(', ')}); approving it needs a note`, {
         risk: { action: w.risk_action, flags: w.risk_flags },
       });
     }
@@ -419,7 +419,7 @@ export async function markPaid(
  */
 export async function reject(trxOrDb: Db | undefined, staff: StaffActor, id: string, input: { note?: string | null } = {}): Promise<WithdrawalRow> {
   const note = noteOf(input.note);
-  if (note === null) throw new AppError(400, 'MISSING_FIELDS', 'note is required: tell the user why the withdrawal was rejected');
+  if (note === null) throw AppError.legacy(400, 'MISSING_FIELDS', 'note is required: tell the user why the withdrawal was rejected');
   return inTransaction(trxOrDb, async (trx) => {
     const w = await load(trx, id);
     const now = clock.now();

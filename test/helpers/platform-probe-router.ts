@@ -158,7 +158,7 @@ probeRouter.post('/test/flaky', idempotent(), (ctx) => {
   const outcome = probe.flakyOutcomes.shift() ?? 'ok';
   switch (outcome) {
     case 'throw-4xx':
-      throw new AppError(409, 'PROBE_REFUSED', 'refused by the probe');
+      throw AppError.legacy(409, 'PROBE_REFUSED', 'refused by the probe');
     case 'set-4xx':
       ctx.status = 422;
       ctx.body = { success: false, error: { code: 'PROBE_UNPROCESSABLE', message: 'set by the probe' } };

@@ -3,6 +3,8 @@
  * profile, data that must never appear, CORS, caching and the per-IP limit.
  */
 import { expect } from 'chai';
+import { routers } from '../../../api/app.js';
+import { isPublicAnswer } from '../../../api/kit.js';
 import { api } from '../../helpers/app.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
@@ -228,6 +230,8 @@ describe('public users', () => {
       '/api/public/users',
       '/api/public/users/preflight_user',
       '/api/public/users/preflight_user/ratings',
+      '/api/escrows/00000000-0000-4000-8000-000000000000/preview',
+      '/api/gateways/available-methods',
     ]) {
       const res = await api()
         .options(path)
@@ -240,5 +244,23 @@ describe('public users', () => {
       expect(res.headers['access-control-allow-headers'], path).to.equal('x-service-lang, x-request-id');
       expect(res.headers['access-control-allow-credentials'], path).to.equal(undefined);
     }
+  });
+
+  it('every GET route that answers any origin is a publicGet route with its OPTIONS preflight', () => {
+    const options = new Set<string>();
+    const publicPaths: string[] = [];
+    const corsWithoutKit: string[] = [];
+    for (const router of routers) {
+      for (const layer of router.stack) {
+        if (layer.methods.includes('OPTIONS')) options.add(String(layer.path));
+        if (layer.methods.includes('GET') && layer.stack.some(isPublicAnswer)) publicPaths.push(String(layer.path));
+        if (layer.methods.includes('GET') && !layer.stack.some(isPublicAnswer) && layer.stack.some((fn) => fn.toString().includes('Access-Control-Allow-Origin'))) {
+          corsWithoutKit.push(String(layer.path));
+        }
+      }
+    }
+    expect(publicPaths).to.include.members(['/api/escrows/:id/preview', '/api/gateways/available-methods', '/v1/public/users/:username']);
+    expect(publicPaths.filter((p) => !options.has(p))).to.deep.equal([]);
+    expect(corsWithoutKit).to.deep.equal([]);
   });
 });

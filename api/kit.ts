@@ -1,0 +1,88 @@
+/**
+ * The idioms every route file shares: the acting user and staff actor, the paginated
+ * answer, and public GET routes with their rate limit and CORS preflight. A route file
+ * reads like the spec; what it repeats lives here.
+ */
+import Joi from 'joi';
+import type { Actor, StaffActor } from '../shared/actors.js';
+import { config } from '../shared/config.js';
+import type { AppRouter, Ctx, Middleware } from './context.js';
+import { rateLimit } from './middleware/rate-limit.js';
+import { paramsOf, validate } from './middleware/validate.js';
+
+/** The signed-in caller of a consumer route (after `auth()`). */
+export function actorOf(ctx: Ctx): Actor {
+  const p = ctx.state.principal!;
+  return { userId: p.userId, role: p.role };
+}
+
+/** The staff member on an operator route (after `auth(), requireAdmin()`), with the body's `note` if any. */
+export function staffOf(ctx: Ctx): StaffActor {
+  const body = ctx.state.input.body as { note?: unknown } | undefined;
+  const note = typeof body?.note === 'string' && body.note !== '' ? body.note : null;
+  return { actorId: ctx.state.principal!.userId, ip: ctx.ip, note };
+}
+
+/** `:id` of the path (validated by `byId`). */
+export const idOf = (ctx: Ctx): string => paramsOf<{ id: string }>(ctx).id;
+/** Validates `:id` as a string; services answer their own NOT_FOUND for ids that name nothing. */
+export const byId = validate({ params: Joi.object({ id: Joi.string().required() }) });
+
+export interface Page {
+  page: number;
+  limit: number;
+  total: number;
+}
+
+/** The list answer of the spec: `{ success, data, pagination: { page, limit, total, total_pages } }`. */
+export function paginated(ctx: Ctx, data: unknown[], p: Page, extra: Record<string, unknown> = {}): void {
+  ctx.status = 200;
+  ctx.body = { success: true, data, pagination: { page: p.page, limit: p.limit, total: p.total, total_pages: Math.ceil(p.total / p.limit) }, ...extra };
+}
+
+/** The per-address limit every public route shares (spec section 7). */
+export const publicLimit = rateLimit({ name: 'public', points: config.publicRateLimitPerMinute, durationSeconds: 60, by: 'ip' });
+
+/**
+ * CORS preflight for a public path: any origin, GET only, no credentials. A browser sends
+ * one before a GET carrying a header of its own (X-Service-Lang, X-Request-Id).
+ */
+const preflight: Middleware = (ctx) => {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
+  const asked = ctx.get('Access-Control-Request-Headers');
+  if (/^[A-Za-z0-9-]+(\s*,\s*[A-Za-z0-9-]+)*$/.test(asked) && asked.length <= 1000) ctx.set('Access-Control-Allow-Headers', asked);
+  ctx.set('Access-Control-Max-Age', '600');
+  ctx.status = 204;
+};
+
+export interface PublicOptions {
+  /** Browser-cache a 2xx answer for this many seconds unless the handler set Cache-Control. */
+  cacheSeconds?: number;
+}
+
+const PUBLIC_ANSWER = Symbol('publicAnswer');
+
+/** Any origin may read the answer (errors included, 429 too); optionally browser-cached. */
+function publicAnswer(options: PublicOptions): Middleware {
+  const mw: Middleware = async (ctx, next) => {
+    ctx.set('Access-Control-Allow-Origin', '*');
+    await next();
+    if (options.cacheSeconds !== undefined && ctx.status < 300 && !ctx.response.get('Cache-Control')) {
+      ctx.set('Cache-Control', `public, max-age=${options.cacheSeconds}`);
+    }
+  };
+  return Object.assign(mw, { [PUBLIC_ANSWER]: true });
+}
+
+/** True for the middleware `publicGet` puts first on a public route (the route table test finds them by it). */
+export const isPublicAnswer = (fn: unknown): boolean => typeof fn === 'function' && PUBLIC_ANSWER in fn;
+
+/**
+ * Registers a public GET route: no credentials, any origin, the public rate limit, and
+ * its CORS preflight (OPTIONS on the same path).
+ */
+export function publicGet(router: AppRouter, path: string, options: PublicOptions, ...handlers: Middleware[]): void {
+  router.get(path, publicAnswer(options), publicLimit, ...handlers);
+  router.options(path, preflight);
+}
