@@ -7,10 +7,10 @@
  * unbalanced entry or a negative balance even if this code were wrong.
  */
 import type { Knex } from 'knex';
-import { AppError } from '../errors.js';
 import { clock } from '../clock.js';
 import { inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
 import { assertRupiah, sumRupiah } from '../money.js';
+import { ledgerErrors } from './errors.js';
 import { accountSpec, ensureAccounts, type AccountRef, type AccountSpec } from './accounts.js';
 
 export interface PostingLine {
@@ -34,12 +34,7 @@ export interface PostedEntry {
   duplicate: boolean;
 }
 
-export class InsufficientFundsError extends AppError {
-  constructor() {
-    // Both languages in one message, as the spec's balance errors have always answered.
-    super('badRequest', 'INSUFFICIENT_BALANCE', { en: 'Saldo tidak mencukupi / insufficient balance', id: 'Saldo tidak mencukupi' });
-  }
-}
+export { InsufficientFundsError } from './errors.js';
 
 export class UnbalancedPostingError extends Error {}
 
@@ -115,9 +110,22 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
   });
 }
 
+interface Line {
+  posting: number;
+  line: PostingLine;
+  spec: AccountSpec;
+}
+
 /** Locks, checks and writes the entries and their lines; returns the entries' ids in order. */
 async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promise<number[]> {
-  const lines = postings.flatMap((p, k) => p.lines.map((line) => ({ posting: k, line, spec: accountSpec(line.account) })));
+  const lines: Line[] = postings.flatMap((p, k) => p.lines.map((line) => ({ posting: k, line, spec: accountSpec(line.account) })));
+  const { accountIds, locked } = await lockAccounts(trx, lines);
+  checkBalances(postings.length, lines, accountIds, locked);
+  return writeEntries(trx, postings, lines, accountIds);
+}
+
+/** Locks the users rows and the accounts the lines touch (creating missing accounts); the lines' account ids in order. */
+async function lockAccounts(trx: Knex.Transaction, lines: Line[]): Promise<{ accountIds: number[]; locked: LockedAccount[] }> {
   // Lock order, everywhere: the users rows first (services often lock a user row before
   // posting), then the ledger accounts, each in id order, so two transactions over the
   // same accounts never wait on each other in a circle. The users rows are locked before
@@ -146,9 +154,13 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
     .whereIn('id', [...new Set(accountIds)])
     .orderBy('id')
     .forUpdate()) as LockedAccount[];
-  // Each posting checked as it would leave the balances, in order (its own lines netted).
+  return { accountIds, locked };
+}
+
+/** Each posting checked as it would leave the balances, in order (its own lines netted). */
+function checkBalances(postingCount: number, lines: Line[], accountIds: number[], locked: LockedAccount[]): void {
   const balance = new Map(locked.map((a) => [a.id, { value: a.balance, allowNegative: a.allow_negative }]));
-  postings.forEach((_, k) => {
+  for (let k = 0; k < postingCount; k += 1) {
     const deltas = new Map<number, number>();
     lines.forEach((l, n) => {
       if (l.posting === k) deltas.set(accountIds[n]!, sumRupiah([deltas.get(accountIds[n]!) ?? 0, l.line.amount]));
@@ -156,9 +168,13 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
     for (const [id, delta] of deltas) {
       const acc = balance.get(id)!;
       acc.value = sumRupiah([acc.value, delta]);
-      if (!acc.allowNegative && acc.value < 0) throw new InsufficientFundsError();
+      if (!acc.allowNegative && acc.value < 0) throw ledgerErrors.insufficientBalance();
     }
-  });
+  }
+}
+
+/** Writes the entries and their lines in two statements; the database applies the lines to the balances. */
+async function writeEntries(trx: Knex.Transaction, postings: Posting[], lines: Line[], accountIds: number[]): Promise<number[]> {
   // Ids taken from the sequence first, so each line is tied to its entry without relying on
   // the order of RETURNING rows.
   const seq = await trx.raw<{ rows: { id: string | number }[] }>(
@@ -184,7 +200,7 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
     );
   } catch (err) {
     if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'journal_entries_posting_key_unique') {
-      throw AppError.legacy(409, 'CONCURRENT_MODIFICATION', 'This posting was made by another request');
+      throw ledgerErrors.postingTaken();
     }
     throw err;
   }
@@ -197,7 +213,7 @@ async function insertEntries(trx: Knex.Transaction, postings: Posting[]): Promis
   } catch (err) {
     // The schema's non-negative constraints are the last line of defence.
     if (pgErrorCode(err) === PG.checkViolation && NON_NEGATIVE.has(pgConstraint(err) ?? '')) {
-      throw new InsufficientFundsError();
+      throw ledgerErrors.insufficientBalance();
     }
     throw err;
   }
