@@ -4,41 +4,40 @@
  */
 import * as S from '../../shared/disputes/schemas.js';
 import * as disputes from '../../shared/disputes/service.js';
-import { serializeDispute, serializeDisputeView, serializeMessage } from '../../shared/disputes/serialize.js';
-import type { Actor } from '../../shared/escrows/service.js';
+import { disputePagination, serializeDispute, serializeDisputeView, serializeMessage } from '../../shared/disputes/serialize.js';
 import type { MessageRow } from '../../shared/disputes/repo.js';
 import { freshLinks } from '../../shared/uploads/links.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { auth } from '../middleware/auth.js';
-import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
+import { actorOf, idOf } from '../kit.js';
+import { bodyOf, queryOf, validate } from '../middleware/validate.js';
 
 export const disputesRouter = createRouter();
 
-const actor = (ctx: Ctx): Actor => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
-const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
+/** Dispute ids are at most 64 characters (a longer one answers the generic NOT_FOUND of validate). */
 const byId = validate({ params: S.idParams });
 
 disputesRouter.post('/v1/escrows/:id/dispute', auth(), byId, validate({ body: S.open }), async (ctx) => {
-  ok(ctx, serializeDispute(await disputes.openDispute(actor(ctx), idOf(ctx), bodyOf<disputes.OpenInput>(ctx))), 201);
+  ok(ctx, serializeDispute(await disputes.openDispute(actorOf(ctx), idOf(ctx), bodyOf<disputes.OpenInput>(ctx))), 201);
 });
 
 disputesRouter.get('/v1/disputes', auth(), validate({ query: S.list }), async (ctx) => {
   const q = queryOf<disputes.ListInput>(ctx);
-  const { rows, total } = await disputes.listDisputes(actor(ctx), q);
-  ctx.body = { success: true, data: rows.map(serializeDisputeView), pagination: { page: q.page, limit: q.limit, total: String(total) } };
+  const { rows, total } = await disputes.listDisputes(actorOf(ctx), q);
+  ctx.body = { success: true, data: rows.map(serializeDisputeView), pagination: disputePagination(q.page, q.limit, total) };
 });
 
 disputesRouter.get('/v1/disputes/:id', auth(), byId, async (ctx) => {
-  ok(ctx, serializeDisputeView(await disputes.getDispute(actor(ctx), idOf(ctx))));
+  ok(ctx, serializeDisputeView(await disputes.getDispute(actorOf(ctx), idOf(ctx))));
 });
 
 // Evidence links to uploads are re-signed for the reader (signed links are per user and short-lived).
-const forReader = (ctx: Ctx, m: MessageRow) => ({ ...serializeMessage(m), evidence_urls: freshLinks(m.evidence_urls, ctx.state.principal!.userId) });
+const forReader = (ctx: Ctx, m: MessageRow) => ({ ...serializeMessage(m), evidence_urls: freshLinks(m.evidence_urls, actorOf(ctx).userId) });
 
 disputesRouter.get('/v1/disputes/:id/messages', auth(), byId, async (ctx) => {
-  ok(ctx, (await disputes.listMessages(actor(ctx), idOf(ctx))).map((m) => forReader(ctx, m)));
+  ok(ctx, (await disputes.listMessages(actorOf(ctx), idOf(ctx))).map((m) => forReader(ctx, m)));
 });
 
 disputesRouter.post('/v1/disputes/:id/messages', auth(), byId, validate({ body: S.message }), async (ctx) => {
-  ok(ctx, forReader(ctx, await disputes.postMessage(actor(ctx), idOf(ctx), bodyOf<disputes.MessageInput>(ctx))), 201);
+  ok(ctx, forReader(ctx, await disputes.postMessage(actorOf(ctx), idOf(ctx), bodyOf<disputes.MessageInput>(ctx))), 201);
 });

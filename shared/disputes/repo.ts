@@ -1,5 +1,6 @@
 /** SQL for disputes and their messages. */
 import type { Db } from '../db.js';
+import type { DisputeStatus, Outcome } from './states.js';
 
 export interface DisputeRow {
   id: string;
@@ -7,8 +8,8 @@ export interface DisputeRow {
   initiator_id: string;
   reason_category: string;
   description: string;
-  status: 'open' | 'on_hold' | 'resolved';
-  outcome: 'release' | 'refund' | 'hold' | null;
+  status: DisputeStatus;
+  outcome: Outcome | null;
   priority: string;
   escrow_status_before: string;
   resolution_note: string | null;
@@ -54,13 +55,16 @@ export async function activeForEscrow(trx: Db, escrowId: string): Promise<boolea
   return (await trx('disputes').where({ escrow_id: escrowId }).whereNot({ status: 'resolved' }).first('id')) !== undefined;
 }
 
-export async function findForUpdate(trx: Db, id: string): Promise<DisputeRow | undefined> {
-  return (await trx('disputes').where({ id }).forUpdate().first()) as DisputeRow | undefined;
+export async function findById(trx: Db, id: string): Promise<DisputeRow | undefined> {
+  return (await trx('disputes').where({ id }).first()) as DisputeRow | undefined;
 }
 
-export async function rule(trx: Db, id: string, changes: Partial<DisputeRow>): Promise<DisputeRow> {
-  const [row] = (await trx('disputes').where({ id }).update(changes).returning('*')) as DisputeRow[];
-  if (!row) throw new Error(`dispute ${id} vanished while locked`);
+/**
+ * Compare-and-set (ARCHITECTURE rule 3): changes the dispute only if its status is still
+ * one of `from`. Undefined when someone else moved it first.
+ */
+export async function move(trx: Db, id: string, from: readonly DisputeStatus[], changes: Partial<DisputeRow>): Promise<DisputeRow | undefined> {
+  const [row] = (await trx('disputes').where({ id }).whereIn('status', from).update(changes).returning('*')) as DisputeRow[];
   return row;
 }
 

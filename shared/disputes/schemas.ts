@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { OUTCOMES, REASON_CATEGORIES } from './service.js';
+import { DISPUTE_STATUSES, OUTCOMES, REASON_CATEGORIES } from './states.js';
 
 export const open = Joi.object({
   reason_category: Joi.string().valid(...REASON_CATEGORIES).required(),
@@ -7,7 +7,7 @@ export const open = Joi.object({
 });
 
 export const list = Joi.object({
-  status: Joi.string().valid('open', 'on_hold', 'resolved'),
+  status: Joi.string().valid(...DISPUTE_STATUSES),
   page: Joi.number().integer().min(1).max(10_000).default(1),
   limit: Joi.number().integer().min(1).max(50).default(20),
 });

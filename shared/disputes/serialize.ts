@@ -46,3 +46,13 @@ export function serializeMessage(m: MessageRow) {
     created_at: m.created_at.toISOString(),
   };
 }
+
+/** The staff ruling answer: the extended Dispute with its outcome (release, refund or hold). */
+export function serializeRuling(d: DisputeView) {
+  return { dispute: { ...serializeDisputeView(d), outcome: d.outcome } };
+}
+
+/** The dispute list's pagination: `total` as a string and no total_pages, as the spec shows it. */
+export function disputePagination(page: number, limit: number, total: number) {
+  return { page, limit, total: String(total) };
+}

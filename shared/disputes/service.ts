@@ -4,28 +4,38 @@
  * Opening is a compare-and-set on the status the caller saw (409 ESCROW_MOVED when it
  * changed underneath), and the schema allows one unresolved dispute per escrow.
  */
+import type { Actor, StaffActor } from '../actors.js';
 import { clock } from '../clock.js';
 import { db, inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
-import { AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { notify } from '../notifications/service.js';
 import { recordStaffAction } from '../staff/audit.js';
 import * as escrowRepo from '../escrows/repo.js';
-import { markDisputed, partyOf, settleRefund, settleRelease, type Actor } from '../escrows/service.js';
-import { TRANSITIONS, type EscrowStatus } from '../escrows/states.js';
+import { allows, markDisputed, partyOf, settleRefund, settleRelease } from '../escrows/service.js';
+import { disputeErrors } from './errors.js';
 import { bindUploads, ourRefs } from '../uploads/service.js';
 import * as repo from './repo.js';
 import type { DisputeRow, DisputeView, MessageRow } from './repo.js';
+import { TRANSITIONS, type Outcome, type ReasonCategory, type TransitionName } from './states.js';
 
-export const REASON_CATEGORIES = ['item_not_received', 'item_not_as_described', 'seller_unresponsive', 'other'] as const;
-export type ReasonCategory = (typeof REASON_CATEGORIES)[number];
-export const OUTCOMES = ['release', 'refund', 'hold'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+export { OUTCOMES, REASON_CATEGORIES, type Outcome, type ReasonCategory } from './states.js';
+
 /** The outcome as the planned dispute.resolved event names it (spec section 6). */
 const EVENT_OUTCOME: Record<Outcome, 'released' | 'refunded' | 'hold'> = { release: 'released', refund: 'refunded', hold: 'hold' };
 
-const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Dispute not found');
-const forbidden = () => AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this dispute');
+/**
+ * The compare-and-set of a ruling; a dispute no longer open or on hold (resolved, by this
+ * ruling's rival too) answers INVALID_STATE naming its outcome.
+ */
+async function transition(trx: Db, d: DisputeRow, name: TransitionName, changes: Partial<DisputeRow>): Promise<DisputeRow> {
+  const t = TRANSITIONS[name];
+  const from: readonly string[] = t.from;
+  if (!from.includes(d.status)) throw disputeErrors.alreadyResolved(d.status, d.outcome);
+  const moved = await repo.move(trx, d.id, t.from, { ...changes, status: t.to, updated_at: changes.updated_at ?? clock.now() });
+  if (moved) return moved;
+  const now = (await repo.findById(trx, d.id)) ?? d;
+  throw disputeErrors.alreadyResolved(now.status, now.outcome);
+}
 
 export interface OpenInput {
   reason_category: ReasonCategory;
@@ -34,19 +44,16 @@ export interface OpenInput {
 
 /** POST /v1/escrows/:id/dispute. No idempotency: a second dispute answers 409 NOT_DISPUTABLE. */
 export async function openDispute(actor: Actor, escrowId: string, input: OpenInput): Promise<DisputeView> {
-  const disputable = TRANSITIONS.dispute.from as readonly EscrowStatus[];
   try {
     const id = await db.transaction(async (trx) => {
       const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-      if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
+      if (!e) throw disputeErrors.escrowNotFound();
       const party = partyOf(e, actor.userId);
-      if (!party) throw AppError.legacy(403, 'FORBIDDEN', 'Only the buyer or the seller can open a dispute');
-      if (!disputable.includes(e.status)) {
-        throw AppError.legacy(409, 'NOT_DISPUTABLE', `The escrow is ${e.status}; only paid, sent or received escrows can be disputed`, { status: e.status });
-      }
-      if (await repo.activeForEscrow(trx, e.id)) throw AppError.legacy(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
+      if (!party) throw disputeErrors.notPartyToEscrow();
+      if (!allows('dispute', e.status)) throw disputeErrors.notDisputable(e.status);
+      if (await repo.activeForEscrow(trx, e.id)) throw disputeErrors.disputeExists();
       const moved = await markDisputed(trx, e, { actorId: actor.userId, actorRole: party });
-      if (!moved) throw AppError.legacy(409, 'ESCROW_MOVED', 'The escrow changed while the dispute was being opened; reload it and try again');
+      if (!moved) throw disputeErrors.escrowMoved();
       const now = clock.now();
       const dispute = await repo.insert(trx, {
         escrow_id: e.id,
@@ -65,9 +72,7 @@ export async function openDispute(actor: Actor, escrowId: string, input: OpenInp
     });
     return (await repo.view(db, id))!;
   } catch (err) {
-    if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'disputes_one_active_per_escrow') {
-      throw AppError.legacy(409, 'DISPUTE_EXISTS', 'This escrow already has an open dispute');
-    }
+    if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'disputes_one_active_per_escrow') throw disputeErrors.disputeExists();
     throw err;
   }
 }
@@ -85,11 +90,11 @@ export async function listDisputes(actor: Actor, input: ListInput) {
 
 async function loadForParticipant(trx: Db, actor: Actor, id: string): Promise<{ dispute: DisputeView; role: 'buyer' | 'seller' | 'admin' }> {
   const dispute = isUuid(id) ? await repo.view(trx, id) : undefined;
-  if (!dispute) throw notFound();
+  if (!dispute) throw disputeErrors.notFound();
   const party = partyOf(dispute, actor.userId);
   if (party) return { dispute, role: party };
   if (actor.role === 'admin') return { dispute, role: 'admin' };
-  throw forbidden();
+  throw disputeErrors.notParty();
 }
 
 export async function getDispute(actor: Actor, id: string): Promise<DisputeView> {
@@ -110,7 +115,7 @@ export interface MessageInput {
 export async function postMessage(actor: Actor, id: string, input: MessageInput): Promise<MessageRow> {
   return db.transaction(async (trx) => {
     const { dispute, role } = await loadForParticipant(trx, actor, id);
-    if (dispute.status === 'resolved') throw AppError.legacy(409, 'DISPUTE_CLOSED', 'This dispute is resolved; it takes no more messages');
+    if (dispute.status === 'resolved') throw disputeErrors.closed();
     // Evidence links to this service's uploads are bound to the dispute (uploader only, once).
     await bindUploads(trx, actor.userId, ourRefs(input.evidence_urls ?? []), { kind: 'dispute', id: dispute.id });
     const message = await repo.insertMessage(trx, {
@@ -130,40 +135,34 @@ export async function postMessage(actor: Actor, id: string, input: MessageInput)
 
 export interface RulingInput {
   outcome: Outcome;
+  /** An empty note is no note. */
   note?: string | null;
-}
-
-export interface StaffContext {
-  actorId: string;
-  ip: string;
 }
 
 /**
  * POST /v1/admin/disputes/:id/resolve: release to the seller (minus the escrow fee), refund
  * to the buyer's balance, or hold (the escrow stays disputed; a later ruling may follow).
- * The dispute row is locked, so two staff rulings at once cannot both move the money.
+ * The ruling is a compare-and-set on the dispute's status before any money moves, so two
+ * staff rulings at once cannot both move the money; the staff action is recorded with it.
  */
-export async function resolveDispute(trxOrDb: Db | undefined, staff: StaffContext, id: string, input: RulingInput): Promise<DisputeView> {
+export async function resolveDispute(trxOrDb: Db | undefined, staff: StaffActor, id: string, input: RulingInput): Promise<DisputeView> {
+  const note = input.note || null;
   const disputeId = await inTransaction(trxOrDb, async (trx) => {
-    const locked = isUuid(id) ? await repo.findForUpdate(trx, id) : undefined;
-    if (!locked) throw notFound();
-    if (locked.status === 'resolved') {
-      throw AppError.legacy(409, 'INVALID_STATE', `The dispute is already resolved (${locked.outcome})`, { status: locked.status, outcome: locked.outcome });
-    }
-    const e = await escrowRepo.findById(trx, locked.escrow_id);
-    if (!e) throw new Error(`dispute ${id} names a missing escrow`);
-    const by = { actorId: staff.actorId, actorRole: 'admin' as const };
-    if (input.outcome === 'release') await settleRelease(trx, e, 'rulingRelease', by);
-    else if (input.outcome === 'refund') await settleRefund(trx, e, by);
+    const found = isUuid(id) ? await repo.findById(trx, id) : undefined;
+    if (!found) throw disputeErrors.notFound();
     const now = clock.now();
-    const resolved = await repo.rule(trx, locked.id, {
-      status: input.outcome === 'hold' ? 'on_hold' : 'resolved',
+    const resolved = await transition(trx, found, input.outcome, {
       outcome: input.outcome,
-      resolution_note: input.note ?? null,
+      resolution_note: note,
       resolved_by: staff.actorId,
       resolved_at: now,
       updated_at: now,
     });
+    const e = await escrowRepo.findById(trx, resolved.escrow_id);
+    if (!e) throw new Error(`dispute ${id} names a missing escrow`);
+    const by = { actorId: staff.actorId, actorRole: 'admin' as const };
+    if (input.outcome === 'release') await settleRelease(trx, e, 'rulingRelease', by);
+    else if (input.outcome === 'refund') await settleRefund(trx, e, by);
     await escrowRepo.recordEvent(trx, {
       escrowId: e.id,
       event: 'dispute.resolved',
@@ -177,7 +176,7 @@ export async function resolveDispute(trxOrDb: Db | undefined, staff: StaffContex
       action: `dispute.${input.outcome}`,
       targetType: 'dispute',
       targetId: resolved.id,
-      note: input.note ?? null,
+      note,
       details: { escrow_id: e.id },
       ip: staff.ip,
     });

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../db.js';
 import { assertRupiah } from '../money.js';
+import { setting } from './repo.js';
 
 export interface EscrowFeeRule {
   /** Basis points of the amount (100 = 1%). */
@@ -37,6 +38,5 @@ export function escrowFee(amount: number, rule: EscrowFeeRule): number {
 }
 
 export async function loadEscrowFeeRule(trx: Db): Promise<EscrowFeeRule> {
-  const row = (await trx('settings').select('value').where({ key: 'escrow_fee' }).first()) as { value: unknown } | undefined;
-  return escrowFeeRule(row?.value);
+  return escrowFeeRule(await setting(trx, 'escrow_fee'));
 }

@@ -8,7 +8,8 @@ import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { decryptSecret, encryptSecret, randomToken, safeEqual } from '../crypto.js';
 import type { Db } from '../db.js';
-import { AppError } from '../errors.js';
+import { linkErrors } from './errors.js';
+import * as repo from './repo.js';
 import { UUID_V4 } from '../ids.js';
 import { CATEGORIES, type Category } from './states.js';
 
@@ -39,28 +40,24 @@ export function signLink(secret: string, params: LinkParams): string {
   return createHmac('sha256', secret).update(canonicalString(params), 'utf8').digest('hex');
 }
 
-const linkError = (status: number, code: string, message: string) => AppError.legacy(status, code, message);
-
 /** Reads the partner parameters of a built link; the host must be one of PUBLIC_LINK_HOSTS. */
 export function paramsFromLink(link: string, allowedHosts: readonly string[] = config.publicLinkHosts): LinkParams {
   let url: URL;
   try {
     url = new URL(link);
   } catch {
-    throw linkError(400, 'INVALID_URL', 'link must be an absolute http or https URL');
+    throw linkErrors.invalidUrl();
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw linkError(400, 'INVALID_URL', 'link must be an absolute http or https URL');
-  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw linkErrors.invalidUrl();
   const host = url.host.toLowerCase();
   const hostname = url.hostname.toLowerCase();
   if (!allowedHosts.includes(host) && !allowedHosts.includes(hostname)) {
-    throw linkError(422, 'HOST_NOT_ALLOWED', `links must point at this service (${allowedHosts.join(', ')}), not ${host}`);
+    throw linkErrors.hostNotAllowed(allowedHosts, host);
   }
   const params: LinkParams = {};
   for (const name of PARTNER_PARAMS) {
     const values = url.searchParams.getAll(name);
-    if (values.length > 1) throw linkError(400, 'INVALID_URL', `link carries ${name} more than once`);
+    if (values.length > 1) throw linkErrors.repeatedParam(name);
     if (values.length === 1) params[name] = values[0];
   }
   return params;
@@ -84,25 +81,22 @@ export interface VerifiedLinkFields {
 export function checkLinkShape(params: LinkParams, now = clock.now()): Omit<VerifiedLinkFields, 'item' | 'category' | 'description' | 'buyerId'> {
   const anyPartnerParam = SIGNED_FIELDS.some((f) => params[f] !== undefined);
   if (params.sig === undefined || params.sig === '') {
-    if (anyPartnerParam) throw linkError(400, 'SIGNATURE_REQUIRED', 'partner parameters must come with a signature (sig)');
-    throw linkError(400, 'SIGNATURE_REQUIRED', 'a signed partner link is required');
+    throw anyPartnerParam ? linkErrors.unsignedPartnerParams() : linkErrors.signatureRequired();
   }
   if (params.v !== undefined && !(SUPPORTED_SIG_VERSIONS as readonly string[]).includes(params.v)) {
-    throw linkError(422, 'UNSUPPORTED_SIG_VERSION', `signature version ${params.v} is not supported (supported: 1)`);
+    throw linkErrors.unsupportedVersion(params.v);
   }
   const missing = (['ref', 'expires', 'v'] as const).filter((f) => params[f] === undefined || params[f] === '');
-  if (missing.length > 0) throw linkError(422, 'SIG_INCOMPLETE', `the link lacks ${missing.join(', ')} (ref, expires and v are required)`);
-  if (!/^[0-9]{1,12}$/.test(params.expires!)) throw linkError(422, 'INVALID_EXPIRES', 'expires must be a unix timestamp in seconds');
+  if (missing.length > 0) throw linkErrors.incomplete(missing);
+  if (!/^[0-9]{1,12}$/.test(params.expires!)) throw linkErrors.invalidExpires();
   const expiresSeconds = Number(params.expires);
   const nowSeconds = Math.floor(now.getTime() / 1000);
-  if (expiresSeconds <= nowSeconds) throw linkError(422, 'LINK_EXPIRED', 'this link has expired; ask the seller for a new one');
-  if (expiresSeconds - nowSeconds > MAX_LINK_LIFETIME_SECONDS) {
-    throw linkError(422, 'EXPIRES_TOO_FAR', 'expires may be at most 30 days ahead');
-  }
-  if (params.seller === undefined || !UUID_V4.test(params.seller)) throw linkError(422, 'INVALID_SELLER', 'seller must be a UUID v4');
+  if (expiresSeconds <= nowSeconds) throw linkErrors.expired();
+  if (expiresSeconds - nowSeconds > MAX_LINK_LIFETIME_SECONDS) throw linkErrors.expiresTooFar();
+  if (params.seller === undefined || !UUID_V4.test(params.seller)) throw linkErrors.invalidSeller();
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (params.ref!.length > 128 || /[\u0000-\u001f\u007f]/.test(params.ref!)) {
-    throw linkError(422, 'SIG_INCOMPLETE', 'ref must be at most 128 printable characters');
+    throw linkErrors.invalidRef();
   }
   return { sellerId: params.seller.toLowerCase(), ref: params.ref!, version: Number(params.v), expires: new Date(expiresSeconds * 1000) };
 }
@@ -125,21 +119,19 @@ export function signatureMatches(secret: string, params: LinkParams): boolean {
 /** The checks that follow a matching signature: buyer, category, item. */
 export function checkLinkContent(params: LinkParams, buyerId: string): Pick<VerifiedLinkFields, 'item' | 'category' | 'description' | 'buyerId'> {
   const category = params.category ?? 'goods';
-  if (!(CATEGORIES as readonly string[]).includes(category)) {
-    throw linkError(422, 'INVALID_CATEGORY', 'category must be goods, service or digital');
-  }
+  if (!(CATEGORIES as readonly string[]).includes(category)) throw linkErrors.invalidCategory();
   const item = (params.item ?? '').trim();
   // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (item.length === 0 || item.length > MAX_ITEM_LENGTH || /[\u0000-\u001f\u007f]/.test(item)) {
-    throw linkError(422, 'INVALID_ITEM', `item must be 1 to ${MAX_ITEM_LENGTH} printable characters`);
+    throw linkErrors.invalidItem(MAX_ITEM_LENGTH);
   }
   const description = params.desc ?? '';
   // eslint-disable-next-line no-control-regex -- tab, CR and LF are allowed in a description
   if (description.length > MAX_DESCRIPTION_LENGTH || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(description)) {
-    throw linkError(422, 'INVALID_ITEM', `desc must be at most ${MAX_DESCRIPTION_LENGTH} printable characters`);
+    throw linkErrors.invalidDescription(MAX_DESCRIPTION_LENGTH);
   }
   if (params.buyer !== undefined && params.buyer.toLowerCase() !== buyerId.toLowerCase()) {
-    throw linkError(422, 'BUYER_MISMATCH', 'this link was made for another buyer');
+    throw linkErrors.buyerMismatch();
   }
   return { item, description, category: category as Category, buyerId: params.buyer ?? null };
 }
@@ -156,24 +148,17 @@ function preview(secret: string): string {
 export async function rotateLinkSecret(trx: Db, userId: string): Promise<{ secret: string; created_at: Date }> {
   const secret = `${SECRET_PREFIX}${randomToken(32)}`;
   const now = clock.now();
-  await trx('link_secrets')
-    .insert({ user_id: userId, secret_sealed: encryptSecret(secret), preview: preview(secret), created_at: now })
-    .onConflict('user_id')
-    .merge();
+  await repo.saveLinkSecret(trx, { user_id: userId, secret_sealed: encryptSecret(secret), preview: preview(secret), created_at: now });
   return { secret, created_at: now };
 }
 
 export async function linkSecretPreview(trx: Db, userId: string): Promise<{ secret: string | null; created_at: Date | null }> {
-  const row = (await trx('link_secrets').select('preview', 'created_at').where({ user_id: userId }).first()) as
-    | { preview: string; created_at: Date }
-    | undefined;
+  const row = await repo.linkSecretRow(trx, userId);
   return { secret: row?.preview ?? null, created_at: row?.created_at ?? null };
 }
 
 /** The seller's secret in clear, for verification only; never logged, never returned. */
 export async function sellerSecret(trx: Db, userId: string): Promise<string | null> {
-  const row = (await trx('link_secrets').select('secret_sealed').where({ user_id: userId }).first()) as
-    | { secret_sealed: string }
-    | undefined;
+  const row = await repo.linkSecretRow(trx, userId);
   return row ? decryptSecret(row.secret_sealed) : null;
 }

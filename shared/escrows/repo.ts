@@ -1,6 +1,7 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
 import type { Db } from '../db.js';
+import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
 
 export interface EscrowRow {
@@ -46,8 +47,10 @@ export async function insert(trx: Db, row: NewEscrow): Promise<EscrowRow> {
   return created;
 }
 
-export async function findById(trx: Db, id: string): Promise<EscrowRow | undefined> {
-  return (await trx('escrows').where({ id }).first()) as EscrowRow | undefined;
+export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {
+  const q = trx('escrows').where({ id }).first();
+  if (options.lock) void q.forUpdate();
+  return (await q) as EscrowRow | undefined;
 }
 
 export async function findByIds(trx: Db, ids: readonly string[], options: { lock?: boolean } = {}): Promise<EscrowRow[]> {
@@ -193,4 +196,27 @@ export async function livePayment(trx: Db, escrowId: string, now: Date): Promise
   if (!row) return undefined;
   if (row.status === 'awaiting_confirmation' || !row.expires_at) return { until: new Date(now.getTime() + 3600_000) };
   return { until: row.expires_at };
+}
+
+/** A settings value (escrow_fee, escrow_timers), or undefined when it is not set. */
+export async function setting(trx: Db, key: string): Promise<unknown> {
+  const row = (await trx('settings').select('value').where({ key }).first()) as { value: unknown } | undefined;
+  return row?.value;
+}
+
+/** The counterparty of a direct escrow, by username (already lowercased). */
+export async function userByUsername(trx: Db, username: string): Promise<UserRow | undefined> {
+  return (await trx('users').where({ username }).first()) as UserRow | undefined;
+}
+
+// ---- The sellers' link-signing secrets (decision D3) -------------------------------------
+
+export async function saveLinkSecret(trx: Db, row: { user_id: string; secret_sealed: string; preview: string; created_at: Date }): Promise<void> {
+  await trx('link_secrets').insert(row).onConflict('user_id').merge();
+}
+
+export async function linkSecretRow(trx: Db, userId: string): Promise<{ secret_sealed: string; preview: string; created_at: Date } | undefined> {
+  return (await trx('link_secrets').select('secret_sealed', 'preview', 'created_at').where({ user_id: userId }).first()) as
+    | { secret_sealed: string; preview: string; created_at: Date }
+    | undefined;
 }

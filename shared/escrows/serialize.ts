@@ -70,3 +70,8 @@ export function serializePreview(e: EscrowRow, seller: UserRow) {
     created_at: e.created_at.toISOString(),
   };
 }
+
+/** A seller's link-signing secret: in clear once (rotate), else its masked preview. */
+export function serializeLinkSecret(s: { secret: string | null; created_at: Date | null }) {
+  return { link_secret: s.secret, created_at: s.created_at?.toISOString() ?? null };
+}
