@@ -10,6 +10,7 @@
  */
 import type { Db } from '../db.js';
 import { assertRupiah } from '../money.js';
+import { setting } from './repo.js';
 
 export interface WithdrawFeeRule {
   type: 'percentage' | 'fixed';
@@ -188,11 +189,6 @@ export function quoteFee(amount: number, rule: WithdrawFeeRule, options: { loyal
     fee,
     net: amount - fee,
   };
-}
-
-async function setting(trx: Db, key: string): Promise<unknown> {
-  const row = (await trx('settings').select('value').where({ key }).first()) as { value: unknown } | undefined;
-  return row?.value;
 }
 
 export async function loadWithdrawFeeRule(trx: Db): Promise<WithdrawFeeRule> {

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db.js';
 import type { VoucherOffer } from './fees.js';
+import type { RiskFacts } from './risk.js';
 import type { WithdrawalMethod, WithdrawalStatus } from './states.js';
 
 export interface WithdrawalRow {
@@ -138,6 +139,69 @@ export async function recentForUser(trx: Db, userId: string, limit: number): Pro
       { column: 'id', order: 'desc' },
     ])
     .limit(limit)) as WithdrawalRow[];
+}
+
+/** The staff queue's requesters, by id. */
+export async function requesters(trx: Db, ids: readonly string[]): Promise<{ id: string; username: string; email: string; full_name: string }[]> {
+  if (ids.length === 0) return [];
+  return trx('users').whereIn('id', [...ids]).select<{ id: string; username: string; email: string; full_name: string }[]>('id', 'username', 'email', 'full_name');
+}
+
+/** Escrows released to the user as seller. */
+export async function releasedAsSeller(trx: Db, userId: string): Promise<number> {
+  const [row] = (await trx('escrows').where({ seller_id: userId, status: 'released' }).count<{ n: string }[]>('* as n')) as { n: string }[];
+  return Number(row?.n ?? 0);
+}
+
+export async function paidCount(trx: Db, userId: string): Promise<number> {
+  const [row] = (await trx('withdrawals').where({ user_id: userId, status: 'paid' }).count<{ n: string }[]>('* as n')) as { n: string }[];
+  return Number(row?.n ?? 0);
+}
+
+/** A settings value (withdraw_fee, withdraw_limits), or undefined when it is not set. */
+export async function setting(trx: Db, key: string): Promise<unknown> {
+  const row = (await trx('settings').select('value').where({ key }).first()) as { value: unknown } | undefined;
+  return row?.value;
+}
+
+// ---- Risk facts (risk.ts decides on them) ---------------------------------------------------
+
+/** Two accounts using one destination at once see each other: a transaction advisory lock on it. */
+export async function lockDestination(trx: Db, destinationKey: string): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`withdrawal-destination:${destinationKey}`]);
+}
+
+/** What the risk checks decide on: the user's own history, and other accounts using the destination. */
+export async function riskFacts(trx: Db, userId: string, destinationKey: string, since: Date): Promise<RiskFacts> {
+  const own = trx('withdrawals').where({ user_id: userId });
+  const [counts] = await own
+    .clone()
+    .select<{ earlier: number; recent: number; largest_paid: number; paid_to_destination: number }[]>(
+      trx.raw('count(*)::int AS earlier'),
+      trx.raw('count(*) FILTER (WHERE created_at > ?)::int AS recent', [since]),
+      trx.raw("COALESCE(max(amount) FILTER (WHERE status = 'paid'), 0)::bigint AS largest_paid"),
+      trx.raw("count(*) FILTER (WHERE status = 'paid' AND destination_key = ?)::int AS paid_to_destination", [destinationKey]),
+    );
+  const lastPaid = await own
+    .clone()
+    .where({ status: 'paid' })
+    .orderBy([
+      { column: 'paid_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .first<{ destination_key: string } | undefined>('destination_key');
+  const [shared] = await trx('withdrawals')
+    .where({ destination_key: destinationKey })
+    .whereNot({ user_id: userId })
+    .select<{ n: number }[]>(trx.raw('count(DISTINCT user_id)::int AS n'));
+  return {
+    earlierCount: counts?.earlier ?? 0,
+    recentCount: counts?.recent ?? 0,
+    largestPaid: counts?.largest_paid ?? 0,
+    paidToDestination: counts?.paid_to_destination ?? 0,
+    lastPaidDestination: lastPaid?.destination_key ?? null,
+    otherAccounts: shared?.n ?? 0,
+  };
 }
 
 // ---- Vouchers -----------------------------------------------------------------------------

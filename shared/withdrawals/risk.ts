@@ -9,6 +9,7 @@
  * lock, so two accounts using one destination at once see each other.
  */
 import type { Db } from '../db.js';
+import * as repo from './repo.js';
 import type { RiskAction } from './states.js';
 
 export const RISK = {
@@ -96,35 +97,7 @@ export function assessRisk(amount: number, destinationKey: string, f: RiskFacts)
 
 /** Reads the facts and decides. Call with the user's row locked. */
 export async function checkRisk(trx: Db, input: RiskInput): Promise<RiskResult> {
-  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`withdrawal-destination:${input.destinationKey}`]);
+  await repo.lockDestination(trx, input.destinationKey);
   const since = new Date(input.now.getTime() - RISK.recentWindowMs);
-  const own = trx('withdrawals').where({ user_id: input.userId });
-  const [counts] = await own
-    .clone()
-    .select<{ earlier: number; recent: number; largest_paid: number; paid_to_destination: number }[]>(
-      trx.raw('count(*)::int AS earlier'),
-      trx.raw('count(*) FILTER (WHERE created_at > ?)::int AS recent', [since]),
-      trx.raw("COALESCE(max(amount) FILTER (WHERE status = 'paid'), 0)::bigint AS largest_paid"),
-      trx.raw("count(*) FILTER (WHERE status = 'paid' AND destination_key = ?)::int AS paid_to_destination", [input.destinationKey]),
-    );
-  const lastPaid = await own
-    .clone()
-    .where({ status: 'paid' })
-    .orderBy([
-      { column: 'paid_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .first<{ destination_key: string } | undefined>('destination_key');
-  const [shared] = await trx('withdrawals')
-    .where({ destination_key: input.destinationKey })
-    .whereNot({ user_id: input.userId })
-    .select<{ n: number }[]>(trx.raw('count(DISTINCT user_id)::int AS n'));
-  return assessRisk(input.amount, input.destinationKey, {
-    earlierCount: counts?.earlier ?? 0,
-    recentCount: counts?.recent ?? 0,
-    largestPaid: counts?.largest_paid ?? 0,
-    paidToDestination: counts?.paid_to_destination ?? 0,
-    lastPaidDestination: lastPaid?.destination_key ?? null,
-    otherAccounts: shared?.n ?? 0,
-  });
+  return assessRisk(input.amount, input.destinationKey, await repo.riskFacts(trx, input.userId, input.destinationKey, since));
 }
