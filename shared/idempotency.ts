@@ -6,8 +6,37 @@ import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
 import type { Db } from './db.js';
+import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/** The refusals of a keyed request (spec section 8), shared by every feature's routes. */
+export const idempotencyErrors = {
+  keyInvalid: () =>
+    fail.badRequest('IDEMPOTENCY_KEY_INVALID', { en: 'Idempotency-Key must be a UUID v4', id: 'Idempotency-Key harus UUID v4' }),
+  /** The same key with another body (422). */
+  keyConflict: () =>
+    fail.unprocessable('IDEMPOTENCY_KEY_CONFLICT', {
+      en: 'This Idempotency-Key was used with a different request body',
+      id: 'Idempotency-Key ini sudah dipakai dengan isi permintaan lain',
+    }),
+  /** The key's first request still runs (409). */
+  keyInFlight: () =>
+    fail.conflict('IDEMPOTENCY_KEY_IN_FLIGHT', {
+      en: 'A request with this Idempotency-Key is still running; retry the same key shortly',
+      id: 'Permintaan dengan Idempotency-Key ini masih berjalan; coba lagi sebentar',
+    }),
+  lookupFailed: () =>
+    fail.internal('IDEMPOTENCY_LOOKUP_FAILED', {
+      en: 'Could not check the idempotency key; retry with the same key',
+      id: 'Idempotency-Key tidak dapat diperiksa; coba lagi dengan kunci yang sama',
+    }),
+  insertFailed: () =>
+    fail.internal('IDEMPOTENCY_INSERT_FAILED', {
+      en: 'Could not record the idempotency key; nothing was changed, retry with the same key',
+      id: 'Idempotency-Key tidak dapat dicatat; coba lagi dengan kunci yang sama',
+    }),
+};
 
 export interface StoredResponse {
   status: number;

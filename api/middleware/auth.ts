@@ -6,11 +6,11 @@
  */
 import { config } from '../../shared/config.js';
 import { safeEqual } from '../../shared/crypto.js';
-import { AppError } from '../../shared/errors.js';
 import { WORKSPACE_KEY_PREFIX } from '../../shared/auth/api-keys.js';
 import { loadKeyPrincipal, loadSessionPrincipal, type SessionCheck } from '../../shared/auth/principal.js';
-import { assertAccountActive } from '../../shared/auth/service.js';
-import type { NewSession } from '../../shared/auth/sessions.js';
+import { assertCanAct } from '../../shared/auth/account-state.js';
+import { authErrors } from '../../shared/auth/errors.js';
+import type { NewSession, RequestMeta } from '../../shared/auth/sessions.js';
 import type { Ctx, Middleware } from '../context.js';
 import { consumeAuthenticated, countAuthFailure, type RateLimitRule } from './rate-limit.js';
 
@@ -27,15 +27,13 @@ export const AUTHENTICATED_LIMIT: RateLimitRule = {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-const invalidKey = () => AppError.legacy(401, 'INVALID_TOKEN', 'The API key is wrong or has been revoked');
-
 /** The session behind the cookie; an unknown token counts as a failed credential. */
 async function checkSession(ctx: Ctx, cookie: string): Promise<SessionCheck> {
   const check = await loadSessionPrincipal(cookie);
   if (check.kind === 'unknown') await countAuthFailure(ctx, cookie);
   // Staff suspension ends the account's sessions; their holder still hears why
   // (403 SUSPENDED / ACCOUNT_INACTIVE, spec section 5 rule 2), not 401 SESSION_EXPIRED.
-  if (check.kind !== 'unknown') assertAccountActive(check.user);
+  if (check.kind !== 'unknown') assertCanAct(check.user);
   return check;
 }
 
@@ -46,17 +44,17 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
     const token = BEARER.exec(header)?.[1];
     if (!token) {
       await countAuthFailure(ctx, '');
-      throw AppError.legacy(401, 'INVALID_TOKEN', 'Authorization must be "Bearer <API key>"');
+      throw authErrors.malformedAuthorization();
     }
     if (token.startsWith(WORKSPACE_KEY_PREFIX) && !ctx.path.startsWith('/v1/enterprise')) {
-      throw AppError.legacy(401, 'WORKSPACE_KEY_ONLY', 'Workspace keys (rpe_) work only under /v1/enterprise');
+      throw authErrors.workspaceKeyOnly();
     }
     const found = await loadKeyPrincipal(token);
     if (!found) {
       await countAuthFailure(ctx, token);
-      throw invalidKey();
+      throw authErrors.invalidKey();
     }
-    assertAccountActive(found.user);
+    assertCanAct(found.user);
     ctx.state.principal = { userId: found.user.id, role: found.user.role, via: 'api_key', apiKeyId: found.keyId, user: found.user };
     return true;
   }
@@ -66,11 +64,11 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
   if (check.kind !== 'ok') {
     clearSessionCookie(ctx);
     if (mode === 'optional') return false;
-    if (check.kind === 'ended') throw AppError.legacy(401, 'SESSION_EXPIRED', 'Your session has ended; sign in again');
-    throw AppError.legacy(401, 'INVALID_TOKEN', 'The session is not valid; sign in again');
+    if (check.kind === 'ended') throw authErrors.sessionExpired();
+    throw authErrors.invalidSession();
   }
   if (UNSAFE.has(ctx.method) && !safeEqual(ctx.get('X-CSRF-Token'), check.csrfToken)) {
-    throw AppError.legacy(403, 'CSRF_FAILED', 'Missing or wrong X-CSRF-Token header');
+    throw authErrors.csrfFailed();
   }
   ctx.state.principal = {
     userId: check.user.id,
@@ -92,7 +90,7 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
 export function auth(mode: AuthMode = 'both'): Middleware {
   return async (ctx, next) => {
     const known = await identify(ctx, mode);
-    if (!known && mode !== 'optional') throw AppError.legacy(401, 'UNAUTHORIZED', 'Sign in or send a personal API key');
+    if (!known && mode !== 'optional') throw authErrors.unauthorized();
     if (known) await consumeAuthenticated(ctx, ctx.state.principal!.userId, AUTHENTICATED_LIMIT.points);
     await next();
   };
@@ -108,7 +106,7 @@ export function isAdminGuard(mw: unknown): boolean {
 /** Staff only (after `auth`): 403 FORBIDDEN for everyone else. */
 export function requireAdmin(): Middleware {
   const guard: Middleware = async (ctx, next) => {
-    if (ctx.state.principal?.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
+    if (ctx.state.principal?.role !== 'admin') throw authErrors.staffOnly();
     await next();
   };
   adminGuards.add(guard);
@@ -123,11 +121,11 @@ export function adminSessionOnly(): Middleware {
   return async (ctx, next) => {
     const cookie = ctx.cookies.get(config.sessionCookieName);
     const check = cookie ? await checkSession(ctx, cookie) : null;
-    if (!check || check.kind !== 'ok') throw AppError.legacy(401, 'UNAUTHORIZED', 'Sign in with a staff account');
-    if (check.user.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
+    if (!check || check.kind !== 'ok') throw authErrors.staffSignInRequired();
+    if (check.user.role !== 'admin') throw authErrors.staffOnly();
     if (UNSAFE.has(ctx.method)) {
       const origin = ctx.get('Origin');
-      if (!origin || !URL.canParse(origin) || new URL(origin).host !== ctx.host) throw AppError.legacy(403, 'CSRF_FAILED', 'Cross-origin write refused');
+      if (!origin || !URL.canParse(origin) || new URL(origin).host !== ctx.host) throw authErrors.crossOriginWrite();
     }
     ctx.state.principal = { userId: check.user.id, role: 'admin', via: 'session', sessionId: check.sessionId, user: check.user };
     await next();
@@ -160,6 +158,6 @@ export function clearSessionCookie(ctx: Ctx): void {
 }
 
 /** Request facts the services need (no ctx in services). */
-export function requestMeta(ctx: Ctx): { ip: string; userAgent: string } {
+export function requestMeta(ctx: Ctx): RequestMeta {
   return { ip: ctx.ip, userAgent: ctx.get('User-Agent') };
 }

@@ -1,16 +1,14 @@
 import type { Knex } from 'knex';
 import { commitTransaction, db, holdingConnection } from '../../shared/db.js';
-import { AppError } from '../../shared/errors.js';
-import { IdempotencyStoreError, openKey, peekKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
+import type { AppError } from '../../shared/errors.js';
+import { IdempotencyStoreError, idempotencyErrors, openKey, peekKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
 import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
 
 function storeFailure(err: unknown): AppError {
-  if (err instanceof IdempotencyStoreError && err.step === 'insert') {
-    return AppError.legacy(500, 'IDEMPOTENCY_INSERT_FAILED', 'Could not record the idempotency key; nothing was changed, retry with the same key');
-  }
-  return AppError.legacy(500, 'IDEMPOTENCY_LOOKUP_FAILED', 'Could not check the idempotency key; retry with the same key');
+  if (err instanceof IdempotencyStoreError && err.step === 'insert') return idempotencyErrors.insertFailed();
+  return idempotencyErrors.lookupFailed();
 }
 
 async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
@@ -45,9 +43,9 @@ export interface IdempotentOptions {
 function answerStored(ctx: Ctx, opened: OpenResult): boolean {
   switch (opened.kind) {
     case 'conflict':
-      throw AppError.legacy(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+      throw idempotencyErrors.keyConflict();
     case 'in_flight':
-      throw AppError.legacy(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+      throw idempotencyErrors.keyInFlight();
     case 'replay':
       ctx.status = opened.response.status;
       ctx.body = opened.response.body;
@@ -79,9 +77,7 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
       }
       return;
     }
-    if (!UUID_V4.test(key)) {
-      throw AppError.legacy(400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
-    }
+    if (!UUID_V4.test(key)) throw idempotencyErrors.keyInvalid();
     const principal = ctx.state.principal;
     const ref: KeyRef = {
       scope: options.scope ? options.scope(ctx) : principal ? `user:${principal.userId}` : `ip:${ctx.ip}`,

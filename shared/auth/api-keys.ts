@@ -5,23 +5,21 @@
  */
 import { clock } from '../clock.js';
 import { randomToken, sha256Hex } from '../crypto.js';
-import type { Db } from '../db.js';
+import { db, type Db } from '../db.js';
+import { queueMail } from '../mail/service.js';
+import * as users from '../users/repo.js';
+import { userErrors } from '../users/errors.js';
+import { authErrors } from './errors.js';
+import * as repo from './repo.js';
+import type { ApiKeyRow } from './repo.js';
+
+export type { ApiKeyRow } from './repo.js';
 
 export const PERSONAL_KEY_PREFIX = 'rpk_';
 export const WORKSPACE_KEY_PREFIX = 'rpe_';
 export const LEGACY_KEY_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export const ROTATIONS_PER_HOUR = 5;
-
-export interface ApiKeyRow {
-  id: string;
-  user_id: string;
-  key_hash: string;
-  preview: string;
-  label: string | null;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+const HOUR_MS = 3600_000;
 
 export function maskKey(key: string): string {
   const head = key.startsWith(PERSONAL_KEY_PREFIX) ? key.slice(0, PERSONAL_KEY_PREFIX.length + 4) : key.slice(0, 4);
@@ -32,40 +30,52 @@ export function looksLikePersonalKey(token: string): boolean {
   return token.startsWith(PERSONAL_KEY_PREFIX) || LEGACY_KEY_PATTERN.test(token);
 }
 
-export async function findLiveKeyOfUser(trx: Db, userId: string): Promise<ApiKeyRow | undefined> {
-  return (await trx('api_keys').where({ user_id: userId }).whereNull('revoked_at').first()) as ApiKeyRow | undefined;
-}
-
-export async function revokeUserKeys(trx: Db, userId: string, reason: string): Promise<number> {
-  return trx('api_keys').where({ user_id: userId }).whereNull('revoked_at').update({ revoked_at: clock.now(), revoked_reason: reason });
-}
-
-/** Keys created by the user since `since` (the rotation window). */
-export async function keysCreatedSince(trx: Db, userId: string, since: Date): Promise<Date[]> {
-  const rows = (await trx('api_keys')
-    .where({ user_id: userId })
-    .where('created_at', '>', since)
-    .orderBy('created_at', 'asc')
-    .select<{ created_at: Date }[]>('created_at'));
-  return rows.map((r) => r.created_at);
-}
-
-export async function insertKey(
-  trx: Db,
-  userId: string,
-  label: string | null,
-  ip: string,
-): Promise<{ row: ApiKeyRow; plaintext: string }> {
+/** Makes a new key for the user; the plaintext is returned once and never stored. */
+export async function insertKey(trx: Db, userId: string, label: string | null, ip: string): Promise<{ row: ApiKeyRow; plaintext: string }> {
   const plaintext = `${PERSONAL_KEY_PREFIX}${randomToken(32)}`;
-  const [row] = (await trx('api_keys')
-    .insert({
-      user_id: userId,
-      key_hash: sha256Hex(plaintext),
-      preview: maskKey(plaintext),
-      label,
-      created_at: clock.now(),
-      created_ip: ip,
-    })
-    .returning('*')) as ApiKeyRow[];
-  return { row: row!, plaintext };
+  const row = await repo.insertKey(trx, {
+    user_id: userId,
+    key_hash: sha256Hex(plaintext),
+    preview: maskKey(plaintext),
+    label,
+    created_at: clock.now(),
+    created_ip: ip,
+  });
+  return { row, plaintext };
+}
+
+/** The user's live key (its masked preview only), or undefined. */
+export async function liveKeyOf(userId: string): Promise<ApiKeyRow | undefined> {
+  return repo.findLiveKeyOfUser(db, userId);
+}
+
+/**
+ * Creates a new key and revokes the previous one at once. At most 5 per account per
+ * hour (429 ROTATE_LIMITED; the current key keeps working). The owner is e-mailed the
+ * time and IP, never the key.
+ */
+export async function rotateApiKey(userId: string, label: string | null, ip: string): Promise<{ row: ApiKeyRow; plaintext: string }> {
+  return db.transaction(async (trx) => {
+    const user = await users.findByIdForUpdate(trx, userId); // serialises rotations of one account
+    if (!user) throw userErrors.notFound();
+    const now = clock.now();
+    const recent = await repo.keysCreatedSince(trx, userId, new Date(now.getTime() - HOUR_MS));
+    if (recent.length >= ROTATIONS_PER_HOUR) {
+      const oldest = recent[0]!;
+      throw authErrors.rotateLimited(Math.max(1, Math.ceil((oldest.getTime() + HOUR_MS - now.getTime()) / 1000)));
+    }
+    await repo.revokeUserKeys(trx, userId, 'rotated', now);
+    const created = await insertKey(trx, userId, label, ip);
+    await queueMail(trx, {
+      to: user.email,
+      userId,
+      template: 'api-key-rotated',
+      subject: 'A new personal API key was created',
+      text:
+        `A new personal API key was created for your account at ${now.toISOString()} from IP address ${ip}.\n` +
+        `Your previous key stopped working at that moment.\n` +
+        `If this was not you, change your password now: that also revokes the key.\n`,
+    });
+    return created;
+  });
 }

@@ -5,7 +5,7 @@
  */
 import argon2, { type HashOptions } from 'argon2';
 import { config } from '../config.js';
-import { AppError } from '../errors.js';
+import { authErrors } from './errors.js';
 
 const options = (): HashOptions => ({
   type: argon2.argon2id,
@@ -37,9 +37,7 @@ export async function verifyPassword(hash: string | null | undefined, password: 
 export function assertStrongPassword(password: string): void {
   const strong =
     password.length >= 8 && password.length <= 128 && /[a-z]/.test(password) && /[A-Z]/.test(password) && /[0-9]/.test(password);
-  if (!strong) {
-    throw AppError.legacy(400, 'WEAK_PASSWORD', 'Password needs at least 8 characters with upper- and lower-case letters and a digit');
-  }
+  if (!strong) throw authErrors.weakPassword();
 }
 
 export const USERNAME_PATTERN = /^[a-z0-9_.]{3,30}$/;
@@ -47,8 +45,6 @@ export const USERNAME_PATTERN = /^[a-z0-9_.]{3,30}$/;
 /** INVALID_USERNAME rule: stored lower-case, `^[a-z0-9_.]{3,30}$`. Returns the normalised name. */
 export function normaliseUsername(username: string): string {
   const lower = username.trim().toLowerCase();
-  if (!USERNAME_PATTERN.test(lower)) {
-    throw AppError.legacy(400, 'INVALID_USERNAME', 'Username must be 3-30 characters: letters, digits, underscore or dot');
-  }
+  if (!USERNAME_PATTERN.test(lower)) throw authErrors.invalidUsername();
   return lower;
 }

@@ -2,13 +2,16 @@
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { db, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
-import { AppError } from '../errors.js';
+import type { StaffActor } from '../actors.js';
 import { normaliseUsername, verifyPassword } from '../auth/passwords.js';
 import { queueMail } from '../mail/service.js';
 import { revokeUserSessions } from '../auth/sessions.js';
 import { recordStaffAction } from '../staff/audit.js';
+import { userErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { TwoFactorMethod, UserRow } from './repo.js';
+import { ACCOUNT_TRANSITIONS, type AccountAction } from './states.js';
+import { authErrors } from '../auth/errors.js';
 
 export interface ProfilePatch {
   full_name?: string;
@@ -23,19 +26,25 @@ export interface ProfilePatch {
   current_password?: string;
 }
 
-const usernameTaken = () => AppError.legacy(409, 'USERNAME_TAKEN', 'This username is taken');
+/** The caller's row (routes pass the one `auth()` loaded when they have it); 404 USER_NOT_FOUND. */
+export async function getUser(userId: string, loaded?: UserRow): Promise<UserRow> {
+  if (loaded) return loaded;
+  const user = await repo.findById(db, userId);
+  if (!user) throw userErrors.notFound();
+  return user;
+}
 
 export async function updateProfile(userId: string, patch: ProfilePatch): Promise<UserRow> {
   const now = clock.now();
   try {
     return await db.transaction(async (trx) => {
       const user = await repo.findByIdForUpdate(trx, userId);
-      if (!user) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
+      if (!user) throw userErrors.notFound();
       const changes: Partial<UserRow> = { updated_at: now };
       if (patch.full_name !== undefined) changes.full_name = patch.full_name.trim();
       if (patch.username !== undefined) {
         const username = normaliseUsername(patch.username);
-        if (username !== user.username && (await repo.usernameTaken(trx, username, userId))) throw usernameTaken();
+        if (username !== user.username && (await repo.usernameTaken(trx, username, userId))) throw userErrors.usernameTaken();
         changes.username = username;
       }
       if (patch.phone !== undefined) changes.phone = patch.phone || null;
@@ -49,12 +58,12 @@ export async function updateProfile(userId: string, patch: ProfilePatch): Promis
         changes.dashboard_tour_completed_at = patch.dashboard_tour_completed ? (user.dashboard_tour_completed_at ?? now) : null;
       }
       const updated = await repo.update(trx, userId, changes);
-      if (!updated) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
+      if (!updated) throw userErrors.notFound();
       if (turningOff) await mailTwoFactorOff(trx, updated, now);
       return updated;
     });
   } catch (err) {
-    if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'users_username_unique') throw usernameTaken();
+    if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'users_username_unique') throw userErrors.usernameTaken();
     throw err;
   }
 }
@@ -64,12 +73,8 @@ export async function updateProfile(userId: string, patch: ProfilePatch): Promis
  * key alone must not remove the second step); in production an admin cannot turn it off.
  */
 async function assertMayTurnOffTwoFactor(user: UserRow, currentPassword: string | undefined): Promise<void> {
-  if (config.nodeEnv === 'production' && user.role === 'admin') {
-    throw AppError.legacy(403, 'TWO_FACTOR_REQUIRED', 'Staff accounts must keep two-step sign-in on in production');
-  }
-  if (!(await verifyPassword(user.password_hash, currentPassword ?? ''))) {
-    throw AppError.legacy(401, 'INVALID_CREDENTIALS', 'The current password is wrong');
-  }
+  if (config.nodeEnv === 'production' && user.role === 'admin') throw userErrors.twoFactorRequired();
+  if (!(await verifyPassword(user.password_hash, currentPassword ?? ''))) throw authErrors.wrongCurrentPassword();
 }
 
 async function mailTwoFactorOff(trx: Db, user: UserRow, now: Date): Promise<void> {
@@ -85,16 +90,11 @@ async function mailTwoFactorOff(trx: Db, user: UserRow, now: Date): Promise<void
   });
 }
 
-export interface StaffContext {
-  actorId: string;
-  ip: string;
-  note?: string | null;
-}
+/** Staff on an operator route (the shared StaffActor; the earlier name is kept). */
+export type StaffContext = StaffActor;
 
-async function moveAccount(staff: StaffContext, userId: string, action: 'suspend' | 'reactivate'): Promise<UserRow> {
-  if (action === 'suspend' && staff.actorId === userId) {
-    throw AppError.legacy(400, 'INVALID_ACTION', 'Staff cannot suspend their own account');
-  }
+async function moveAccount(staff: StaffActor, userId: string, action: AccountAction): Promise<UserRow> {
+  if (action === 'suspend' && staff.actorId === userId) throw userErrors.cannotSuspendSelf();
   return db.transaction(async (trx) => {
     const now = clock.now();
     if (action === 'suspend') {
@@ -102,18 +102,14 @@ async function moveAccount(staff: StaffContext, userId: string, action: 'suspend
       // at once: lock the set of active admins first; the second transaction waits and
       // then sees the first one's suspension.
       const admins = await repo.lockActiveAdmins(trx);
-      if (admins.includes(userId) && admins.length <= 1) {
-        throw AppError.legacy(409, 'LAST_ADMIN', 'At least one active staff account must remain; this is the last active admin');
-      }
+      if (admins.includes(userId) && admins.length <= 1) throw userErrors.lastAdmin();
     }
-    const moved =
-      action === 'suspend'
-        ? await repo.moveStatus(trx, userId, ['active'], 'suspended', now)
-        : await repo.moveStatus(trx, userId, ['suspended'], 'active', now);
+    const { from, to } = ACCOUNT_TRANSITIONS[action];
+    const moved = await repo.moveStatus(trx, userId, from, to, now);
     if (!moved) {
       const exists = await repo.findById(trx, userId);
-      if (!exists) throw AppError.legacy(404, 'USER_NOT_FOUND', 'User not found');
-      throw AppError.legacy(409, 'INVALID_STATE', `The account is ${exists.status}; it cannot be ${action === 'suspend' ? 'suspended' : 'reactivated'}`);
+      if (!exists) throw userErrors.notFound();
+      throw userErrors.invalidState(exists.status, action);
     }
     // A suspended account is refused on every request anyway; its sessions end too.
     if (action === 'suspend') await revokeUserSessions(trx, userId);
@@ -129,5 +125,5 @@ async function moveAccount(staff: StaffContext, userId: string, action: 'suspend
   });
 }
 
-export const suspendUser = (staff: StaffContext, userId: string) => moveAccount(staff, userId, 'suspend');
-export const reactivateUser = (staff: StaffContext, userId: string) => moveAccount(staff, userId, 'reactivate');
+export const suspendUser = (staff: StaffActor, userId: string) => moveAccount(staff, userId, 'suspend');
+export const reactivateUser = (staff: StaffActor, userId: string) => moveAccount(staff, userId, 'reactivate');

@@ -98,7 +98,7 @@ describe('two-step sign-in: guessing and the sign-in ladder', () => {
     for (const r of answers) expect(r.body.error?.code, JSON.stringify(r.body)).to.equal('INVALID_CODE');
     let caught: unknown;
     try {
-      await consumeCode(db, stale, code, 401);
+      await consumeCode(db, stale, code, 'unauthorized');
     } catch (err) {
       caught = err;
     }
