@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AppError } from '../../shared/errors.js';
+import { errors } from '../../shared/errors.js';
 import { createRouter } from '../context.js';
 import { setHtmlSecurityHeaders } from '../middleware/security-headers.js';
 
@@ -47,7 +47,7 @@ docsRouter.get('/docs/openapi.yaml', async (ctx) => {
 docsRouter.get('/docs/assets/:file', async (ctx) => {
   const file = ctx.params.file ?? '';
   const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-  if (!type) throw AppError.legacy(404, 'NOT_FOUND', 'No such asset');
+  if (!type) throw errors.notFound({ en: 'No such asset', id: 'Aset tidak ditemukan' });
   ctx.type = type;
   ctx.set('Cache-Control', 'public, max-age=86400');
   ctx.body = await readFile(path.join(uiDir, file));

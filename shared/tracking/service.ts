@@ -7,36 +7,32 @@
  * escrow per 5 minutes) fetches at once.
  */
 import type { Redis } from 'ioredis';
+import type { Actor } from '../actors.js';
 import { config } from '../config.js';
 import { db } from '../db.js';
-import { AppError } from '../errors.js';
+import * as escrows from '../escrows/repo.js';
+import type { EscrowRow } from '../escrows/repo.js';
 import { isUuid } from '../ids.js';
 import { enqueue } from '../outbox.js';
 import { redis as sharedRedis } from '../redis.js';
-import { serializeTracking } from '../escrows/serialize.js';
-import type { EscrowRow } from '../escrows/repo.js';
 import { fetchSnapshot, notFound, type Snapshot } from './adapter.js';
-import { COURIERS } from './couriers.js';
+import { trackingErrors } from './errors.js';
+import { serializeTrackingAnswer as answer } from './serialize.js';
 import { trackingSettings } from './settings.js';
 
-export interface Viewer {
-  userId: string;
-  role: 'user' | 'admin';
-}
+export { courierList } from './serialize.js';
+/** Who looks at an escrow's tracking (the shared Actor; the earlier name is kept). */
+export type Viewer = Actor;
 
 const snapshotKey = (escrowId: string) => `${config.queuePrefix}:tracking:snapshot:${escrowId}`;
 const queuedKey = (escrowId: string) => `${config.queuePrefix}:tracking:queued:${escrowId}`;
 const refreshKey = (escrowId: string) => `${config.queuePrefix}:tracking:refresh:${escrowId}`;
 
-export const courierList = () => COURIERS.map((c) => ({ slug: c.slug, name: c.name }));
-
-async function load(id: string, viewer: Viewer): Promise<EscrowRow> {
-  if (!isUuid(id)) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
-  const e = await db('escrows').where({ id }).first<EscrowRow | undefined>();
-  if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
-  if (e.buyer_id !== viewer.userId && e.seller_id !== viewer.userId && viewer.role !== 'admin') {
-    throw AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
-  }
+async function load(id: string, viewer: Actor): Promise<EscrowRow> {
+  if (!isUuid(id)) throw trackingErrors.escrowNotFound();
+  const e = await escrows.findById(db, id);
+  if (!e) throw trackingErrors.escrowNotFound();
+  if (e.buyer_id !== viewer.userId && e.seller_id !== viewer.userId && viewer.role !== 'admin') throw trackingErrors.notParty();
   return e;
 }
 
@@ -53,12 +49,8 @@ async function store(redis: Redis, escrowId: string, s: Snapshot): Promise<void>
   await redis.set(snapshotKey(escrowId), JSON.stringify(s), 'EX', trackingSettings.cacheSeconds);
 }
 
-function answer(e: EscrowRow, snapshot: Snapshot | null) {
-  return { tracking: serializeTracking(e), snapshot, couriers: courierList() };
-}
-
 /** GET: what is cached; a missing snapshot is queued for the worker (once a minute at most). */
-export async function trackingOf(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
+export async function trackingOf(viewer: Actor, id: string, redis: Redis = sharedRedis) {
   const e = await load(id, viewer);
   if (!e.courier || !e.tracking_number) return answer(e, null);
   // No upstream configured: it is unavailable, which the answer says at once (spec: found false).
@@ -71,13 +63,13 @@ export async function trackingOf(viewer: Viewer, id: string, redis: Redis = shar
 }
 
 /** POST refresh: a fresh upstream check now (400 NO_TRACKING; 429 within 5 minutes of the last). */
-export async function refreshTracking(viewer: Viewer, id: string, redis: Redis = sharedRedis) {
+export async function refreshTracking(viewer: Actor, id: string, redis: Redis = sharedRedis) {
   const e = await load(id, viewer);
-  if (!e.courier || !e.tracking_number) throw AppError.legacy(400, 'NO_TRACKING', 'No tracking number is attached to this escrow');
+  if (!e.courier || !e.tracking_number) throw trackingErrors.noTracking();
   if ((await redis.set(refreshKey(e.id), '1', 'EX', trackingSettings.refreshSeconds, 'NX')) !== 'OK') {
     const ttl = await redis.ttl(refreshKey(e.id));
     const wait = ttl > 0 ? ttl : trackingSettings.refreshSeconds;
-    throw AppError.legacy(429, 'RATE_LIMITED', 'Tracking was refreshed recently; try again later', { retry_after: wait }, { 'Retry-After': String(wait) });
+    throw trackingErrors.refreshedRecently(wait);
   }
   const snapshot = await fetchSnapshot(e.courier, e.tracking_number);
   await store(redis, e.id, snapshot);
@@ -87,7 +79,7 @@ export async function refreshTracking(viewer: Viewer, id: string, redis: Redis =
 /** The worker's job: fetch and cache the snapshot of the escrow's current tracking. */
 export async function refreshFromWorker(escrowId: string, redis: Redis = sharedRedis): Promise<{ found: boolean } | { skipped: string }> {
   if (!isUuid(escrowId)) return { skipped: 'bad id' };
-  const e = await db('escrows').where({ id: escrowId }).first<EscrowRow | undefined>();
+  const e = await escrows.findById(db, escrowId);
   if (!e) return { skipped: 'missing' };
   if (!e.courier || !e.tracking_number) return { skipped: 'no tracking' };
   // Queued twice (at shipping and by a look before that job ran): one fetch per cache period.
