@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { config } from '../../shared/config.js';
+import { authErrors } from '../../shared/auth/errors.js';
 import { errors } from '../../shared/errors.js';
 import type { Ctx, Middleware } from '../context.js';
 
@@ -128,7 +129,7 @@ export async function consumeAuthenticated(ctx: Ctx, userId: string, perMinute: 
     config.authFailureLimit,
   );
   if (verdict === 0) {
-    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', { en: 'Too many failed sign-in credentials from this address; try again later', id: 'Terlalu banyak kredensial masuk yang salah dari alamat ini; coba lagi nanti' });
+    throw authErrors.addressBlocked(retrySeconds(ms));
   }
   if (verdict === 1) throw errors.rateLimited(retrySeconds(ms));
 }
@@ -150,6 +151,6 @@ export async function countAuthFailure(ctx: Ctx, token: string): Promise<void> {
     KEY_PREFIX_FAILURE_LIMIT,
   );
   if (over === 1) {
-    throw errors.rateLimited(retrySeconds(ms), 'RATE_LIMITED', { en: 'Too many failed sign-in credentials; try again later', id: 'Terlalu banyak kredensial masuk yang salah; coba lagi nanti' });
+    throw authErrors.tooManyFailedCredentials(retrySeconds(ms));
   }
 }

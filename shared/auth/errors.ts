@@ -40,6 +40,18 @@ export const authErrors = {
   csrfFailed: () => fail.forbidden('CSRF_FAILED', { en: 'Missing or wrong X-CSRF-Token header', id: 'Token CSRF tidak cocok' }),
   crossOriginWrite: () => fail.forbidden('CSRF_FAILED', { en: 'Cross-origin write refused', id: 'Penulisan dari origin lain ditolak' }),
   staffOnly: () => errors.forbidden({ en: 'Staff only', id: 'Akses ditolak' }),
+  /** Too many failed credentials from this address or with this key prefix (api/middleware/rate-limit.ts). */
+  tooManyFailedCredentials: (retryAfterSeconds: number) =>
+    errors.rateLimited(retryAfterSeconds, 'RATE_LIMITED', {
+      en: 'Too many failed sign-in credentials; try again later',
+      id: 'Terlalu banyak kredensial masuk yang salah; coba lagi nanti',
+    }),
+  /** An address blocked for failed credentials is refused even with valid ones until its window ends. */
+  addressBlocked: (retryAfterSeconds: number) =>
+    errors.rateLimited(retryAfterSeconds, 'RATE_LIMITED', {
+      en: 'Too many failed sign-in credentials from this address; try again later',
+      id: 'Terlalu banyak kredensial masuk yang salah dari alamat ini; coba lagi nanti',
+    }),
 
   // ---- Account state (spec section 5 rule 2)
   suspended: () => fail.forbidden('SUSPENDED', { en: 'This account is suspended; contact support', id: 'Akun ditangguhkan' }),
