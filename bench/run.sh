@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# `npm run bench`: Postgres and Redis (found or started), a migrated <name>_bench
-# database, a fresh dist/ build, then bench/run.ts, which load-tests the real API
-# against a bare Koa app and writes the figures to bench/README.md.
-# `npm run bench:profile` runs bench/profile.ts (given as the argument) on the same
-# stores and build: it CPU-profiles the compiled API under the authenticated read.
+# `bash bench/run.sh [bench|file] [args...]` (what the npm scripts run): Postgres and Redis
+# (found or started, as `npm start` does), a migrated <name>_bench database, a fresh dist/
+# build, then the bench: a folder name (`auth-read`, the default; `escrows`, `payments`,
+# `uploads`, `public-users`, `chaos`) runs bench/<name>/main.ts, a path runs that file
+# (`bench/auth-read/profile.ts`). Further arguments go to it (`npm run chaos -- --overload`).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/stack.sh"
 cd "$ROOT"
+
+target="${1:-auth-read}"
+if [ -f "bench/$target/main.ts" ]; then
+  file="bench/$target/main.ts"
+elif [ -f "$target" ]; then
+  file="$target"
+else
+  log "no bench named '$target' (bench/*/main.ts) and no such file"
+  exit 2
+fi
+
 resolve_stack
 trap stop_stack EXIT
 
-# The bench database sits beside the configured one, named <name>_bench; Redis uses db 14
-# and its own queue prefix so nothing is shared with a development or test instance.
+# The bench database sits beside the configured one, named <name>_bench (test databases are
+# <name>_test*); Redis uses db 14 and queue prefixes of its own (escrow-bench*), so nothing
+# is shared with a development or test instance. Nothing in Redis is flushed: the benches
+# delete only their own prefixes' keys, and the chaos run starts a redis-server of its own.
 use_side_stores "{name}_bench" 14
 export QUEUE_PREFIX=escrow-bench
 
@@ -19,4 +32,4 @@ node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"
 node_modules/.bin/tsx scripts/migrate.ts
 log "building dist/ (npm run build)"
 npm run --silent build
-node_modules/.bin/tsx "${1:-bench/run.ts}" "${@:2}"
+node_modules/.bin/tsx "$file" "${@:2}"

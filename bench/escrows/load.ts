@@ -1,0 +1,116 @@
+/**
+ * How the escrow-routes bench loads the API: its tunables, the requests of each route
+ * (a different caller on every request), and the rounds: every route back to back,
+ * forward in odd rounds and backward in even ones.
+ */
+import { checkedLoad, cyclingHeader, cyclingRequests, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
+import { intFromEnv, scenariosFromEnv } from '../lib/env.js';
+import { fmtInt, fmtNum } from '../lib/format.js';
+import type { Child } from '../lib/procs.js';
+import type { EscrowSeed, SeedUser } from './seed.js';
+
+export const ME = '/v1/auth/me';
+export const LIST_LIMIT = 20;
+export const LIST = `/api/escrows?limit=${LIST_LIMIT}`;
+
+export const ALL_SCENARIOS = ['get', 'list', 'create', 'create-one-seller', 'preview'] as const;
+export type Scenario = (typeof ALL_SCENARIOS)[number];
+/** `me` (`GET /v1/auth/me`, the floor every authenticated route pays) always runs. */
+export type Route = 'me' | Scenario;
+
+export const settings = {
+  rounds: intFromEnv('BENCH_ROUNDS', 5, 1, 15),
+  duration: intFromEnv('BENCH_DURATION', 5, 1, 60),
+  warmup: intFromEnv('BENCH_WARMUP', 2, 0, 30),
+  connections: intFromEnv('BENCH_CONNECTIONS', 50, 1, 1000),
+  readers: intFromEnv('BENCH_ESCROW_READERS', 300, 3, 9999),
+  perReader: intFromEnv('BENCH_ESCROWS_PER_READER', 10, 2, 50),
+  writers: intFromEnv('BENCH_ESCROW_WRITERS', 300, 2, 9999),
+  authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
+  publicLimit: intFromEnv('BENCH_PUBLIC_LIMIT', 1_000_000_000, 1, 2_000_000_000),
+  scenarios: scenariosFromEnv('BENCH_ESCROW_SCENARIOS', ALL_SCENARIOS),
+};
+
+export const bearer = (u: SeedUser): Record<string, string> => ({ Authorization: `Bearer ${u.key}` });
+
+/** A direct creation as buyer by writer i, naming the next writer (or, `oneSeller`, always the same one) as seller. */
+export function createBody(writers: readonly SeedUser[], i: number, oneSeller = false): string {
+  return JSON.stringify({
+    role: 'buyer',
+    counterparty_username: (oneSeller ? writers[i === 0 ? 1 : 0]! : writers[(i + 1) % writers.length]!).username,
+    item_name: 'Bench load escrow',
+    description: 'Created by bench/escrows',
+    amount: 250_000,
+    category: 'goods',
+  });
+}
+
+/** The autocannon `requests` of a route, made anew for every run. */
+function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpec[] {
+  const { readers, writers, escrows, perReader } = seed;
+  const keys = readers.map((r) => `Bearer ${r.key}`);
+  const creations = (oneSeller: boolean): CycledRequest[] =>
+    writers.map((w, i) => ({ method: 'POST', path: '/api/escrows', headers: { ...bearer(w), 'Content-Type': 'application/json' }, body: createBody(writers, i, oneSeller) }));
+  switch (route) {
+    case 'me':
+      return () => cyclingHeader(ME, 'Authorization', keys);
+    case 'get': {
+      // Reader by reader, then the next escrow of each: consecutive requests are different users.
+      const reqs: CycledRequest[] = [];
+      for (let k = 0; k < perReader; k++) {
+        for (let i = 0; i < readers.length; i++) {
+          const e = escrows[i * perReader + k]!;
+          reqs.push({ method: 'GET', path: `/api/escrows/${e.id}`, headers: bearer(readers[e.buyer]!) });
+        }
+      }
+      return () => cyclingRequests(reqs);
+    }
+    case 'list':
+      return () => cyclingHeader(LIST, 'Authorization', keys);
+    case 'create': {
+      const reqs = creations(false);
+      return () => cyclingRequests(reqs);
+    }
+    case 'create-one-seller': {
+      const reqs = creations(true);
+      return () => cyclingRequests(reqs);
+    }
+    case 'preview': {
+      const reqs: CycledRequest[] = escrows.filter((e) => e.status === 'paid').map((e) => ({ method: 'GET', path: `/api/escrows/${e.id}/preview`, headers: {} }));
+      return () => cyclingRequests(reqs);
+    }
+  }
+}
+
+async function load(api: { base: string; child: Child }, route: Route, requests: AutocannonRequestSpec[], seconds: number): Promise<AutocannonResult> {
+  const first = requests[0]!;
+  return await checkedLoad(api.child, `${route}: ${first.method ?? 'GET'} ${first.path ?? '/'}`, {
+    url: `${api.base}${first.path ?? '/'}`,
+    connections: settings.connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+    requests,
+  });
+}
+
+/** Warm-up per route, then the rounds; every route's results in round order. */
+export async function runRounds(api: { base: string; child: Child }, seed: EscrowSeed): Promise<Map<Route, AutocannonResult[]>> {
+  const routes: Route[] = ['me', ...settings.scenarios];
+  const makers = new Map(routes.map((r) => [r, requestsFor(r, seed)]));
+  if (settings.warmup > 0) {
+    for (const route of routes) {
+      console.log(`bench: warming up ${route} (${settings.warmup} s)`);
+      await load(api, route, makers.get(route)!(), settings.warmup);
+    }
+  }
+  const results = new Map<Route, AutocannonResult[]>(routes.map((r) => [r, []]));
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const route of round % 2 === 1 ? routes : [...routes].reverse()) {
+      const r = await load(api, route, makers.get(route)!(), settings.duration);
+      results.get(route)!.push(r);
+      console.log(`bench: round ${round}/${settings.rounds} ${route}: ${fmtInt(r.requests.average)} req/s, p50 ${fmtNum(r.latency.p50)} ms, p99 ${fmtNum(r.latency.p99)} ms`);
+    }
+  }
+  return results;
+}

@@ -1,0 +1,72 @@
+/**
+ * `npm run bench:escrows` (bench/run.sh: Postgres, Redis, the migrated bench database and
+ * a fresh dist/ build): the escrow routes of issue 6 on the compiled API, each measured
+ * against `GET /v1/auth/me` with the same keys in the same run (the floor every
+ * authenticated product route pays).
+ *
+ * seed.ts makes readers with escrows (through the service) and writers; the API starts
+ * (`node dist/api/server.js`, pinned to core 1); verify.ts checks every route's answers for
+ * a spread of callers; load.ts runs the rounds (me, get, list, create, create-one-seller,
+ * preview; BENCH_ESCROW_SCENARIOS picks a subset); report.ts writes each route's median
+ * round and its ratio to `/v1/auth/me`, to bench/escrows/README.md and the table of
+ * bench/README.md when every scenario ran. A round with more than 1% non-2xx answers or
+ * errors stops the run. Tunables: see load.ts and bench/escrows/README.md.
+ */
+import { closeBenchDb } from '../lib/db.js';
+import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { freePort, HOST, pinLoadGenerator, startChild, stopAll, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
+import { publish, warnIfDirty } from '../lib/report.js';
+import { loadavg } from '../lib/sample.js';
+import { ALL_SCENARIOS, ME, runRounds, settings } from './load.js';
+import { report } from './report.js';
+import { seedEscrows } from './seed.js';
+import { checkRoutes, countRows } from './verify.js';
+
+async function main(): Promise<void> {
+  requireStores('npm run bench:escrows');
+  warnIfDirty('bench');
+  pinLoadGenerator();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST,
+    NODE_ENV: 'development',
+    AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit),
+    PUBLIC_RATE_LIMIT_PER_MINUTE: String(settings.publicLimit),
+  };
+  console.log(`bench: escrow scenarios ${settings.scenarios.join(', ')} (against ${ME}); load average ${loadavg()}`);
+  const seed = await seedEscrows(env, settings.readers, settings.perReader, settings.writers);
+
+  const port = await freePort();
+  const base = `http://${HOST}:${port}`;
+  const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
+  await waitFor(`${base}/readyz`, child, 30_000);
+  console.log(`bench: API on ${base}`);
+  const listTotals = await checkRoutes(base, seed);
+
+  const rowsBefore = await countRows();
+  const loadStart = loadavg();
+  const at = new Date();
+  const results = await runRounds({ base, child }, seed);
+  const seconds = (Date.now() - at.getTime()) / 1000;
+  const loadEnd = loadavg();
+  const rowsAfter = await countRows();
+
+  const { markdown, headlines } = report(results, { seed, listTotals, loadStart, loadEnd, rowsBefore, rowsAfter, at, seconds });
+  console.log(`\n${markdown}\n`);
+  if (settings.scenarios.length === ALL_SCENARIOS.length) {
+    await publish({ page: 'escrows', marker: 'results', markdown, headlines, at, tag: 'bench' });
+  } else {
+    console.log(`bench: only ${settings.scenarios.join(', ')} ran (BENCH_ESCROW_SCENARIOS); nothing written`);
+  }
+}
+
+stopChildrenOnSignals('bench');
+try {
+  await main();
+} catch (err) {
+  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+} finally {
+  await stopAll();
+  await closeBenchDb();
+}
