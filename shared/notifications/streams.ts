@@ -10,6 +10,7 @@ import { PassThrough } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { clock } from '../clock.js';
 import { logger } from '../logger.js';
+import { notificationErrors } from './errors.js';
 import { unreadChannel, unreadCount } from './service.js';
 import { streamSettings } from './settings.js';
 
@@ -141,6 +142,27 @@ export class StreamHub {
     this.subscribing = null;
     if (sub) await sub.quit().catch(() => sub.disconnect());
   }
+}
+
+/**
+ * Opens a stream of the user on this hub, with its first count sent. Everything that can
+ * fail does so before the first byte, so the route answers it as JSON: 503
+ * STREAM_UNAVAILABLE when this process holds its maximum of streams.
+ */
+export async function openUserStream(hub: StreamHub, userId: string): Promise<OpenStream> {
+  if (hub.openCount >= streamSettings.maxOpen) throw notificationErrors.streamUnavailable();
+  await hub.ready();
+  // Registered before the first count, so a change committed meanwhile recounts this stream too.
+  const stream = hub.open(userId);
+  let count: number;
+  try {
+    count = await unreadCount(userId);
+  } catch (err) {
+    hub.close(stream);
+    throw err;
+  }
+  if (stream.lastCount === null) hub.sendCount(stream, count); // else a fresher recount was sent
+  return stream;
 }
 
 const hubs = new WeakMap<object, StreamHub>();
