@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { assertKey, StorageError, type Storage, type StoredObject } from './index.js';
+import { assertKey, StorageError, type Storage, type StoredObject } from './types.js';
 
 const isMissing = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
 

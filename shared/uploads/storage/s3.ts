@@ -1,7 +1,7 @@
 /** An S3-compatible store (@aws-sdk/client-s3, path-style addressing by default, endpoint from config). */
 import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { UploadConfig } from '../../config.js';
-import { assertKey, StorageError, type Storage, type StoredObject } from './index.js';
+import { assertKey, StorageError, type Storage, type StoredObject } from './types.js';
 
 const isMissing = (err: unknown) =>
   err instanceof S3ServiceException && (err.name === 'NoSuchKey' || err.$metadata.httpStatusCode === 404);
