@@ -4,7 +4,8 @@
  * the table that opens bench/README.md.
  *
  * A figure is a reference only if the build it measured is a commit: when the tree has
- * uncommitted changes (at the start of the run or at the end, or HEAD moved meanwhile) the
+ * uncommitted changes (at the start of the run or at the end, or HEAD moved meanwhile;
+ * the bench pages themselves, every README.md of bench/, do not count) the
  * figures are printed and **not written**; BENCH_ALLOW_DIRTY=1 writes them anyway, marked
  * "WITH UNCOMMITTED CHANGES" in the header and the table. BENCH_README=0 never writes
  * (smoke runs with short settings).
@@ -23,7 +24,10 @@ interface Revision {
 function revisionNow(): Revision {
   try {
     const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+    // The benches' own pages are their output, not part of what is measured: one bench's
+    // figures written do not make the next bench's build "uncommitted".
+    const status = execFileSync('git', ['status', '--porcelain', '--', '.', ':(exclude)bench/README.md', ':(exclude)bench/*/README.md'], { cwd: ROOT, encoding: 'utf8' });
+    const dirty = status.trim() !== '';
     return { sha, dirty };
   } catch {
     return { sha: 'unknown', dirty: true };
@@ -42,10 +46,7 @@ export function measuredRevision(): Revision {
 const DIRTY_MARK = 'WITH UNCOMMITTED CHANGES';
 
 /** `abc1234`, or `abc1234 **WITH UNCOMMITTED CHANGES**`. */
-export function commitLabel(): string {
-  const r = measuredRevision();
-  return r.dirty ? `${r.sha} **${DIRTY_MARK}**` : r.sha;
-}
+const commitLabel = (r: Revision): string => (r.dirty ? `${r.sha} **${DIRTY_MARK}**` : r.sha);
 
 /** `Measured 2026-11-23T12:24:08Z on commit abc1234.` (loudly marked when the tree was dirty). */
 export function measuredLine(at: Date, verb = 'Measured'): string {
@@ -78,17 +79,17 @@ export interface Headline {
 const SUMMARY = path.join(ROOT, 'bench', 'README.md');
 const SUMMARY_END = '<!-- summary:end -->';
 
-function summaryRow(h: Headline, page: string, at: Date): string {
+function summaryRow(h: Headline, page: string, at: Date, commit: string): string {
   const verdict = h.met === undefined ? '' : h.met ? ' met' : ' **not met**';
   const when = `${at.toISOString().slice(0, 10)} ${at.toISOString().slice(11, 16)} UTC`;
-  return `| <!-- ${h.id} --> [${h.figure}](${page}/README.md) | ${h.goal} | **${h.measured}**${verdict} | ${commitLabel()} | ${when} |`;
+  return `| <!-- ${h.id} --> [${h.figure}](${page}/README.md) | ${h.goal} | **${h.measured}**${verdict} | ${commit} | ${when} |`;
 }
 
 /** Replaces (or adds, before the table's end marker) the rows of `headlines` in bench/README.md. */
-async function updateSummary(headlines: readonly Headline[], page: string, at: Date): Promise<void> {
+async function updateSummary(headlines: readonly Headline[], page: string, at: Date, commit: string): Promise<void> {
   const lines = (await readFile(SUMMARY, 'utf8')).split('\n');
   for (const h of headlines) {
-    const row = summaryRow(h, page, at);
+    const row = summaryRow(h, page, at, commit);
     const index = lines.findIndex((l) => l.includes(`<!-- ${h.id} -->`));
     if (index >= 0) lines[index] = row;
     else {
@@ -138,7 +139,7 @@ export async function publish(opts: { page: string; marker: string; markdown: st
     return false;
   }
   await replaceBetweenMarkers(file, opts.marker, opts.markdown);
-  await updateSummary(opts.headlines, opts.page, opts.at);
+  await updateSummary(opts.headlines, opts.page, opts.at, commitLabel(r));
   console.log(`${opts.tag}: results written to ${rel} and bench/README.md`);
   return true;
 }
