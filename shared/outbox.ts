@@ -14,20 +14,25 @@ import { clock } from './clock.js';
 import { db, type Db } from './db.js';
 import { logger } from './logger.js';
 import { outboxDeadLetters, outboxReenqueued } from './metrics.js';
-import { getQueue, isJobName, isQueueName, JOBS, type JobData, type JobName, type QueueName } from './queues.js';
+import { checkPayload, getQueue, isJobName, isQueueName, JOBS, type JobData, type JobName, type JobPayloads, type QueueName } from './queues.js';
 
 export interface EnqueueOptions {
   /** Do not run before this time (durable timers). */
   runAt?: Date;
 }
 
-export async function enqueue(trx: Db, job: JobName, data: JobData, options: EnqueueOptions = {}): Promise<number> {
+/**
+ * Writes job `job` to the outbox in `trx`. The payload is checked against the job's schema
+ * first: a wrong one throws JobPayloadError (and the caller's transaction rolls back).
+ */
+export async function enqueue<N extends JobName>(trx: Db, job: N, data: JobPayloads[N], options: EnqueueOptions = {}): Promise<number> {
+  const payload = checkPayload(job, data);
   const now = clock.now();
   const [row] = (await trx('outbox')
     .insert({
       queue: JOBS[job],
       job,
-      payload: data,
+      payload,
       available_at: options.runAt ?? now,
       created_at: now,
     })
@@ -228,72 +233,88 @@ export async function sweepOutbox(options: SweepOptions = {}, knex: Knex = db): 
   const cutoff = new Date(clock.nowMs() - graceMs);
   let afterId = 0;
   for (;;) {
-    const dead: DeadLetter[] = [];
-    const reenqueued: OutboxRow[] = [];
-    const page = await knex.transaction(async (trx) => {
-      const rows = (await trx('outbox')
-        .select('id', 'queue', 'job', 'payload')
-        .whereNotNull('relayed_at')
-        .whereNull('completed_at')
-        .whereNull('dead_at')
-        .where('relayed_at', '<=', cutoff)
-        .where('id', '>', afterId)
-        .orderBy('id')
-        .limit(pageSize)
-        .forUpdate()
-        .skipLocked()) as OutboxRow[];
-      const completed: number[] = [];
-      await Promise.all(
-        rows.map(async (row) => {
-          const why = undeliverable(row);
-          if (why) {
-            dead.push(why);
-            return;
-          }
-          const queue = getQueue(row.queue as QueueName);
-          const jobId = outboxJobId(row.id);
-          const state = await queue.getJobState(jobId);
-          if (state === 'completed') completed.push(row.id);
-          else if (state === 'failed') {
-            const job = await queue.getJob(jobId);
-            dead.push({ id: row.id, queue: row.queue, job: row.job, kind: 'job_failed', reason: `job failed: ${job?.failedReason ?? 'unknown reason'}` });
-          } else if (state === 'unknown') {
-            // A job hash in no list would swallow a re-add (same jobId): leave it to an operator.
-            if (await queue.getJob(jobId)) logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job exists in no BullMQ state');
-            else reenqueued.push(row);
-          }
-        }),
-      );
-      const now = clock.now();
-      if (completed.length > 0) await trx('outbox').whereIn('id', completed).whereNull('completed_at').update({ completed_at: now });
-      await markDead(trx, dead);
-      if (reenqueued.length > 0) {
-        await addJobs(reenqueued);
-        // The grace period starts again: the job had just been sent.
-        await trx('outbox')
-          .whereIn(
-            'id',
-            reenqueued.map((r) => r.id),
-          )
-          .update({ relayed_at: now });
-      }
-      result.checked += rows.length;
-      result.completed += completed.length;
-      return rows;
-    });
-    reportDead(dead);
-    result.dead += dead.length;
-    for (const row of reenqueued) {
-      outboxReenqueued.inc({ queue: row.queue });
-      logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job missing from Redis; enqueued again');
-    }
-    result.reenqueued += reenqueued.length;
+    const page = await sweepPage(knex, { cutoff, afterId, pageSize }, result);
     const last = page.at(-1);
     if (!last || page.length < pageSize) break;
     afterId = last.id;
   }
   result.purged = await purgeCompleted(retentionMs, knex);
   return result;
+}
+
+/** What the sweeper does with one relayed row whose job has not completed (null: leave it). */
+type Finding = 'completed' | 'reenqueue' | DeadLetter | null;
+
+async function inspect(row: OutboxRow): Promise<Finding> {
+  const why = undeliverable(row);
+  if (why) return why;
+  const queue = getQueue(row.queue as QueueName);
+  const jobId = outboxJobId(row.id);
+  const state = await queue.getJobState(jobId);
+  if (state === 'completed') return 'completed';
+  if (state === 'failed') {
+    const job = await queue.getJob(jobId);
+    return { id: row.id, queue: row.queue, job: row.job, kind: 'job_failed', reason: `job failed: ${job?.failedReason ?? 'unknown reason'}` };
+  }
+  if (state !== 'unknown') return null;
+  // A job hash in no list would swallow a re-add (same jobId): leave it to an operator.
+  if (await queue.getJob(jobId)) {
+    logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job exists in no BullMQ state');
+    return null;
+  }
+  return 'reenqueue';
+}
+
+/** One page of the sweep in a transaction of its own (rows after `afterId`, locked SKIP LOCKED); adds to `result`, returns the rows looked at. */
+async function sweepPage(knex: Knex, at: { cutoff: Date; afterId: number; pageSize: number }, result: SweepResult): Promise<OutboxRow[]> {
+  const dead: DeadLetter[] = [];
+  const reenqueued: OutboxRow[] = [];
+  const page = await knex.transaction(async (trx) => {
+    const rows = (await trx('outbox')
+      .select('id', 'queue', 'job', 'payload')
+      .whereNotNull('relayed_at')
+      .whereNull('completed_at')
+      .whereNull('dead_at')
+      .where('relayed_at', '<=', at.cutoff)
+      .where('id', '>', at.afterId)
+      .orderBy('id')
+      .limit(at.pageSize)
+      .forUpdate()
+      .skipLocked()) as OutboxRow[];
+    const completed: number[] = [];
+    await Promise.all(
+      rows.map(async (row) => {
+        const found = await inspect(row);
+        if (found === 'completed') completed.push(row.id);
+        else if (found === 'reenqueue') reenqueued.push(row);
+        else if (found) dead.push(found);
+      }),
+    );
+    const now = clock.now();
+    if (completed.length > 0) await trx('outbox').whereIn('id', completed).whereNull('completed_at').update({ completed_at: now });
+    await markDead(trx, dead);
+    if (reenqueued.length > 0) {
+      await addJobs(reenqueued);
+      // The grace period starts again: the job had just been sent.
+      await trx('outbox')
+        .whereIn(
+          'id',
+          reenqueued.map((r) => r.id),
+        )
+        .update({ relayed_at: now });
+    }
+    result.checked += rows.length;
+    result.completed += completed.length;
+    return rows;
+  });
+  reportDead(dead);
+  result.dead += dead.length;
+  for (const row of reenqueued) {
+    outboxReenqueued.inc({ queue: row.queue });
+    logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job missing from Redis; enqueued again');
+  }
+  result.reenqueued += reenqueued.length;
+  return page;
 }
 
 /** Deletes completed rows older than the retention period, in batches. Dead rows stay. */

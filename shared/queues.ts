@@ -1,10 +1,14 @@
 /**
  * Queue names, the job registry (job name -> queue) and producers. Job data carries ids
- * only: Redis stores it in clear text. Workers (workers/<queue>.ts) provide processors.
+ * only: Redis stores it in clear text; each job's payload type and schema are in
+ * shared/job-payloads.ts. Workers (workers/<queue>.ts) provide processors.
  */
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { config } from './config.js';
+import { checkPayload, type JobPayloads } from './job-payloads.js';
 import { createQueueConnection } from './redis.js';
+
+export { checkPayload, JobPayloadError, payloadProblem, type JobPayload, type JobPayloads, type NoPayload } from './job-payloads.js';
 
 export const QUEUE_NAMES = [
   'gateway-callbacks',
@@ -43,7 +47,7 @@ export const JOBS = {
 export type JobName = keyof typeof JOBS;
 
 export type JobScalar = string | number | boolean | null;
-/** Flat ids and flags; a batch job may carry a list of such records (ids only). */
+/** Job data before its job's schema is checked: flat ids and flags, or a list of such records (a batch). */
 export type JobData = Record<string, JobScalar | Record<string, JobScalar>[]>;
 
 export const defaultJobOptions: JobsOptions = {
@@ -64,20 +68,33 @@ export function isJobName(name: string): name is JobName {
   return Object.prototype.hasOwnProperty.call(JOBS, name);
 }
 
-const producers = new Map<QueueName, Queue>();
+/**
+ * A producer: BullMQ's Queue whose `add` takes a known job with its payload type, and
+ * checks the payload against the job's schema before anything reaches Redis (a wrong one
+ * throws JobPayloadError and is never queued). The outbox relay's `addBulk` sends rows
+ * whose payload was checked when they were written (shared/outbox.ts).
+ */
+export class JobQueue extends Queue {
+  override async add<N extends JobName>(name: N, data: JobPayloads[N], opts?: JobsOptions): Promise<Job> {
+    if (!isJobName(name)) throw new Error(`unknown job ${String(name)}`);
+    return super.add(name, checkPayload(name, data), opts);
+  }
+}
+
+const producers = new Map<QueueName, JobQueue>();
 let producerConnection: ReturnType<typeof createQueueConnection> | null = null;
 
-export function getQueue(name: QueueName): Queue {
+export function getQueue(name: QueueName): JobQueue {
   let q = producers.get(name);
   if (!q) {
     producerConnection ??= createQueueConnection();
-    q = new Queue(name, { connection: producerConnection, prefix: config.queuePrefix, defaultJobOptions });
+    q = new JobQueue(name, { connection: producerConnection, prefix: config.queuePrefix, defaultJobOptions });
     producers.set(name, q);
   }
   return q;
 }
 
-export function allQueues(): Queue[] {
+export function allQueues(): JobQueue[] {
   return QUEUE_NAMES.map(getQueue);
 }
 

@@ -1,15 +1,7 @@
-import { UnrecoverableError } from 'bullmq';
 import { buildAuditExport } from '../shared/enterprise/exports.js';
-import type { QueueProcessors } from './types.js';
+import { queueProcessors } from './types.js';
 
 /** exports queue: builds a requested CSV export once; a re-run finds it ready and does nothing. */
-export const exportsQueue: QueueProcessors = {
-  queue: 'exports',
-  processors: {
-    'exports.audit-csv': async (job) => {
-      const id = job.data.export_id;
-      if (typeof id !== 'string') throw new UnrecoverableError('export job data is malformed');
-      return buildAuditExport(id);
-    },
-  },
-};
+export const exportsQueue = queueProcessors('exports', {
+  'exports.audit-csv': async (job) => buildAuditExport(job.data.export_id),
+});

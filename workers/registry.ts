@@ -6,7 +6,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { config } from '../shared/config.js';
 import { markCompleted, outboxIdOf } from '../shared/outbox.js';
-import { getQueue, JOBS, isJobName, type JobName, type QueueName } from '../shared/queues.js';
+import { getQueue, JOBS, isJobName, payloadProblem, type JobName, type QueueName } from '../shared/queues.js';
 import { PAYOUT_SWEEP_MS } from '../shared/withdrawals/service.js';
 import { mail } from './mail.js';
 import { gatewayCallbacks } from './gateway-callbacks.js';
@@ -20,6 +20,12 @@ import type { Processor, QueueProcessors } from './types.js';
 
 export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue, tracking];
 
+/**
+ * The processors by job name. Each one the registry holds first checks the job's payload
+ * against its schema (shared/job-payloads.ts): a malformed payload fails the job for good
+ * (UnrecoverableError: retrying cannot mend it), so a processor only sees the payload of
+ * its type.
+ */
 export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<string, Processor> {
   const registry = new Map<string, Processor>();
   const problems: string[] = [];
@@ -28,7 +34,7 @@ export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<s
       if (!isJobName(name)) problems.push(`processor for unknown job ${name}`);
       else if (JOBS[name] !== file.queue) problems.push(`job ${name} belongs to queue ${JOBS[name]}, not ${file.queue}`);
       if (registry.has(name)) problems.push(`job ${name} has two processors`);
-      registry.set(name, processor);
+      registry.set(name, isJobName(name) ? checked(name, processor) : processor);
     }
   }
   for (const name of Object.keys(JOBS)) {
@@ -36,6 +42,15 @@ export function buildRegistry(files: QueueProcessors[] = PROCESSOR_FILES): Map<s
   }
   if (problems.length > 0) throw new Error(`job registry is invalid: ${problems.join('; ')}`);
   return registry;
+}
+
+/** `processor`, run only on a payload that matches job `name`'s schema. */
+function checked(name: JobName, processor: Processor): Processor {
+  return async (job) => {
+    const problem = payloadProblem(name, job.data);
+    if (problem !== null) throw new UnrecoverableError(`job ${name} (${job.id ?? 'no id'}): malformed payload: ${problem}`);
+    return processor(job);
+  };
 }
 
 /**

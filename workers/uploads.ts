@@ -1,11 +1,8 @@
 import { purgeUnbound, runSanitiseJob } from '../shared/uploads/service.js';
-import type { QueueProcessors } from './types.js';
+import { queueProcessors } from './types.js';
 
 /** upload-sanitise queue: cleaning uploaded files (the API waits for the result) and the daily purge of unbound uploads. */
-export const uploads: QueueProcessors = {
-  queue: 'upload-sanitise',
-  processors: {
-    'uploads.sanitise': async (job) => runSanitiseJob(job.data),
-    'uploads.purge-unbound': async () => purgeUnbound(),
-  },
-};
+export const uploads = queueProcessors('upload-sanitise', {
+  'uploads.sanitise': async (job) => runSanitiseJob(job.data),
+  'uploads.purge-unbound': async () => purgeUnbound(),
+});

@@ -4,9 +4,10 @@ import { db } from '../../../shared/db.js';
 import { logger } from '../../../shared/logger.js';
 import { outboxDeadLetters, outboxReenqueued, registry } from '../../../shared/metrics.js';
 import { enqueue, OUTBOX_SWEEP, outboxJobId, relayAll, relayOnce, sweepOutbox } from '../../../shared/outbox.js';
-import { getQueue, JOBS, QUEUE_NAMES } from '../../../shared/queues.js';
+import { getQueue, JobPayloadError, JOBS, QUEUE_NAMES, type JobData } from '../../../shared/queues.js';
 import { redis } from '../../../shared/redis.js';
-import { MAINTENANCE_SCHEDULES, upsertMaintenanceSchedules } from '../../../workers/registry.js';
+import { UnrecoverableError, type Job } from 'bullmq';
+import { buildRegistry, MAINTENANCE_SCHEDULES, upsertMaintenanceSchedules } from '../../../workers/registry.js';
 import { runJobs, startJob } from '../../helpers/jobs.js';
 import { countRows, rejection } from '../../helpers/platform-factories.js';
 
@@ -96,7 +97,7 @@ describe('platform: transactional outbox', () => {
   });
 
   it('two relays running at once move each row once', async () => {
-    const ids = await db.transaction(async (trx) => [await enqueue(trx, PURGE, { n: 1 }), await enqueue(trx, PURGE, { n: 2 })]);
+    const ids = await db.transaction(async (trx) => [await enqueue(trx, PURGE, { reason: 'first' }), await enqueue(trx, PURGE, { reason: 'second' })]);
     const moved = await Promise.all([relayOnce(), relayOnce(), relayOnce()]);
     expect(moved.reduce((a, b) => a + b, 0)).to.equal(2);
     const ran = await runJobs();
@@ -403,5 +404,75 @@ describe('platform: outbox dead letters, completion and the sweeper', () => {
     expect(sweep?.result).to.deep.equal({ checked: 0, reenqueued: 0, completed: 0, dead: 0, purged: 0 });
     expect(ran.map((r) => r.name)).to.include.members([PURGE, 'maintenance.sweep-outbox']);
     expect((await outboxRow(id)).completed_at).to.be.instanceOf(Date);
+  });
+});
+
+describe('platform: typed job payloads', () => {
+  const WITHDRAWAL = '0b6b2a4e-3c1d-4f5e-8a9b-0c1d2e3f4a5b';
+
+  it('an enqueue with a wrong payload is refused (the compiler and the schema), and the transaction writes nothing', async () => {
+    const wrong: [string, () => Promise<unknown>][] = [
+      // @ts-expect-error the id is missing
+      ['missing id', () => db.transaction((trx) => enqueue(trx, 'payouts.send', {}))],
+      // @ts-expect-error an id is a string
+      ['number id', () => db.transaction((trx) => enqueue(trx, 'payouts.send', { withdrawal_id: 42 }))],
+      // @ts-expect-error job data holds ids only
+      ['personal data', () => db.transaction((trx) => enqueue(trx, 'payouts.send', { withdrawal_id: WITHDRAWAL, email: 'a@example.com' }))],
+      [
+        'notice about nothing',
+        () => db.transaction((trx) => enqueue(trx, 'notifications.create', { user_id: WITHDRAWAL, type: 'escrow_paid', escrow_id: null, dispute_id: null, outcome: null })),
+      ],
+      ['empty batch', () => db.transaction((trx) => enqueue(trx, 'notifications.create-batch', { notices: [] }))],
+    ];
+    for (const [what, attempt] of wrong) {
+      const err = await rejection(attempt());
+      expect(err, what).to.be.instanceOf(JobPayloadError);
+      expect((err as Error).message, what).to.match(/^job (payouts\.send|notifications\.create(-batch)?): malformed payload: /);
+    }
+    const err = await rejection(
+      db.transaction(async (trx) => {
+        await enqueue(trx, PURGE, {});
+        // @ts-expect-error the escrow id is missing
+        await enqueue(trx, 'escrows.expire', { order_id: WITHDRAWAL });
+      }),
+    );
+    expect((err as Error).message).to.equal('job escrows.expire: malformed payload: "escrow_id" is required');
+    expect(await countRows('outbox')).to.equal(0);
+  });
+
+  it('a producer adding to a queue directly is refused too; nothing reaches Redis', async () => {
+    // @ts-expect-error the id is missing
+    const err = await rejection(getQueue('payouts').add('payouts.send', {}, { jobId: 'payout-resend-x-1' }));
+    expect(err).to.be.instanceOf(JobPayloadError);
+    expect((err as Error).message).to.equal('job payouts.send: malformed payload: "withdrawal_id" is required');
+    expect(await allJobCount()).to.equal(0);
+    await getQueue('payouts').add('payouts.send', { withdrawal_id: WITHDRAWAL }, { jobId: 'payout-resend-x-1' });
+    expect(await getQueue('payouts').getJobCounts('waiting')).to.deep.equal({ waiting: 1 });
+  });
+
+  it('a processor given a malformed payload fails unrecoverably: one attempt, the job failed for good, the row left for the sweeper', async () => {
+    const now = clock.now();
+    const [row] = await db('outbox')
+      .insert({ queue: 'payouts', job: 'payouts.send', payload: { withdrawal_id: 7 }, available_at: now, created_at: now })
+      .returning<{ id: number }[]>('id');
+    const ran = await runJobs(['payouts']);
+    expect(ran).to.have.length(1);
+    expect(ran[0]!.error).to.equal(`job payouts.send (${outboxJobId(row!.id)}): malformed payload: "withdrawal_id" must be a string`);
+    const job = await getQueue('payouts').getJob(outboxJobId(row!.id));
+    expect(await job!.getState()).to.equal('failed');
+    expect(job!.attemptsMade).to.equal(1);
+    expect((await db('outbox').where({ id: row!.id }).first<{ completed_at: Date | null }>()).completed_at).to.equal(null);
+
+    // The registry's processors check before they run, whoever calls them.
+    const registry = buildRegistry();
+    for (const [name, data] of [
+      ['escrows.expire', {}],
+      ['notifications.create', { user_id: WITHDRAWAL, type: 'no_such_type', escrow_id: WITHDRAWAL, dispute_id: null, outcome: null }],
+      ['mail.send', { emailId: null }],
+    ] as const) {
+      const failed = await rejection(registry.get(name)!({ id: undefined, name, data } as unknown as Job<JobData>));
+      expect(failed, name).to.be.instanceOf(UnrecoverableError);
+      expect((failed as Error).message, name).to.match(new RegExp(`^job ${name.replace('.', '\\.')} \\(no id\\): malformed payload: `));
+    }
   });
 });
