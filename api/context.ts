@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { Router, type RouterContext, type RouterMiddleware } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../shared/logger.js';
+import type { Access } from '../shared/enterprise/access.js';
 import type { UserRow } from '../shared/users/repo.js';
 
 /** Who is calling (set by the auth middleware; absent on anonymous requests). */
@@ -28,6 +29,8 @@ export interface AppState {
   input: { body?: unknown; query?: unknown; params?: unknown };
   /** What `idempotent({ prepare })` made before the key's transaction opened (read it with `preparedOf`). */
   prepared?: unknown;
+  /** The enterprise access decision (set by `enterpriseAuth(rule)`; read it with `accessOf`). */
+  enterprise?: Access;
 }
 
 export interface AppContext {

@@ -8,7 +8,13 @@
  * write time; no IP address is ever stored.
  */
 import { clock } from '../clock.js';
-import type { Db } from '../db.js';
+import { db, type Db } from '../db.js';
+import type { WorkspaceActor } from './access.js';
+import * as repo from './events-repo.js';
+import type { EventRow, FeedFilter } from './events-repo.js';
+import { setting } from './repo.js';
+
+export type { EventRow } from './events-repo.js';
 
 export interface EventInput {
   event: string;
@@ -29,24 +35,6 @@ export interface EventInput {
   realMoney?: boolean;
 }
 
-export interface EventRow {
-  workspace_id: string;
-  seq: string | number;
-  id: string;
-  event: string;
-  entity_type: string;
-  entity_id: string | null;
-  deal_id: string | null;
-  deal_reference: string | null;
-  actor_id: string | null;
-  actor_name: string | null;
-  actor_label: string | null;
-  amount: string | number | null;
-  summary: string;
-  livemode: boolean;
-  created_at: Date;
-}
-
 export const DEFAULT_OPERATOR_LABEL = 'Operator';
 
 /**
@@ -55,48 +43,34 @@ export const DEFAULT_OPERATOR_LABEL = 'Operator';
  * with no `actor`, so no staff member's name or address reaches a workspace.
  */
 export async function operatorLabel(trx: Db): Promise<string> {
-  const row = (await trx('settings').select('value').where({ key: 'enterprise_operator_label' }).first()) as { value: unknown } | undefined;
-  return typeof row?.value === 'string' && row.value.trim() !== '' ? row.value.trim() : DEFAULT_OPERATOR_LABEL;
+  const value = await setting(trx, 'enterprise_operator_label');
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : DEFAULT_OPERATOR_LABEL;
 }
 
 /** Appends one event; must run inside the transaction that makes the change. */
 export async function appendEvent(trx: Db, workspaceId: string, input: EventInput): Promise<EventRow> {
   if (!trx.isTransaction) throw new Error('appendEvent must run inside the change transaction');
-  const bumped = await trx('workspaces')
-    .where({ id: workspaceId })
-    .increment('last_event_seq', 1)
-    .returning<{ last_event_seq: string; is_sandbox: boolean }[]>(['last_event_seq', 'is_sandbox']);
-  const ws = bumped[0];
+  const ws = await repo.nextSeq(trx, workspaceId);
   if (!ws) throw new Error(`workspace ${workspaceId} not found for event ${input.event}`);
-  const [row] = (await trx('workspace_events')
-    .insert({
-      workspace_id: workspaceId,
-      seq: ws.last_event_seq,
-      event: input.event,
-      entity_type: input.entityType,
-      entity_id: input.entityId ?? null,
-      deal_id: input.dealId ?? null,
-      deal_reference: input.dealReference ?? null,
-      actor_id: input.actor?.id ?? null,
-      actor_name: input.actor?.name ?? null,
-      actor_label: input.actorLabel ?? null,
-      amount: input.amount ?? null,
-      summary: input.summary,
-      livemode: !ws.is_sandbox && input.realMoney !== false,
-      created_at: clock.now(),
-    })
-    .returning('*')) as EventRow[];
-  return row!;
+  return repo.insertEvent(trx, {
+    workspace_id: workspaceId,
+    seq: ws.seq,
+    event: input.event,
+    entity_type: input.entityType,
+    entity_id: input.entityId ?? null,
+    deal_id: input.dealId ?? null,
+    deal_reference: input.dealReference ?? null,
+    actor_id: input.actor?.id ?? null,
+    actor_name: input.actor?.name ?? null,
+    actor_label: input.actorLabel ?? null,
+    amount: input.amount ?? null,
+    summary: input.summary,
+    livemode: !ws.isSandbox && input.realMoney !== false,
+    created_at: clock.now(),
+  });
 }
 
-export interface FeedQuery {
-  after: number;
-  order: 'asc' | 'desc';
-  before?: number;
-  limit: number;
-  deal_id?: string;
-  event?: string;
-}
+export type FeedQuery = FeedFilter;
 
 export interface FeedPage {
   items: EventRow[];
@@ -111,12 +85,8 @@ export interface FeedPage {
  * newest seq returned (or `after`), `next_before` the oldest returned while more may
  * follow (null at the end).
  */
-export async function readFeed(trx: Db, workspaceId: string, q: FeedQuery): Promise<FeedPage> {
-  const query = trx('workspace_events').where('workspace_id', workspaceId).where('seq', '>', q.after);
-  if (q.order === 'desc' && q.before !== undefined) query.where('seq', '<', q.before);
-  if (q.deal_id) query.where('deal_id', q.deal_id);
-  if (q.event) query.where('event', q.event);
-  const items = (await query.orderBy('seq', q.order).limit(q.limit).select('*')) as EventRow[];
+export async function readFeed(actor: WorkspaceActor, q: FeedQuery, trx: Db = db): Promise<FeedPage> {
+  const items = await repo.feedPage(trx, actor.workspaceId, { ...q, before: q.order === 'desc' ? q.before : undefined });
   const seqs = items.map((e) => Number(e.seq));
   if (q.order === 'asc') return { items, next_after: seqs.length ? seqs[seqs.length - 1]! : q.after };
   return {

@@ -7,30 +7,19 @@
  */
 import { clock } from '../clock.js';
 import { db, type Db } from '../db.js';
-import { errors } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { enqueue } from '../outbox.js';
-import type { EventRow } from './events.js';
-import type { Actor } from './service.js';
+import type { WorkspaceActor } from './access.js';
+import { enterpriseErrors } from './errors.js';
+import * as events from './events-repo.js';
+import * as repo from './exports-repo.js';
+import { dateString, type ExportRow } from './exports-repo.js';
+
+export { dateString, type ExportRow } from './exports-repo.js';
 
 export const EXPORT_ROW_LIMIT = 10_000;
 export const MAX_RANGE_DAYS = 366;
 export const DEFAULT_RANGE_DAYS = 90;
-
-export interface ExportRow {
-  id: string;
-  workspace_id: string;
-  requested_by: string;
-  kind: 'audit';
-  range_from: string;
-  range_to: string;
-  status: 'pending' | 'ready';
-  csv: string | null;
-  row_count: number | null;
-  truncated: boolean;
-  created_at: Date;
-  finished_at: Date | null;
-}
 
 const DAY_MS = 86_400_000;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -39,7 +28,7 @@ function parseDay(value: string, field: string): number {
   const m = DATE.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
-    throw errors.invalidQuery({ formErrors: [], fieldErrors: { [field]: ['must be a date YYYY-MM-DD'] } });
+    throw enterpriseErrors.invalidDate(field);
   }
   return ms;
 }
@@ -51,35 +40,41 @@ export function parseRange(q: { from?: string; to?: string }): { from: string; t
   const today = Date.UTC(clock.now().getUTCFullYear(), clock.now().getUTCMonth(), clock.now().getUTCDate());
   const to = q.to ? parseDay(q.to, 'to') : today;
   const from = q.from ? parseDay(q.from, 'from') : to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS;
-  if (from > to) throw errors.invalidQuery({ formErrors: ['from is after to'], fieldErrors: {} });
-  if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) {
-    throw errors.invalidQuery({ formErrors: [`the range is longer than ${MAX_RANGE_DAYS} days`], fieldErrors: {} });
-  }
+  if (from > to) throw enterpriseErrors.rangeReversed();
+  if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) throw enterpriseErrors.rangeTooLong(MAX_RANGE_DAYS);
   return { from: day(from), to: day(to) };
 }
 
-export async function requestAuditExport(actor: Actor, range: { from: string; to: string }): Promise<ExportRow> {
+/** Stores a pending export of the range and its outbox job in one transaction. */
+export async function requestAuditExport(actor: WorkspaceActor, range: { from: string; to: string }): Promise<ExportRow> {
   return db.transaction(async (trx) => {
-    const [row] = await trx('enterprise_exports')
-      .insert({
-        workspace_id: actor.workspaceId,
-        requested_by: actor.userId,
-        kind: 'audit',
-        range_from: range.from,
-        range_to: range.to,
-        created_at: clock.now(),
-      })
-      .returning<ExportRow[]>('*');
-    await enqueue(trx, 'exports.audit-csv', { export_id: row!.id });
-    return row!;
+    const row = await repo.insertExport(trx, {
+      workspace_id: actor.workspaceId,
+      requested_by: actor.userId,
+      kind: 'audit',
+      range_from: range.from,
+      range_to: range.to,
+      created_at: clock.now(),
+    });
+    await enqueue(trx, 'exports.audit-csv', { export_id: row.id });
+    return row;
   });
 }
 
 /** An export of this workspace, or 404 NOT_FOUND. */
 export async function exportOf(workspaceId: string, id: string): Promise<ExportRow> {
-  const row = isUuid(id) ? ((await db('enterprise_exports').where({ id, workspace_id: workspaceId }).first()) as ExportRow | undefined) : undefined;
-  if (!row) throw errors.notFound({ en: 'No export with this id in the workspace', id: 'Tidak ada ekspor dengan id ini di workspace' });
+  const row = isUuid(id) ? await repo.exportOfWorkspace(db, workspaceId, id) : undefined;
+  if (!row) throw enterpriseErrors.exportNotFound();
   return row;
+}
+
+/**
+ * GET /audit/export.csv: without `export_id` a new export of the range (pending), with it
+ * that export as it stands (pending, or ready with its CSV).
+ */
+export async function auditExport(actor: WorkspaceActor, q: { from?: string; to?: string; export_id?: string }): Promise<ExportRow> {
+  if (q.export_id === undefined) return requestAuditExport(actor, parseRange(q));
+  return exportOf(actor.workspaceId, q.export_id);
 }
 
 export const AUDIT_COLUMNS = [
@@ -97,28 +92,16 @@ export function csvCell(value: Cell): string {
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** A `date` column as YYYY-MM-DD (node-postgres answers a Date at local midnight of that day). */
-export function dateString(v: unknown): string {
-  if (!(v instanceof Date)) return String(v);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${v.getFullYear()}-${pad(v.getMonth() + 1)}-${pad(v.getDate())}`;
-}
-
 /** The worker's step: builds and stores the CSV once. */
 export async function buildAuditExport(exportId: string, knex: Db = db): Promise<{ status: 'built' | 'already'; rows?: number }> {
-  const exp = (await knex('enterprise_exports').where({ id: exportId }).first()) as ExportRow | undefined;
+  const exp = await repo.exportById(knex, exportId);
   if (!exp) throw new Error(`export ${exportId} not found`);
   if (exp.status === 'ready') return { status: 'already' };
   const from = new Date(`${dateString(exp.range_from)}T00:00:00.000Z`);
   const to = new Date(new Date(`${dateString(exp.range_to)}T00:00:00.000Z`).getTime() + DAY_MS);
-  const events = (await knex('workspace_events')
-    .where({ workspace_id: exp.workspace_id })
-    .where('created_at', '>=', from)
-    .where('created_at', '<', to)
-    .orderBy('seq', 'asc')
-    .limit(EXPORT_ROW_LIMIT + 1)) as EventRow[];
-  const truncated = events.length > EXPORT_ROW_LIMIT;
-  const rows = events.slice(0, EXPORT_ROW_LIMIT);
+  const found = await events.eventsBetween(knex, exp.workspace_id, from, to, EXPORT_ROW_LIMIT + 1);
+  const truncated = found.length > EXPORT_ROW_LIMIT;
+  const rows = found.slice(0, EXPORT_ROW_LIMIT);
   const lines = [AUDIT_COLUMNS.join(',')];
   for (const e of rows) {
     const record: Record<(typeof AUDIT_COLUMNS)[number], Cell> = {
@@ -138,8 +121,6 @@ export async function buildAuditExport(exportId: string, knex: Db = db): Promise
     };
     lines.push(AUDIT_COLUMNS.map((c) => csvCell(record[c])).join(','));
   }
-  const updated = await knex('enterprise_exports')
-    .where({ id: exportId, status: 'pending' })
-    .update({ status: 'ready', csv: `${lines.join('\r\n')}\r\n`, row_count: rows.length, truncated, finished_at: clock.now() });
-  return updated ? { status: 'built', rows: rows.length } : { status: 'already' };
+  const stored = await repo.storeExport(knex, exportId, { csv: `${lines.join('\r\n')}\r\n`, row_count: rows.length, truncated, finished_at: clock.now() });
+  return stored ? { status: 'built', rows: rows.length } : { status: 'already' };
 }

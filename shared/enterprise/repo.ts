@@ -1,12 +1,11 @@
-/** SQL of the enterprise workspace tables (workspaces, members, KYB drafts, counterparties, notifications). */
-import type { Db } from '../db.js';
-
-export const ROLES = ['viewer', 'operator', 'finance', 'admin', 'owner'] as const;
-export type Role = (typeof ROLES)[number];
-export type MemberStatus = 'invited' | 'active' | 'suspended' | 'removed';
-export type KybStatus = 'not_started' | 'draft' | 'pending' | 'verified' | 'rejected';
-export const ENTITY_TYPES = ['pt', 'pt_perorangan', 'cv', 'firma', 'koperasi', 'ud', 'foreign'] as const;
-export type EntityType = (typeof ENTITY_TYPES)[number];
+/**
+ * SQL of workspaces and their members (with the KYB draft a registration opens and the
+ * operator settings they read). Callers pass the connection or transaction; the
+ * per-request membership lookup is a prepared statement on the pool (it runs on every
+ * enterprise request, before any transaction).
+ */
+import { prepared, type Db } from '../db.js';
+import type { EntityType, KybStatus, MemberStatus, MemberTransition, Role } from './states.js';
 
 export interface WorkspaceRow {
   id: string;
@@ -58,40 +57,37 @@ export interface KybApplicationRow {
   updated_at: Date;
 }
 
-export interface CounterpartyRow {
-  id: string;
-  workspace_id: string;
-  name: string;
-  country_code: string;
-  relationship: 'seller' | 'buyer';
-  email: string | null;
-  kyb_status: 'not_started' | 'pending' | 'verified' | 'rejected';
-  created_by: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface NotificationRow {
-  id: string;
-  workspace_id: string;
-  user_id: string;
-  type: string;
-  title: string;
-  body: string;
-  is_read: boolean;
-  read_at: Date | null;
-  created_at: Date;
-}
-
 /** A member with the user fields the member list shows. */
 export interface MemberWithUser extends MemberRow {
   email: string;
   full_name: string;
 }
 
-export function rankOf(role: Role): number {
-  return ROLES.indexOf(role);
+/** An active membership with its workspace's name (GET /me). */
+export type MembershipWithName = MemberRow & { display_name: string };
+export type InviteWithNames = MemberRow & { display_name: string; invited_by_name: string | null };
+
+// ---- Rows read back through to_jsonb (one query joins several tables) ----------------------
+
+/** A row read back through to_jsonb: dates arrive as strings. */
+export type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] };
+
+const MEMBER_DATES: (keyof MemberRow)[] = ['joined_at', 'removed_at', 'created_at', 'updated_at'];
+const WORKSPACE_DATES: (keyof WorkspaceRow)[] = ['created_at', 'updated_at'];
+
+function revive<T extends object>(row: Jsonified<T>, fields: (keyof T)[]): T {
+  const out = { ...row } as Record<string, unknown>;
+  for (const f of fields) {
+    const v = out[f as string];
+    if (typeof v === 'string') out[f as string] = new Date(v);
+  }
+  return out as T;
 }
+
+export const reviveMember = (row: Jsonified<MemberRow>): MemberRow => revive<MemberRow>(row, MEMBER_DATES);
+export const reviveWorkspace = (row: Jsonified<WorkspaceRow>): WorkspaceRow => revive<WorkspaceRow>(row, WORKSPACE_DATES);
+
+// ---- Workspaces ---------------------------------------------------------------------------
 
 export async function workspaceById(trx: Db, id: string): Promise<WorkspaceRow | undefined> {
   return (await trx('workspaces').where({ id }).first()) as WorkspaceRow | undefined;
@@ -102,10 +98,84 @@ export async function lockWorkspace(trx: Db, id: string): Promise<WorkspaceRow |
   return (await trx('workspaces').where({ id }).forUpdate().first()) as WorkspaceRow | undefined;
 }
 
+export async function updateWorkspace(trx: Db, id: string, patch: Record<string, unknown>): Promise<void> {
+  await trx('workspaces').where({ id }).update(patch);
+}
+
+/** An operator setting's JSON value (undefined when unset). */
+export async function setting(trx: Db, key: string): Promise<unknown> {
+  const row = (await trx('settings').select('value').where({ key }).first()) as { value: unknown } | undefined;
+  return row?.value;
+}
+
+/**
+ * The per-user registration lock (transaction-level advisory lock): false when another
+ * registration of the same user holds it.
+ */
+export async function tryRegistrationLock(trx: Db, userId: string): Promise<boolean> {
+  const lock = await trx.raw<{ rows: { locked: boolean }[] }>('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
+    `enterprise-register:${userId}`,
+  ]);
+  return lock.rows[0]?.locked === true;
+}
+
+export interface NewWorkspace {
+  display_name: string;
+  legal_name: string;
+  country_code: string;
+  entity_type: EntityType;
+  created_by: string;
+}
+
+/** A sandbox workspace (kyb not_started). */
+export async function insertWorkspace(trx: Db, input: NewWorkspace, now: Date): Promise<WorkspaceRow> {
+  const [row] = (await trx('workspaces')
+    .insert({ ...input, kyb_status: 'not_started', is_sandbox: true, created_at: now, updated_at: now })
+    .returning('*')) as WorkspaceRow[];
+  return row!;
+}
+
+/** The draft KYB application (version 1) a registration opens. */
+export async function insertKybDraft(
+  trx: Db,
+  workspaceId: string,
+  input: { entity_type: EntityType; legal_name: string; country_code: string; nib: string },
+  now: Date,
+): Promise<KybApplicationRow> {
+  const [row] = (await trx('kyb_applications')
+    .insert({ workspace_id: workspaceId, version: 1, status: 'draft', ...input, created_at: now, updated_at: now })
+    .returning('*')) as KybApplicationRow[];
+  return row!;
+}
+
+// ---- Members ------------------------------------------------------------------------------
+
+export async function insertMember(
+  trx: Db,
+  input: { workspace_id: string; user_id: string; role: Role; status: MemberStatus; invited_by?: string; joined_at?: Date },
+  now: Date,
+): Promise<MemberRow> {
+  const [row] = (await trx('workspace_members')
+    .insert({ ...input, created_at: now, updated_at: now })
+    .returning('*')) as MemberRow[];
+  return row!;
+}
+
+/** A member by id, whatever the workspace (the acting member's re-read under the lock). */
+export async function memberRow(trx: Db, id: string): Promise<MemberRow | undefined> {
+  return (await trx('workspace_members').where({ id }).first()) as MemberRow | undefined;
+}
+
+/** A member of the workspace that is not removed. */
 export async function memberById(trx: Db, workspaceId: string, id: string): Promise<MemberRow | undefined> {
   return (await trx('workspace_members').where({ workspace_id: workspaceId, id }).whereNot({ status: 'removed' }).first()) as
     | MemberRow
     | undefined;
+}
+
+/** The caller's own pending invite. */
+export async function pendingInvite(trx: Db, id: string, userId: string): Promise<MemberRow | undefined> {
+  return (await trx('workspace_members').where({ id, user_id: userId, status: 'invited' }).first()) as MemberRow | undefined;
 }
 
 export async function liveMembership(trx: Db, workspaceId: string, userId: string): Promise<MemberRow | undefined> {
@@ -115,25 +185,42 @@ export async function liveMembership(trx: Db, workspaceId: string, userId: strin
     .first()) as MemberRow | undefined;
 }
 
+/** The compare-and-set of a member status move: undefined when the member is no longer in a `from` status. */
+export async function moveMember(trx: Db, id: string, move: MemberTransition, changes: Partial<MemberRow>): Promise<MemberRow | undefined> {
+  const [row] = (await trx('workspace_members')
+    .where({ id })
+    .whereIn('status', move.from)
+    .update({ ...changes, status: move.to })
+    .returning('*')) as MemberRow[];
+  return row;
+}
+
+export async function updateMember(trx: Db, id: string, patch: Partial<MemberRow>): Promise<void> {
+  await trx('workspace_members').where({ id }).update(patch);
+}
+
+/** Changes an active member's own row (preferences); undefined when they are no longer active. */
+export async function updateActiveMember(trx: Db, id: string, patch: Partial<MemberRow>): Promise<MemberRow | undefined> {
+  const [row] = (await trx('workspace_members').where({ id, status: 'active' }).update(patch).returning('*')) as MemberRow[];
+  return row;
+}
+
 /** Workspaces where the user is an active member, first joined first. */
-export async function activeMemberships(trx: Db, userId: string): Promise<(MemberRow & { display_name: string })[]> {
+export async function activeMemberships(trx: Db, userId: string): Promise<MembershipWithName[]> {
   return trx('workspace_members as m')
     .join('workspaces as w', 'w.id', 'm.workspace_id')
     .where({ 'm.user_id': userId, 'm.status': 'active' })
     .orderBy([{ column: 'm.joined_at', order: 'asc' }, { column: 'm.id', order: 'asc' }])
-    .select<(MemberRow & { display_name: string })[]>('m.*', 'w.display_name');
+    .select<MembershipWithName[]>('m.*', 'w.display_name');
 }
 
-export async function pendingInvites(
-  trx: Db,
-  userId: string,
-): Promise<(MemberRow & { display_name: string; invited_by_name: string | null })[]> {
+export async function pendingInvites(trx: Db, userId: string): Promise<InviteWithNames[]> {
   return trx('workspace_members as m')
     .join('workspaces as w', 'w.id', 'm.workspace_id')
     .leftJoin('users as u', 'u.id', 'm.invited_by')
     .where({ 'm.user_id': userId, 'm.status': 'invited' })
     .orderBy('m.created_at', 'asc')
-    .select<(MemberRow & { display_name: string; invited_by_name: string | null })[]>('m.*', 'w.display_name', 'u.full_name as invited_by_name');
+    .select<InviteWithNames[]>('m.*', 'w.display_name', 'u.full_name as invited_by_name');
 }
 
 export async function countOwnedWorkspaces(trx: Db, userId: string): Promise<number> {
@@ -174,4 +261,29 @@ export async function memberWithUser(trx: Db, memberId: string): Promise<MemberW
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.id', memberId)
     .first<MemberWithUser>('m.*', 'u.email', 'u.full_name');
+}
+
+// ---- The membership of a request (access.ts) ------------------------------------------------
+
+const MEMBERSHIP_SQL = `
+  SELECT to_jsonb(m) AS member, to_jsonb(w) AS workspace
+    FROM workspace_members m JOIN workspaces w ON w.id = m.workspace_id
+   WHERE m.user_id = $1 AND m.status = 'active' AND ($2::uuid IS NULL OR m.workspace_id = $2::uuid)
+   ORDER BY m.joined_at ASC, m.id ASC
+   LIMIT 1`;
+
+/**
+ * The user's active membership: in the workspace named, or with none named the first
+ * workspace joined. One query. Undefined when there is none.
+ */
+export async function activeMembership(
+  userId: string,
+  workspaceId: string | undefined,
+): Promise<{ member: MemberRow; workspace: WorkspaceRow } | undefined> {
+  const [row] = await prepared<{ member: Jsonified<MemberRow>; workspace: Jsonified<WorkspaceRow> }>('enterprise_membership', MEMBERSHIP_SQL, [
+    userId,
+    workspaceId ?? null,
+  ]);
+  if (!row) return undefined;
+  return { member: reviveMember(row.member), workspace: reviveWorkspace(row.workspace) };
 }

@@ -1,6 +1,6 @@
 /** joi schemas of the enterprise workspace routes (enterprise spec 4.1, 4.9, 4.10; decision D7). */
 import Joi from 'joi';
-import { ENTITY_TYPES, ROLES } from './repo.js';
+import { ENTITY_TYPES, ROLES } from './states.js';
 
 const country = Joi.string().trim().uppercase().pattern(/^[A-Z]{2}$/).messages({ 'string.pattern.base': 'must be a two-letter ISO country code' });
 const uuid = Joi.string().guid({ version: ['uuidv4', 'uuidv1', 'uuidv5', 'uuidv3'] });

@@ -1,7 +1,11 @@
-/** Spec shapes of the enterprise workspace resources (enterprise spec section 2). */
-import type { EventRow } from './events.js';
-import type { KeyListRow } from './keys.js';
-import type { CounterpartyRow, KybApplicationRow, MemberRow, MemberWithUser, NotificationRow, WorkspaceRow } from './repo.js';
+/** Spec shapes of the enterprise workspace resources (enterprise spec section 2) and of the answers built from them. */
+import type { CounterpartyRow } from './counterparties-repo.js';
+import type { EventRow } from './events-repo.js';
+import type { FeedPage } from './events.js';
+import { dateString, type ExportRow } from './exports-repo.js';
+import type { KeyListRow } from './keys-repo.js';
+import type { NotificationRow } from './notifications-repo.js';
+import type { InviteWithNames, KybApplicationRow, MemberRow, MemberWithUser, MembershipWithName, WorkspaceRow } from './repo.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -106,4 +110,51 @@ export function serializeEvent(e: EventRow) {
     created_at: iso(e.created_at),
     livemode: e.livemode,
   };
+}
+
+/** POST /register (4.1): the new workspace, the owner membership and the draft KYB application. */
+export function serializeRegistration(made: { workspace: WorkspaceRow; membership: MemberRow; application: KybApplicationRow }) {
+  return {
+    account: serializeAccount(made.workspace),
+    membership: serializeMembership(made.membership),
+    kyb_application: serializeKybDraft(made.application),
+  };
+}
+
+/** GET /me (4.1). */
+export function serializeMe(me: {
+  current: { workspace: WorkspaceRow; member: MemberRow } | null;
+  memberships: MembershipWithName[];
+  invites: InviteWithNames[];
+}) {
+  return {
+    account: me.current ? serializeAccount(me.current.workspace) : null,
+    membership: me.current ? serializeMembership(me.current.member) : null,
+    memberships: me.memberships.map((m) => ({ account_id: m.workspace_id, display_name: m.display_name, role: m.role })),
+    invites: me.invites.map((i) => ({ member_id: i.id, display_name: i.display_name, role: i.role, invited_by_name: i.invited_by_name })),
+  };
+}
+
+/** POST /invites/:memberId/accept (decision 0011). */
+export function serializeAcceptedInvite(m: MemberRow) {
+  return { member_id: m.id, account_id: m.workspace_id, role: m.role };
+}
+
+/** GET /api-keys (4.10): every unrevoked key and the workspace's limit. */
+export function serializeKeyList(rows: KeyListRow[], limit: number) {
+  return { items: rows.map(serializeKey), limit };
+}
+
+/** The answer of GET /events beside `success` (decision 0011): `data`, `next_after`, and `next_before` for order=desc. */
+export function serializeFeed(page: FeedPage) {
+  return {
+    data: page.items.map(serializeEvent),
+    next_after: page.next_after,
+    ...(page.next_before !== undefined ? { next_before: page.next_before } : {}),
+  };
+}
+
+/** A 202 of the audit export while it is being built (decision 0011). */
+export function serializeExportPending(row: ExportRow) {
+  return { export_id: row.id, status: row.status, from: dateString(row.range_from), to: dateString(row.range_to) };
 }

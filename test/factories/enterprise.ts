@@ -3,7 +3,8 @@ import { clock } from '../../shared/clock.js';
 import { db } from '../../shared/db.js';
 import { register } from '../../shared/enterprise/service.js';
 import { createKey } from '../../shared/enterprise/keys.js';
-import type { MemberRow, Role, WorkspaceRow } from '../../shared/enterprise/repo.js';
+import type { MemberRow, WorkspaceRow } from '../../shared/enterprise/repo.js';
+import type { Role } from '../../shared/enterprise/states.js';
 import type { UserRow } from '../../shared/users/repo.js';
 import { config } from '../../shared/config.js';
 import { createSession } from '../../shared/auth/sessions.js';
@@ -15,13 +16,11 @@ let seq = 0;
 export async function createWorkspace(owner?: UserRow, name?: string): Promise<{ workspace: WorkspaceRow; owner: UserRow; ownerMember: MemberRow }> {
   seq += 1;
   const user = owner ?? (await createUser({ fullName: `Owner ${seq}` })).user;
-  const made = await register(user, {
-    legal_name: `PT Contoh ${seq}`,
-    display_name: name ?? `Contoh ${seq}`,
-    entity_type: 'pt',
-    nib: '1234567890123',
-    country_code: 'ID',
-  });
+  const made = await register(
+    { userId: user.id, userName: user.full_name },
+    { legal_name: `PT Contoh ${seq}`, display_name: name ?? `Contoh ${seq}`, entity_type: 'pt', nib: '1234567890123', country_code: 'ID' },
+    { ip: '127.0.0.1' },
+  );
   return { workspace: made.workspace, owner: user, ownerMember: made.membership };
 }
 

@@ -9,7 +9,7 @@ import { api } from '../../helpers/app.js';
 import { createWorkspace, headersOf, sessionOf, type Cred } from '../../factories/enterprise.js';
 import { db } from '../../../shared/db.js';
 import { appendEvent, operatorLabel } from '../../../shared/enterprise/events.js';
-import { createCounterparty, type Actor } from '../../../shared/enterprise/service.js';
+import { createCounterparty, type WorkspaceActor } from '../../../shared/enterprise/service.js';
 
 interface Item {
   seq: number;
@@ -26,7 +26,7 @@ describe('enterprise event feed', () => {
   async function world() {
     const ws = await createWorkspace();
     const cred = await sessionOf(ws.owner);
-    const actor: Actor = { workspaceId: ws.workspace.id, memberId: ws.ownerMember.id, userId: ws.owner.id, userName: ws.owner.full_name, role: 'owner' };
+    const actor: WorkspaceActor = { workspaceId: ws.workspace.id, memberId: ws.ownerMember.id, userId: ws.owner.id, userName: ws.owner.full_name, role: 'owner' };
     return { ...ws, cred, actor };
   }
 

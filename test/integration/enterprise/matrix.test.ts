@@ -14,7 +14,8 @@ import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, worksp
 import { routers } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
-import type { MemberRow, Role, WorkspaceRow } from '../../../shared/enterprise/repo.js';
+import type { MemberRow, WorkspaceRow } from '../../../shared/enterprise/repo.js';
+import type { Role } from '../../../shared/enterprise/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
 
 const ROLES: Role[] = ['viewer', 'operator', 'finance', 'admin', 'owner'];

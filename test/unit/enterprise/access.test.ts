@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { checkCredential, checkRole, keyRole, parseAccountHeader, type Credential, type RouteRule } from '../../../shared/enterprise/access.js';
 import { csvCell, parseRange } from '../../../shared/enterprise/exports.js';
-import { ROLES } from '../../../shared/enterprise/repo.js';
+import { ROLES } from '../../../shared/enterprise/states.js';
 import { clock } from '../../../shared/clock.js';
 import { AppError } from '../../../shared/errors.js';
 

@@ -1,0 +1,169 @@
+/**
+ * Members, invites and roles (enterprise spec 4.1, decision D7). Member writes lock the
+ * workspace row first and re-read the acting member under it, so rules that count ("the
+ * last owner cannot leave") hold under concurrent requests: two owners removing each
+ * other at once leave one owner. Status moves are the compare-and-sets of states.ts.
+ */
+import { clock } from '../clock.js';
+import { db, inTransaction, type Db } from '../db.js';
+import { isUuid } from '../ids.js';
+import * as users from '../users/repo.js';
+import { byOf, type SignedIn, type WorkspaceActor } from './access.js';
+import { enterpriseErrors } from './errors.js';
+import { appendEvent } from './events.js';
+import { revokeKeysWhere } from './keys.js';
+import { notify } from './notifications.js';
+import * as repo from './repo.js';
+import type { MemberRow, MemberWithUser } from './repo.js';
+import { MEMBER_TRANSITIONS, rankOf, type MemberTransitionName, type Role } from './states.js';
+
+export interface Preferences {
+  email?: boolean;
+  approvals?: boolean;
+  money?: boolean;
+  reminders?: boolean;
+}
+
+/** The compare-and-set of a member status move; undefined when another request moved the member first. */
+async function transitionMember(t: Db, member: MemberRow, name: MemberTransitionName, changes: Partial<MemberRow>): Promise<MemberRow | undefined> {
+  return repo.moveMember(t, member.id, MEMBER_TRANSITIONS[name], { ...changes, updated_at: changes.updated_at ?? clock.now() });
+}
+
+/**
+ * Re-reads the acting member under the workspace lock: a request that passed the access
+ * check just before its caller was removed or demoted must not act on the old rights.
+ */
+async function lockAsActor(t: Db, actor: WorkspaceActor, needed: Role): Promise<WorkspaceActor> {
+  await repo.lockWorkspace(t, actor.workspaceId);
+  const me = await repo.memberRow(t, actor.memberId);
+  if (!me || me.status !== 'active') throw enterpriseErrors.noWorkspace();
+  if (rankOf(me.role) < rankOf(needed)) throw enterpriseErrors.roleTooLow(needed);
+  return { ...actor, role: me.role };
+}
+
+/** Only an owner grants, changes or removes the owner role (decision D7). */
+function assertOwnerMoves(actor: WorkspaceActor, roles: Role[]): void {
+  if (roles.includes('owner') && actor.role !== 'owner') throw enterpriseErrors.ownerMovesOwnerOnly();
+}
+
+async function lastOwnerGuard(t: Db, workspaceId: string, target: MemberRow): Promise<void> {
+  if (target.role === 'owner' && target.status === 'active' && (await repo.countActiveOwners(t, workspaceId)) <= 1) {
+    throw enterpriseErrors.lastOwner();
+  }
+}
+
+/** The target member of an admin's write, under the lock: 404 NOT_FOUND unless it is in the workspace. */
+async function targetOf(t: Db, actor: WorkspaceActor, memberId: string): Promise<MemberRow> {
+  const target = await repo.memberById(t, actor.workspaceId, memberId);
+  if (!target) throw enterpriseErrors.memberNotFound();
+  return target;
+}
+
+export async function listMembers(actor: WorkspaceActor, page: number, limit: number) {
+  return repo.listMembers(db, actor.workspaceId, page, limit);
+}
+
+export async function acceptInvite(trx: Db | undefined, user: SignedIn, memberId: string): Promise<MemberRow> {
+  if (!isUuid(memberId)) throw enterpriseErrors.inviteNotFound();
+  return inTransaction(trx, async (t) => {
+    const pending = await repo.pendingInvite(t, memberId, user.userId);
+    if (!pending) throw enterpriseErrors.inviteNotFound();
+    await repo.lockWorkspace(t, pending.workspace_id);
+    const now = clock.now();
+    const moved = await transitionMember(t, pending, 'accept', { joined_at: now, updated_at: now });
+    if (!moved) throw enterpriseErrors.inviteNotFound();
+    await appendEvent(t, moved.workspace_id, {
+      event: 'member.joined',
+      entityType: 'member',
+      entityId: moved.id,
+      actor: byOf(user),
+      summary: `${user.userName} joined as ${moved.role}`,
+    });
+    if (moved.invited_by) {
+      await notify(t, moved.workspace_id, moved.invited_by, 'member.joined', 'Invite accepted', `${user.userName} joined the workspace as ${moved.role}`);
+    }
+    return moved;
+  });
+}
+
+export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, input: { email: string; role: Role }): Promise<MemberWithUser> {
+  assertOwnerMoves(caller, [input.role]);
+  return inTransaction(trx, async (t) => {
+    const actor = await lockAsActor(t, caller, 'admin');
+    assertOwnerMoves(actor, [input.role]);
+    const invitee = await users.findByEmail(t, input.email);
+    if (!invitee || invitee.status !== 'active') throw enterpriseErrors.inviteeNotFound();
+    if (await repo.liveMembership(t, actor.workspaceId, invitee.id)) throw enterpriseErrors.alreadyMember();
+    const member = await repo.insertMember(
+      t,
+      { workspace_id: actor.workspaceId, user_id: invitee.id, role: input.role, status: 'invited', invited_by: actor.userId },
+      clock.now(),
+    );
+    await appendEvent(t, actor.workspaceId, {
+      event: 'member.invited',
+      entityType: 'member',
+      entityId: member.id,
+      actor: byOf(actor),
+      summary: `${invitee.full_name} invited as ${input.role}`,
+    });
+    return repo.memberWithUser(t, member.id);
+  });
+}
+
+export async function changeRole(trx: Db | undefined, caller: WorkspaceActor, memberId: string, role: Role): Promise<MemberWithUser> {
+  if (!isUuid(memberId)) throw enterpriseErrors.memberNotFound();
+  return inTransaction(trx, async (t) => {
+    const actor = await lockAsActor(t, caller, 'admin');
+    const target = await targetOf(t, actor, memberId);
+    assertOwnerMoves(actor, [target.role, role]);
+    if (target.role === role) return repo.memberWithUser(t, target.id);
+    if (target.role === 'owner') await lastOwnerGuard(t, actor.workspaceId, target);
+    await repo.updateMember(t, target.id, { role, updated_at: clock.now() });
+    await appendEvent(t, actor.workspaceId, {
+      event: 'member.role_changed',
+      entityType: 'member',
+      entityId: target.id,
+      actor: byOf(actor),
+      summary: `Role changed from ${target.role} to ${role}`,
+    });
+    if (target.status === 'active') {
+      await notify(t, actor.workspaceId, target.user_id, 'member.role_changed', 'Your role changed', `You are now ${role} (was ${target.role})`);
+    }
+    return repo.memberWithUser(t, target.id);
+  });
+}
+
+/** Removes a member (or withdraws an invite); their workspace keys are revoked with them. */
+export async function removeMember(trx: Db | undefined, caller: WorkspaceActor, memberId: string): Promise<{ id: string; removed: true }> {
+  if (!isUuid(memberId)) throw enterpriseErrors.memberNotFound();
+  return inTransaction(trx, async (t) => {
+    const actor = await lockAsActor(t, caller, 'admin');
+    const target = await targetOf(t, actor, memberId);
+    assertOwnerMoves(actor, [target.role]);
+    await lastOwnerGuard(t, actor.workspaceId, target);
+    const now = clock.now();
+    if (!(await transitionMember(t, target, 'remove', { removed_at: now, updated_at: now }))) throw enterpriseErrors.memberNotFound();
+    const by = byOf(actor);
+    await appendEvent(t, actor.workspaceId, {
+      event: 'member.removed',
+      entityType: 'member',
+      entityId: target.id,
+      actor: by,
+      summary: target.user_id === actor.userId ? 'A member left the workspace' : 'A member was removed from the workspace',
+    });
+    await revokeKeysWhere(t, actor.workspaceId, { created_by_member: target.id }, by, 'its creator left the workspace');
+    return { id: target.id, removed: true as const };
+  });
+}
+
+/** The caller's own notification preferences in the workspace (any role; dashboard only). */
+export async function updatePreferences(trx: Db, actor: WorkspaceActor, input: Preferences): Promise<MemberRow> {
+  const patch: Partial<MemberRow> = { updated_at: clock.now() };
+  if (input.email !== undefined) patch.notify_email = input.email;
+  if (input.approvals !== undefined) patch.notify_approvals = input.approvals;
+  if (input.money !== undefined) patch.notify_money = input.money;
+  if (input.reminders !== undefined) patch.notify_reminders = input.reminders;
+  const row = await repo.updateActiveMember(trx, actor.memberId, patch);
+  if (!row) throw enterpriseErrors.noWorkspace();
+  return row;
+}
