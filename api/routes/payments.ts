@@ -9,24 +9,15 @@ import type { StaffPaymentFilter } from '../../shared/payments/repo.js';
 import * as payments from '../../shared/payments/service.js';
 import { serializeClaim, serializeGateway, serializeInitiation, serializePaymentRecord, serializeStaffPayment } from '../../shared/payments/serialize.js';
 import { db } from '../../shared/db.js';
-import type { Actor } from '../../shared/escrows/service.js';
-import { ok, createRouter, type Ctx } from '../context.js';
+import { ok, createRouter } from '../context.js';
+import { actorOf, byId, idOf, paginated, publicGet, staffOf } from '../kit.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
 import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
-import { publicGet } from '../kit.js';
-import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
+import { bodyOf, queryOf, validate } from '../middleware/validate.js';
 
 export const paymentsRouter = createRouter();
 
-const actor = (ctx: Ctx): Actor => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
-const idOf = (ctx: Ctx) => paramsOf<{ id: string }>(ctx).id;
-const byId = validate({ params: S.idParams });
 const staffOnly = [auth(), requireAdmin()] as const;
-const staff = (ctx: Ctx): manual.StaffContext => ({
-  actorId: ctx.state.principal!.userId,
-  ip: ctx.ip,
-  note: bodyOf<{ note?: string | null }>(ctx).note || null,
-});
 
 publicGet(paymentsRouter, '/api/gateways/available-methods', {}, async (ctx) => {
   ok(ctx, (await payments.availableGateways()).map(serializeGateway));
@@ -36,7 +27,7 @@ publicGet(paymentsRouter, '/api/gateways/available-methods', {}, async (ctx) => 
 // committed first, then the gateway's answer is recorded with the stored reply.
 const openedLink = idempotent({
   prepare: async (ctx) => {
-    const link = await payments.prepareEscrowLink(actor(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx));
+    const link = await payments.prepareEscrowLink(actorOf(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx));
     ctx.state.prepared = link;
     return () => payments.abandonLink(link);
   },
@@ -48,38 +39,34 @@ paymentsRouter.post('/api/escrows/:id/pay', auth(), byId, validate({ body: S.pay
 
 paymentsRouter.get('/api/escrows/:id/payment-status', auth(), byId, async (ctx) => {
   ctx.set('Cache-Control', 'no-store');
-  ok(ctx, serializePaymentRecord(await payments.paymentStatus(actor(ctx), idOf(ctx))));
+  ok(ctx, serializePaymentRecord(await payments.paymentStatus(actorOf(ctx), idOf(ctx))));
 });
 
 // 200 when the claim waits for staff to confirm it; 202 when it came late (the escrow was
 // cancelled, expired or paid another way): recorded for staff, `next_step` says what follows.
 paymentsRouter.post('/api/escrows/:id/claim-payment', auth(), byId, validate({ body: S.claim }), idempotent(), async (ctx) => {
-  const claimed = await manual.claimPayment(txOf(ctx), actor(ctx), idOf(ctx), bodyOf<manual.ClaimInput>(ctx));
+  const claimed = await manual.claimPayment(txOf(ctx), actorOf(ctx), idOf(ctx), bodyOf<manual.ClaimInput>(ctx));
   ok(ctx, serializeClaim(claimed), claimed.late ? 202 : 200);
 });
 
 paymentsRouter.get('/v1/admin/payments', ...staffOnly, validate({ query: S.staffList }), async (ctx) => {
   const q = queryOf<{ attention: 0 | 1; reason?: StaffPaymentFilter['reason']; page: number; limit: number }>(ctx);
   const { rows, total } = await manual.listForStaff(db, { attention: q.attention === 1, reason: q.reason, page: q.page, limit: q.limit });
-  ctx.body = {
-    success: true,
-    data: rows.map(serializeStaffPayment),
-    pagination: { page: q.page, limit: q.limit, total, total_pages: Math.ceil(total / q.limit) },
-  };
+  paginated(ctx, rows.map(serializeStaffPayment), { page: q.page, limit: q.limit, total });
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/confirm', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializePaymentRecord(await manual.staffConfirm(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializePaymentRecord(await manual.staffConfirm(txOf(ctx), staffOf(ctx), idOf(ctx))) });
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/reject', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializePaymentRecord(await manual.staffReject(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializePaymentRecord(await manual.staffReject(txOf(ctx), staffOf(ctx), idOf(ctx))) });
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/credit', ...staffOnly, byId, validate({ body: S.staffNote }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializeStaffPayment(await manual.staffCredit(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializeStaffPayment(await manual.staffCredit(txOf(ctx), staffOf(ctx), idOf(ctx))) });
 });
 
 paymentsRouter.post('/v1/admin/payments/:id/mark-returned', ...staffOnly, byId, validate({ body: S.staffNoteRequired }), idempotent(), async (ctx) => {
-  ok(ctx, { payment: serializeStaffPayment(await manual.staffMarkReturned(txOf(ctx), staff(ctx), idOf(ctx))) });
+  ok(ctx, { payment: serializeStaffPayment(await manual.staffMarkReturned(txOf(ctx), staffOf(ctx), idOf(ctx))) });
 });

@@ -9,28 +9,19 @@ import { fastForward, type FastForwardTimer } from '../../shared/escrows/service
 import * as P from '../../shared/payments/schemas.js';
 import { simulateSandbox } from '../../shared/payments/service.js';
 import { ok, createRouter } from '../context.js';
+import { actorOf, idOf } from '../kit.js';
 import { auth } from '../middleware/auth.js';
 import { bodyOf, paramsOf, validate } from '../middleware/validate.js';
 
 export const sandboxRouter = createRouter('/api/sandbox');
 
 sandboxRouter.post('/escrows/:id/fast-forward', auth(), validate({ params: S.idParams, body: S.fastForward }), async (ctx) => {
-  const principal = ctx.state.principal!;
-  const result = await fastForward(
-    { userId: principal.userId, role: principal.role },
-    paramsOf<{ id: string }>(ctx).id,
-    bodyOf<{ timer: FastForwardTimer }>(ctx).timer,
-  );
+  const result = await fastForward(actorOf(ctx), idOf(ctx), bodyOf<{ timer: FastForwardTimer }>(ctx).timer);
   ok(ctx, { ...result, due_at: result.due_at.toISOString() }, 202);
 });
 
 // Decision D4: the sandbox gateway sends the callback for this charge through the real pipeline.
 sandboxRouter.post('/payments/:gateway_order_id/simulate', auth(), validate({ params: P.orderParams, body: P.simulate }), async (ctx) => {
-  const principal = ctx.state.principal!;
-  const result = await simulateSandbox(
-    { userId: principal.userId, role: principal.role },
-    paramsOf<{ gateway_order_id: string }>(ctx).gateway_order_id,
-    bodyOf<{ status: 'paid' | 'expired' | 'failed' }>(ctx).status,
-  );
+  const result = await simulateSandbox(actorOf(ctx), paramsOf<{ gateway_order_id: string }>(ctx).gateway_order_id, bodyOf<{ status: 'paid' | 'expired' | 'failed' }>(ctx).status);
   ok(ctx, { sent: true, duplicate: result.duplicate }, 202);
 });

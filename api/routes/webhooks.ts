@@ -4,8 +4,8 @@
  * (403, nothing stored, when it fails), the delivery is stored and queued for the
  * gateway-callbacks worker, and the answer is immediate.
  */
+import { paymentErrors } from '../../shared/payments/errors.js';
 import { ingestCallback } from '../../shared/payments/service.js';
-import { AppError } from '../../shared/errors.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { rawBodyOf } from '../middleware/body.js';
 
@@ -13,7 +13,7 @@ export const webhooksRouter = createRouter('/api/webhooks');
 
 async function receive(ctx: Ctx): Promise<void> {
   const rawBody = rawBodyOf(ctx);
-  if (rawBody === undefined) throw AppError.legacy(400, 'INVALID_CALLBACK', 'A gateway callback must be a JSON body (Content-Type: application/json)');
+  if (rawBody === undefined) throw paymentErrors.callbackNotJson();
   const headers: Record<string, string | undefined> = {};
   for (const [name, value] of Object.entries(ctx.headers)) headers[name.toLowerCase()] = Array.isArray(value) ? value[0] : value;
   const result = await ingestCallback({ headers, rawBody, json: ctx.request.body });

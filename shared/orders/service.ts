@@ -10,16 +10,16 @@
 import { clock } from '../clock.js';
 import { decryptSecret, encryptSecret } from '../crypto.js';
 import { db, inTransaction, type Db } from '../db.js';
-import { AppError } from '../errors.js';
-import type { Actor } from '../escrows/service.js';
+import type { Actor, StaffActor } from '../actors.js';
 import { isUuid } from '../ids.js';
 import { post } from '../ledger/index.js';
 import { logger } from '../logger.js';
 import { recordStaffAction } from '../staff/audit.js';
-import * as paymentRepo from '../payments/repo.js';
 import type { PaymentRow } from '../payments/repo.js';
-import { recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
-import { parseMethod, prepareOrderLink, recordPrepared, settlePaid, type PreparedLink } from '../payments/service.js';
+import { claimedForOrder, confirmClaim, recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
+import { currentForOrder, parseMethod, prepareOrderLink, recordPrepared, type PreparedLink } from '../payments/links.js';
+import { paymentErrors } from '../payments/errors.js';
+import { orderErrors } from './errors.js';
 import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quote } from './fees.js';
 import { markOrdersPaid } from './paid.js';
 import * as repo from './repo.js';
@@ -28,17 +28,12 @@ import { canMove, ORDER_TRANSITIONS, type OrderStatus, type OrderTransitionName 
 
 export type { OrderRow, OrderEventRow } from './repo.js';
 
-export type { Actor } from '../escrows/service.js';
+export type { Actor } from '../actors.js';
+/** Staff on an operator route (the shared StaffActor). */
+export type StaffContext = StaffActor;
 
-export interface StaffContext {
-  actorId: string;
-  ip: string;
-  note?: string | null;
-}
-
-const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Order not found');
-const invalidState = (status: OrderStatus, move: OrderTransitionName) =>
-  AppError.legacy(409, 'INVALID_STATE', `The order is ${status}; ${move} needs ${ORDER_TRANSITIONS[move].from.join(' or ')}`, { status });
+const notFound = orderErrors.notFound;
+const invalidState = (status: OrderStatus, move: OrderTransitionName) => orderErrors.invalidState(status, move, ORDER_TRANSITIONS[move].from);
 
 // ---- Configuration and quote -------------------------------------------------------------
 
@@ -49,18 +44,11 @@ export async function getConfig(trx: Db = db): Promise<OrderConfig> {
 function checkPrice(itemPrice: number, c: OrderConfig, options: { min: boolean }): void {
   // A whole number past the maximum (however large) is too large, not malformed.
   if (Number.isInteger(itemPrice) && itemPrice > c.max_item_price_idr) {
-    throw AppError.legacy(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
+    throw orderErrors.priceTooLarge(c.max_item_price_idr);
   }
-  if (!Number.isSafeInteger(itemPrice) || itemPrice < 0) {
-    throw AppError.legacy(400, 'INVALID_BODY', 'item_price must be a whole number of rupiah', { details: { formErrors: [], fieldErrors: { item_price: ['item_price must be a whole number of rupiah'] } } });
-  }
-  if (itemPrice > c.max_item_price_idr || itemPrice > ITEM_PRICE_CEILING) {
-    throw AppError.legacy(400, 'AMOUNT_TOO_LARGE', `item_price must be at most ${c.max_item_price_idr}`, { max_item_price_idr: c.max_item_price_idr });
-  }
-  if (options.min && itemPrice < c.min_item_price_idr) {
-    const message = `item_price must be at least ${c.min_item_price_idr}`;
-    throw AppError.legacy(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { item_price: [message] } } });
-  }
+  if (!Number.isSafeInteger(itemPrice) || itemPrice < 0) throw orderErrors.priceNotWhole();
+  if (itemPrice > c.max_item_price_idr || itemPrice > ITEM_PRICE_CEILING) throw orderErrors.priceTooLarge(c.max_item_price_idr);
+  if (options.min && itemPrice < c.min_item_price_idr) throw orderErrors.priceTooSmall(c.min_item_price_idr);
 }
 
 /** POST /api/jasabayar/quote. */
@@ -81,22 +69,20 @@ export interface CreateInput {
 
 export const MAX_URL = 2048;
 
-const badBody = (field: string, message: string) => AppError.legacy(400, 'INVALID_BODY', message, { details: { formErrors: [], fieldErrors: { [field]: [message] } } });
-
 /** The normalised purchase URL: http or https only, no embedded credentials, at most 2048 characters. */
 export function normaliseTargetUrl(raw: string): string {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw badBody('target_url', 'target_url must be an http or https URL');
+    throw orderErrors.urlNotHttp();
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badBody('target_url', 'target_url must be an http or https URL');
-  if (url.username !== '' || url.password !== '') throw badBody('target_url', 'target_url must not carry credentials');
-  if (url.hostname === '') throw badBody('target_url', 'target_url needs a host');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw orderErrors.urlNotHttp();
+  if (url.username !== '' || url.password !== '') throw orderErrors.urlWithCredentials();
+  if (url.hostname === '') throw orderErrors.urlWithoutHost();
   url.hash = '';
   const href = url.href;
-  if (href.length > MAX_URL) throw badBody('target_url', `target_url must be at most ${MAX_URL} characters`);
+  if (href.length > MAX_URL) throw orderErrors.urlTooLong(MAX_URL);
   return href;
 }
 
@@ -104,7 +90,7 @@ export function normaliseTargetUrl(raw: string): string {
 export async function create(trxOrDb: Db | undefined, actor: Actor, input: CreateInput): Promise<OrderRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const c = await loadOrderConfig(trx);
-    if (!c.enabled) throw AppError.legacy(503, 'FEATURE_DISABLED', 'Layanan jasa bayar sedang tidak tersedia / the payment service is disabled');
+    if (!c.enabled) throw orderErrors.featureDisabled();
     const targetUrl = normaliseTargetUrl(input.target_url);
     checkPrice(input.item_price, c, { min: true });
     const q = quote(input.item_price, c);
@@ -142,7 +128,7 @@ export async function listForStaff(filter: { status?: OrderStatus; page: number;
 async function loadReadable(trx: Db, actor: Actor, id: string, options: { lock?: boolean } = {}): Promise<OrderRow> {
   const o = isUuid(id) ? await repo.findById(trx, id, options) : undefined;
   if (!o) throw notFound();
-  if (o.buyer_id !== actor.userId && actor.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'This order belongs to another user');
+  if (o.buyer_id !== actor.userId && actor.role !== 'admin') throw orderErrors.notOwner();
   return o;
 }
 
@@ -150,7 +136,7 @@ async function loadReadable(trx: Db, actor: Actor, id: string, options: { lock?:
 async function loadOwned(trx: Db, actor: Actor, id: string): Promise<OrderRow> {
   const o = isUuid(id) ? await repo.findById(trx, id) : undefined;
   if (!o) throw notFound();
-  if (o.buyer_id !== actor.userId) throw AppError.legacy(403, 'FORBIDDEN', 'This order belongs to another user');
+  if (o.buyer_id !== actor.userId) throw orderErrors.notOwner();
   // Locked: cancel, pay, claim and the settlements of this order never pass each other.
   return (await repo.findById(trx, id, { lock: true }))!;
 }
@@ -176,7 +162,7 @@ export async function getForReader(actor: Actor, id: string, key?: Buffer): Prom
       credentials = key ? decryptSecret(order.credentials_sealed, key) : decryptSecret(order.credentials_sealed);
     } catch {
       logger.error({ order_id: order.id }, 'order credentials could not be decrypted');
-      throw AppError.legacy(500, 'DECRYPT_FAILED', 'The delivered credentials could not be decrypted');
+      throw orderErrors.decryptFailed();
     }
     if (order.first_viewed_at === null) {
       const stamped = await stampFirstView(order.id, actor.userId);
@@ -269,7 +255,7 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: st
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadOwned(trx, actor, id);
     const open = canMove('claimManual', o.status);
-    const result = await recordClaim(trx, await paymentRepo.latestForOrder(trx, o.id), { kind: 'order', open, status: o.status }, input);
+    const result = await recordClaim(trx, { kind: 'order', id: o.id, open, status: o.status }, input);
     const now = clock.now();
     if (open) await repo.move(trx, o.id, ORDER_TRANSITIONS.claimManual.from, { status: 'pending_review', updated_at: now });
     await repo.recordEvents(trx, [
@@ -284,8 +270,8 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: st
 /** GET /api/jasabayar/:id/payment-status: the payment that paid the order, else the newest link. */
 export async function paymentStatus(actor: Actor, id: string): Promise<PaymentRow> {
   const o = await loadReadable(db, actor, id);
-  const payment = await paymentRepo.currentForOrder(db, o.id);
-  if (!payment) throw AppError.legacy(404, 'NO_PAYMENT', 'No payment has been started for this order');
+  const payment = await currentForOrder(o.id);
+  if (!payment) throw paymentErrors.noPayment('order');
   return payment;
 }
 
@@ -320,11 +306,10 @@ export async function confirmPayment(trxOrDb: Db | undefined, staff: StaffContex
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadForStaff(trx, id);
     if (!canMove('confirmManual', o.status)) throw invalidState(o.status, 'confirmManual');
-    const claimed = await trx('payments').where({ order_id: o.id, status: 'awaiting_confirmation' }).orderBy('created_at', 'desc').forUpdate().first() as PaymentRow | undefined;
-    if (!claimed) throw AppError.legacy(409, 'INVALID_STATE', 'The order has no claimed manual transfer to confirm', { status: o.status });
-    const outcome = await settlePaid(trx, claimed, 'staff');
+    const claimed = await claimedForOrder(trx, o.id);
+    if (!claimed) throw orderErrors.noClaimToConfirm(o.status);
+    const { outcome } = await confirmClaim(trx, staff, claimed);
     if (outcome !== 'paid') throw new Error(`confirming order ${o.id}: settlement answered ${outcome}`);
-    await trx('payments').where({ id: claimed.id }).update({ decided_by: staff.actorId });
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'order.confirmManual', targetType: 'service_order', targetId: o.id, note: staff.note ?? null, details: { payment_id: claimed.id }, ip: staff.ip });
     return (await repo.findById(trx, o.id))!;
   });
@@ -352,9 +337,7 @@ export async function deliver(trxOrDb: Db | undefined, staff: StaffContext, id: 
   return inTransaction(trxOrDb, async (trx) => {
     const o = await loadForStaff(trx, id);
     const now = clock.now();
-    if (canMove('deliver', o.status) && o.sla_deadline_at !== null && o.sla_deadline_at < now) {
-      throw AppError.legacy(409, 'SLA_EXPIRED', 'The SLA deadline has passed; the order is being refunded automatically', { sla_deadline_at: o.sla_deadline_at.toISOString() });
-    }
+    if (canMove('deliver', o.status) && o.sla_deadline_at !== null && o.sla_deadline_at < now) throw orderErrors.slaExpired(o.sla_deadline_at);
     const credentials = input.credentials ? input.credentials : null;
     const moved = await staffMove(
       trx,

@@ -13,38 +13,38 @@
  */
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
-import { AppError } from '../errors.js';
+import type { Actor, StaffActor } from '../actors.js';
 import * as escrowRepo from '../escrows/repo.js';
-import { isExpired, partyOf, type Actor } from '../escrows/service.js';
+import { isExpired, partyOf } from '../escrows/service.js';
 import { isUuid } from '../ids.js';
 import { post, type Posting } from '../ledger/index.js';
 import { reopenAfterRejectedClaim } from '../orders/paid.js';
 import * as orderRepo from '../orders/repo.js';
 import { recordStaffAction } from '../staff/audit.js';
+import { paymentErrors } from './errors.js';
+import { settlePaid } from './reconcile.js';
 import * as repo from './repo.js';
 import type { PaymentRow } from './repo.js';
-import { settlePaid } from './service.js';
+import { allows } from './states.js';
+import { invalidState, transition } from './transition.js';
 
 export interface ClaimInput {
   reference?: string;
 }
 
-export interface StaffContext {
-  actorId: string;
-  ip: string;
-  note?: string | null;
-}
+/** Staff on an operator route (the shared StaffActor). */
+export type StaffContext = StaffActor;
 
 /** The flag of a manual transfer claimed after its escrow or order stopped taking it. */
 export const LATE_CLAIM = 'late_claim';
-
-const notFound = () => AppError.legacy(404, 'NOT_FOUND', 'Payment not found');
 
 // ---- The buyer's claim -------------------------------------------------------------------
 
 /** What a claim found about the escrow or order it pays (read with the target's row locked). */
 export interface ClaimTarget {
   kind: 'escrow' | 'order';
+  /** The escrow's or the order's id: the claim is on its latest payment. */
+  id: string;
   /** Whether the target still takes this payment; if not, the claim is recorded late. */
   open: boolean;
   /** The target's status as the buyer reads it (an escrow past its deadline: `expired`). */
@@ -71,18 +71,17 @@ function nextStepOf(target: ClaimTarget): string {
  * still recorded, flagged `late_claim`, so the money is never stranded: staff see it and
  * credit it to the buyer's balance or return it. The caller holds the target's row locked.
  */
-export async function recordClaim(trx: Db, payment: PaymentRow | undefined, target: ClaimTarget, input: ClaimInput): Promise<ClaimResult> {
-  if (!payment) throw AppError.legacy(404, 'NO_PAYMENT', `No payment has been started for this ${target.kind}`);
-  if (!payment.is_manual) throw AppError.legacy(409, 'NOT_MANUAL', 'The latest payment is not a manual transfer; it completes by itself');
+export async function recordClaim(trx: Db, target: ClaimTarget, input: ClaimInput): Promise<ClaimResult> {
+  const payment = target.kind === 'escrow' ? await repo.latestForEscrow(trx, target.id) : await repo.latestForOrder(trx, target.id);
+  if (!payment) throw paymentErrors.noPayment(target.kind);
+  if (!payment.is_manual) throw paymentErrors.notManual();
   const now = clock.now();
-  const claimed = await repo.movePayment(trx, payment.id, ['pending'], {
-    status: 'awaiting_confirmation',
+  const claimed = await transition(trx, payment, 'claim', {
     claimed_at: now,
     claim_reference: input.reference ? input.reference : null,
     ...(target.open ? {} : { flag: LATE_CLAIM }),
     updated_at: now,
   });
-  if (!claimed) throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a pending manual payment can be claimed`, { status: payment.status });
   return { payment: claimed, late: !target.open, nextStep: nextStepOf(target) };
 }
 
@@ -90,16 +89,13 @@ export async function recordClaim(trx: Db, payment: PaymentRow | undefined, targ
 export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: ClaimInput): Promise<ClaimResult> {
   return inTransaction(trxOrDb, async (trx) => {
     const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-    if (!e) throw AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-    if (e.buyer_id !== actor.userId) {
-      throw partyOf(e, actor.userId) ? AppError.legacy(403, 'NOT_BUYER', 'Only the buyer can claim a payment') : AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
-    }
+    if (!e) throw paymentErrors.escrowNotFound();
+    if (e.buyer_id !== actor.userId) throw partyOf(e, actor.userId) ? paymentErrors.notBuyerToClaim() : paymentErrors.notEscrowParty();
     // Locked like pay and cancel: a claim and a cancel never pass each other.
     await escrowRepo.lockRow(trx, e.id);
     const current = (await escrowRepo.findById(trx, e.id))!;
     const expired = isExpired(current);
-    const target: ClaimTarget = { kind: 'escrow', open: current.status === 'pending_payment' && !expired, status: expired ? 'expired' : current.status };
-    return recordClaim(trx, await repo.latestForEscrow(trx, e.id), target, input);
+    return recordClaim(trx, { kind: 'escrow', id: e.id, open: current.status === 'pending_payment' && !expired, status: expired ? 'expired' : current.status }, input);
   });
 }
 
@@ -112,7 +108,7 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, escrow
  */
 async function lockWithTarget(trx: Db, paymentId: string): Promise<PaymentRow> {
   const seen = isUuid(paymentId) ? await repo.findById(trx, paymentId) : undefined;
-  if (!seen) throw notFound();
+  if (!seen) throw paymentErrors.notFound();
   if (!seen.is_manual) return (await repo.findForUpdate(trx, seen.id))!;
   if (seen.escrow_id !== null) await escrowRepo.lockRow(trx, seen.escrow_id);
   else await orderRepo.findById(trx, seen.order_id!, { lock: true });
@@ -127,15 +123,29 @@ async function lockWithTarget(trx: Db, paymentId: string): Promise<PaymentRow> {
 export async function staffConfirm(trxOrDb: Db | undefined, staff: StaffContext, paymentId: string): Promise<PaymentRow> {
   return inTransaction(trxOrDb, async (trx) => {
     const payment = await lockWithTarget(trx, paymentId);
-    if (payment.status !== 'awaiting_confirmation') {
-      throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be confirmed`, { status: payment.status });
-    }
+    if (!allows('confirm', payment.status)) throw invalidState(payment.status, 'confirm');
     if (payment.flag === LATE_CLAIM) return settleByStaff(trx, staff, payment, 'credit', 'payment.confirm');
-    const outcome = await settlePaid(trx, payment, 'staff');
+    const { payment: confirmed, outcome } = await confirmClaim(trx, staff, payment);
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.confirm', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, details: { outcome }, ip: staff.ip });
-    await trx('payments').where({ id: payment.id }).update({ decided_by: staff.actorId });
-    return (await repo.findById(trx, payment.id))!;
+    return confirmed;
   });
+}
+
+/**
+ * The one confirmation of a claimed manual transfer, for escrows and payment-service orders:
+ * settled like a gateway's paid report, decided by staff. The caller holds the target's row
+ * and the payment's row locked and records its own staff action.
+ */
+export async function confirmClaim(trx: Db, staff: StaffActor, payment: PaymentRow): Promise<{ payment: PaymentRow; outcome: string }> {
+  if (!allows('confirm', payment.status)) throw invalidState(payment.status, 'confirm');
+  const outcome = await settlePaid(trx, payment, 'staff');
+  await repo.setDecidedBy(trx, payment.id, staff.actorId);
+  return { payment: (await repo.findById(trx, payment.id))!, outcome };
+}
+
+/** The newest claimed manual transfer of an order (locked; the caller holds the order's row), or undefined. */
+export async function claimedForOrder(trx: Db, orderId: string): Promise<PaymentRow | undefined> {
+  return repo.claimedForOrderForUpdate(trx, orderId);
 }
 
 /** POST /v1/admin/payments/:id/reject: the claimed transfer did not arrive; the escrow stays unpaid. */
@@ -143,10 +153,7 @@ export async function staffReject(trxOrDb: Db | undefined, staff: StaffContext, 
   return inTransaction(trxOrDb, async (trx) => {
     const payment = await lockWithTarget(trx, paymentId);
     const now = clock.now();
-    const rejected = await repo.movePayment(trx, payment.id, ['awaiting_confirmation'], { status: 'failed', decided_by: staff.actorId, updated_at: now });
-    if (!rejected) {
-      throw AppError.legacy(409, 'INVALID_STATE', `The payment is ${payment.status}; only a claimed manual transfer can be rejected`, { status: payment.status });
-    }
+    const rejected = await transition(trx, payment, 'reject', { decided_by: staff.actorId, updated_at: now });
     // A payment-service order waiting on this claim can be paid again (as an escrow stays payable).
     if (rejected.order_id !== null) await reopenAfterRejectedClaim(trx, rejected.order_id, staff.actorId, now);
     await recordStaffAction(trx, { actorId: staff.actorId, action: 'payment.reject', targetType: 'payment', targetId: payment.id, note: staff.note ?? null, ip: staff.ip });
@@ -176,24 +183,19 @@ type Settlement = 'credit' | 'return';
 async function settleByStaff(trx: Db, staff: StaffContext, payment: PaymentRow, how: Settlement, action: string): Promise<PaymentRow> {
   const reason = attentionOf(payment);
   if (reason !== 'amount_mismatch' && reason !== 'late_claim') {
-    const what = how === 'credit' ? 'credited' : 'marked returned';
-    throw AppError.legacy(
-      409,
-      'INVALID_STATE',
-      `The payment is ${payment.status}${payment.flag ? ` (${payment.flag})` : ''}; only an unsettled amount mismatch or a late manual claim can be ${what}`,
-      { status: payment.status, flag: payment.flag },
-    );
+    throw paymentErrors.notSettleable(payment.status, payment.flag, how);
   }
   const amount = reason === 'amount_mismatch' ? await repo.reportedAmount(trx, payment.id) : payment.amount;
   if (amount === null || !Number.isSafeInteger(amount) || amount <= 0) throw new Error(`payment ${payment.id} is flagged amount_mismatch without a reported amount`);
   const now = clock.now();
-  const settled = await repo.moveFlaggedPayment(
+  // Compare-and-set on the status and the flag together: staff settle a payment only in the state they looked at.
+  const settled = await transition(
     trx,
-    payment.id,
-    { status: payment.status, flag: payment.flag },
-    { status: 'paid', paid_at: now, flag: how === 'credit' ? 'credited_to_buyer' : 'returned_outside', received_amount: amount, decided_by: staff.actorId, next_poll_at: null, updated_at: now },
+    payment,
+    'staffSettle',
+    { paid_at: now, flag: how === 'credit' ? 'credited_to_buyer' : 'returned_outside', received_amount: amount, decided_by: staff.actorId, next_poll_at: null, updated_at: now },
+    { flag: payment.flag },
   );
-  if (!settled) throw new Error(`payment ${payment.id} changed under its lock`);
   const target = payment.escrow_id !== null ? `escrow ${payment.escrow_id}` : `order ${payment.order_id}`;
   const posting: Posting =
     how === 'credit'

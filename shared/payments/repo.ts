@@ -3,7 +3,9 @@ import type { Knex } from 'knex';
 import type { Db } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
-export type PaymentStatus = 'pending' | 'paid' | 'expired' | 'failed' | 'awaiting_confirmation';
+import type { PaymentStatus } from './states.js';
+
+export type { PaymentStatus } from './states.js';
 
 export interface PaymentRow {
   id: string;
@@ -149,9 +151,27 @@ export async function latestForEscrow(trx: Db, escrowId: string): Promise<Paymen
 }
 
 /** Compare-and-set on the payment's status. */
-export async function movePayment(trx: Db, id: string, from: readonly PaymentStatus[], changes: Partial<PaymentRow>): Promise<PaymentRow | undefined> {
-  const [row] = (await trx('payments').where({ id }).whereIn('status', from).update(changes).returning('*')) as PaymentRow[];
+/** A compare-and-set of a payment's status (and, if asked, its flag): the row, or undefined when it had moved. */
+export async function movePayment(trx: Db, id: string, from: readonly PaymentStatus[], changes: Partial<PaymentRow>, guard: { flag?: string | null } = {}): Promise<PaymentRow | undefined> {
+  const q = trx('payments').where({ id }).whereIn('status', from);
+  if (guard.flag !== undefined) void (guard.flag === null ? q.whereNull('flag') : q.where({ flag: guard.flag }));
+  const [row] = (await q.update(changes).returning('*')) as PaymentRow[];
   return row;
+}
+
+/** Who decided a payment (staff confirming a claimed transfer). */
+export async function setDecidedBy(trx: Db, id: string, actorId: string): Promise<void> {
+  await trx('payments').where({ id }).update({ decided_by: actorId });
+}
+
+/** The newest claimed manual transfer of an order, locked. */
+export async function claimedForOrderForUpdate(trx: Db, orderId: string): Promise<PaymentRow | undefined> {
+  return (await trx('payments').where({ order_id: orderId, status: 'awaiting_confirmation' }).orderBy('created_at', 'desc').forUpdate().first()) as PaymentRow | undefined;
+}
+
+/** The sandbox gateway records a simulated outcome on its side (decision D4). */
+export async function setSandboxCharge(trx: Db, gatewayOrderId: string, status: string, now: Date): Promise<void> {
+  await trx('sandbox_charges').where({ gateway_order_id: gatewayOrderId }).update({ status, updated_at: now });
 }
 
 export async function duePolls(trx: Db, now: Date, limit: number): Promise<PaymentRow[]> {
@@ -303,22 +323,6 @@ export async function currentForOrder(trx: Db, orderId: string): Promise<Payment
 }
 
 // ---- Money staff settle by hand (decision 0009: late claims, amount mismatches) ----------
-
-/**
- * Compare-and-set on the payment's status and flag together (staff settle a payment only in
- * the state they looked at).
- */
-export async function moveFlaggedPayment(
-  trx: Db,
-  id: string,
-  from: { status: PaymentStatus; flag: string | null },
-  changes: Partial<PaymentRow>,
-): Promise<PaymentRow | undefined> {
-  const q = trx('payments').where({ id, status: from.status });
-  void (from.flag === null ? q.whereNull('flag') : q.where({ flag: from.flag }));
-  const [row] = (await q.update(changes).returning('*')) as PaymentRow[];
-  return row;
-}
 
 /** SQL: the amount the gateway last reported in a paid callback flagged amount_mismatch for payment `p`. */
 const REPORTED_AMOUNT = `(SELECT c.amount FROM payment_callbacks c

@@ -1,0 +1,268 @@
+/**
+ * Payment links (consumer spec 4.2 pay, payment-status, available-methods; decision 0009):
+ * the gateways a buyer can use, and a link opened in two steps (prepare under the target's
+ * lock and commit, call the gateway with nothing held, record its answer in the key's
+ * transaction), for escrows and payment-service orders alike.
+ */
+import type { Knex } from 'knex';
+import type { Actor } from '../actors.js';
+import { clock } from '../clock.js';
+import { config } from '../config.js';
+import { randomToken } from '../crypto.js';
+import { db, type Db } from '../db.js';
+import * as escrowRepo from '../escrows/repo.js';
+import { partyOf } from '../escrows/transition.js';
+import { isUuid } from '../ids.js';
+import * as users from '../users/repo.js';
+import { paymentErrors } from './errors.js';
+import { adapterFor, GatewayError, PAYMENT_METHODS, type PaymentMethod } from './gateways/index.js';
+import type { ChargeRequest, ChargeResult } from './gateways/types.js';
+import * as repo from './repo.js';
+import type { GatewayRow, PaymentRow } from './repo.js';
+import { surchargeOf } from './surcharge.js';
+
+const MINUTE = 60_000;
+/** How long a payment link stays payable, per method (QRIS about 15 minutes: spec 4.2). */
+export const LINK_LIFETIME_MS: Record<PaymentMethod, number> = {
+  qris: 15 * MINUTE,
+  gopay: 15 * MINUTE,
+  shopeepay: 15 * MINUTE,
+  crypto: 60 * MINUTE,
+  bank_transfer: 24 * 60 * MINUTE,
+};
+/** The poller asks the gateway about a pending link this long after it was made, then backs off. */
+export const FIRST_POLL_AFTER_MS = 2 * MINUTE;
+
+// ---- Gateways -------------------------------------------------------------------------
+
+/** Gateways a buyer can use now: enabled, not in maintenance, adapter loaded (or manual). */
+export async function availableGateways(trx: Db = db): Promise<GatewayRow[]> {
+  return (await repo.enabledGateways(trx)).filter((g) => g.is_manual || adapterFor(g.provider) !== undefined);
+}
+
+// ---- Pay ------------------------------------------------------------------------------
+
+export interface PayInput {
+  method?: string;
+  provider?: string;
+}
+
+function isMethod(value: string): value is PaymentMethod {
+  return (PAYMENT_METHODS as readonly string[]).includes(value);
+}
+
+function newGatewayOrderId(): string {
+  return `ESC-${clock.nowMs().toString(36).toUpperCase()}-${randomToken(9).replace(/[^A-Za-z0-9]/g, 'X')}`;
+}
+
+/** Picks the gateway: the named provider, or the cheapest available for the method. */
+async function chooseGateway(trx: Db, method: PaymentMethod, provider: string | undefined, amount: number): Promise<GatewayRow> {
+  const enabled = await repo.enabledGateways(trx);
+  if (enabled.length === 0) throw paymentErrors.noGateways();
+  const forMethod = enabled.filter((g) => g.supported_methods.includes(method) && (provider === undefined || g.provider === provider));
+  if (forMethod.length === 0) {
+    throw provider !== undefined ? paymentErrors.providerUnavailable(provider, method) : paymentErrors.noGatewayForMethod(method);
+  }
+  const usable = forMethod.filter((g) => g.is_manual || adapterFor(g.provider) !== undefined);
+  if (usable.length === 0) throw paymentErrors.adapterNotLoaded(method);
+  usable.sort((a, b) => surchargeOf(amount, a) - surchargeOf(amount, b) || a.sort_order - b.sort_order || a.provider.localeCompare(b.provider));
+  return usable[0]!;
+}
+
+/**
+ * A payment link opened in two steps so that no transaction is open while the gateway is
+ * called (ARCHITECTURE rule 7; decision 0009): `prepareEscrowLink` / `prepareOrderLink`
+ * check the target under its row lock and commit the payment row at once (so a cancel
+ * sees it, and a callback that beats the answer finds its payment), then call the gateway
+ * with nothing held; `recordLink` writes what the gateway answered, in the caller's
+ * transaction (the Idempotency-Key's). Until then the row's `expires_at` is a short
+ * opening deadline: a request that dies between the steps leaves a link that stops
+ * blocking a cancel within a minute and is expired by the poller.
+ */
+export interface PreparedLink {
+  payment: PaymentRow;
+  /** The gateway's answer (absent for a manual transfer: nothing to call). */
+  charge?: { result: ChargeResult; expiresAt: Date };
+}
+
+/** How long a reserved link counts as underway before its gateway answer is recorded. */
+const OPENING_GRACE_MS = 30_000;
+
+/** POST /api/escrows/:id/pay, step 1 (no transaction may be held by the caller). */
+export async function prepareEscrowLink(actor: Actor, escrowId: string, input: PayInput): Promise<PreparedLink> {
+  const method = parseMethod(input.method);
+  const reserved = await db.transaction(async (trx) => {
+    const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
+    if (!e) throw paymentErrors.escrowNotFound();
+    if (e.buyer_id !== actor.userId) throw paymentErrors.notBuyerToPay();
+    // Locked: a cancel and a payment link never pass each other (decision 0009).
+    await escrowRepo.lockRow(trx, e.id);
+    const current = (await escrowRepo.findById(trx, e.id))!;
+    if (current.status !== 'pending_payment') {
+      throw paymentErrors.escrowNotPayable(current.status);
+    }
+    if (current.expires_at <= clock.now()) {
+      throw paymentErrors.escrowPastDeadline(current.status);
+    }
+    return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
+  });
+  return chargeReserved(reserved);
+}
+
+/**
+ * Payment-service orders, step 1: `reserve` checks and locks the order in the transaction
+ * it is given (orders/service.ts owns those rules) and returns the link target.
+ */
+export async function prepareOrderLink(actor: Actor, method: PaymentMethod, provider: string | undefined, reserve: (trx: Knex.Transaction) => Promise<LinkTarget>): Promise<PreparedLink> {
+  const reserved = await db.transaction(async (trx) => reserveLink(trx, actor, await reserve(trx), method, provider));
+  return chargeReserved(reserved);
+}
+
+/** Step 2: the gateway's answer on the link, in the caller's transaction. */
+export async function recordLink(trx: Db, link: PreparedLink): Promise<PaymentRow> {
+  if (!link.charge) return link.payment;
+  const { result, expiresAt } = link.charge;
+  const recorded = await repo.recordCharge(trx, link.payment.id, {
+    qr_string: result.qrString,
+    qr_url: result.qrUrl,
+    va_number: result.vaNumber,
+    va_bank: result.vaBank,
+    redirect_url: result.paymentUrl,
+    deep_link_url: result.deepLinkUrl,
+    raw_response: JSON.stringify(result.raw ?? {}),
+    expires_at: expiresAt,
+    updated_at: clock.now(),
+  });
+  if (!recorded) throw new Error(`payment ${link.payment.id} vanished before its link was recorded`);
+  return recorded;
+}
+
+/**
+ * A prepared link whose answer was never given (the request failed or a concurrent twin
+ * with the same key answered): still pending, it becomes `failed` so it blocks nothing.
+ * Money paid on it later is still taken (a paid report wins over failed).
+ */
+export async function abandonLink(link: PreparedLink): Promise<void> {
+  await repo.failUnanswered(db, link.payment.id, clock.now());
+}
+
+/**
+ * Without an Idempotency-Key (the checkout page, factories): both steps, each committed.
+ * It cannot join a caller's transaction: the gateway is called between the steps.
+ */
+export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
+  if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
+  return recordPrepared(await prepareEscrowLink(actor, escrowId, input));
+}
+
+/** Step 2 without a caller's transaction: the answer recorded at once, the link failed if it cannot be. */
+export async function recordPrepared(link: PreparedLink): Promise<PaymentRow> {
+  try {
+    return await recordLink(db, link);
+  } catch (err) {
+    await abandonLink(link);
+    throw err;
+  }
+}
+
+/** What a payment link pays: an escrow or a payment-service order (exactly one). */
+export interface LinkTarget {
+  escrowId?: string;
+  orderId?: string;
+  /** The amount the target takes (escrow amount, order total); the surcharge comes on top. */
+  amount: number;
+  itemName: string;
+  /** How long a manual transfer stays payable. */
+  manualExpiresAt: Date | null;
+}
+
+interface ReservedLink {
+  payment: PaymentRow;
+  request?: ChargeRequest;
+}
+
+/**
+ * Chooses the gateway and stores the payment row inside the caller's transaction, which
+ * holds the target's row locked and has checked its state. A manual transfer is complete
+ * here; a gateway link gets its charge request, sent after this transaction commits.
+ */
+async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<ReservedLink> {
+  const gateway = await chooseGateway(trx, method, provider, target.amount);
+  const surcharge = surchargeOf(target.amount, gateway);
+  const total = target.amount + surcharge;
+  const now = clock.now();
+  const gatewayOrderId = newGatewayOrderId();
+  const base = {
+    escrow_id: target.escrowId ?? null,
+    order_id: target.orderId ?? null,
+    buyer_id: actor.userId,
+    provider: gateway.provider,
+    method,
+    is_manual: gateway.is_manual,
+    gateway_order_id: gatewayOrderId,
+    escrow_amount: target.amount,
+    surcharge,
+    amount: total,
+    created_at: now,
+    updated_at: now,
+  };
+  if (gateway.is_manual) {
+    // A manual transfer: the buyer transfers to the configured account and claims it.
+    return { payment: await repo.insertPayment(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) }) };
+  }
+  const buyer = (await users.findById(trx, actor.userId))!;
+  const payment = await repo.insertPayment(trx, {
+    ...base,
+    expires_at: new Date(now.getTime() + config.gateways.httpTimeoutMs + OPENING_GRACE_MS),
+    next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
+  });
+  return {
+    payment,
+    request: {
+      gatewayOrderId,
+      amount: total,
+      method,
+      expiresAt: new Date(now.getTime() + LINK_LIFETIME_MS[method]),
+      itemName: target.itemName,
+      buyer: { id: buyer.id, email: buyer.email, fullName: buyer.full_name },
+    },
+  };
+}
+
+/** The gateway call, with no transaction open. A refusal fails the reserved row and answers 502. */
+async function chargeReserved(reserved: ReservedLink): Promise<PreparedLink> {
+  const { payment, request } = reserved;
+  if (!request) return { payment };
+  const adapter = adapterFor(payment.provider)!;
+  try {
+    return { payment, charge: { result: await adapter.createCharge(request), expiresAt: request.expiresAt } };
+  } catch (err) {
+    await repo.failUnanswered(db, payment.id, clock.now());
+    if (err instanceof GatewayError) throw paymentErrors.gatewayRefused(err.message);
+    throw err;
+  }
+}
+
+export function parseMethod(value: string | undefined): PaymentMethod {
+  if (value === undefined || value === '') throw paymentErrors.missingMethod();
+  if (!isMethod(value)) throw paymentErrors.unsupportedMethod(PAYMENT_METHODS);
+  return value;
+}
+
+// ---- Reads ----------------------------------------------------------------------------
+
+/** GET /api/escrows/:id/payment-status: the latest payment record (parties and staff). */
+export async function paymentStatus(actor: Actor, escrowId: string): Promise<PaymentRow> {
+  const e = isUuid(escrowId) ? await escrowRepo.findById(db, escrowId) : undefined;
+  if (!e) throw paymentErrors.escrowNotFound();
+  if (!partyOf(e, actor.userId) && actor.role !== 'admin') throw paymentErrors.notEscrowParty();
+  // A paid link wins over a newer unpaid one, so a polling checkout always sees "paid".
+  const payment = await repo.currentForEscrow(db, e.id);
+  if (!payment) throw paymentErrors.noPayment('escrow');
+  return payment;
+}
+
+/** The payment an order's status shows: the one that paid it, else the newest link (orders/service.ts checks the reader). */
+export async function currentForOrder(orderId: string): Promise<PaymentRow | undefined> {
+  return repo.currentForOrder(db, orderId);
+}
