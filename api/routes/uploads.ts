@@ -14,22 +14,23 @@ import type { File } from 'formidable';
 import { config } from '../../shared/config.js';
 import { AppError } from '../../shared/errors.js';
 import { localised, uploadError } from '../../shared/uploads/errors.js';
-import { verifyLink } from '../../shared/uploads/links.js';
-import { serializeAttachment, serializeConfig, serializeUpload } from '../../shared/uploads/serialize.js';
+import { attachBody } from '../../shared/uploads/schemas.js';
+import { fileHeaders, serializeAttachments, serializeConfig, serializeUpload } from '../../shared/uploads/serialize.js';
 import * as uploads from '../../shared/uploads/service.js';
 import { extensionOf } from '../../shared/uploads/sanitise/detect.js';
 import type { Purpose } from '../../shared/uploads/sanitise/index.js';
 import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
+import { actorOf } from '../kit.js';
 import { auth } from '../middleware/auth.js';
 import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
 import { rateLimit } from '../middleware/rate-limit.js';
 import { bodyOf, validate } from '../middleware/validate.js';
-import Joi from 'joi';
 
 export const uploadsRouter = createRouter();
 
 /** Multipart overhead allowed on top of the file (boundaries, part headers, small fields). */
 const MULTIPART_SLACK = 64 * 1024;
+/** formidable's codes for a file over maxTotalFileSize (met while streaming) and maxFileSize (at the part's end). */
 const FORMIDABLE_TOO_LARGE = new Set([1009, 1016]);
 /** Where multipart parts are spooled while a request is read (each removed when it ends). */
 export const INCOMING_DIR = join(tmpdir(), 'escrow-uploads-incoming');
@@ -53,36 +54,22 @@ const purpose = (): Middleware => async (ctx, next) => {
   await next();
 };
 
-interface ReadFile {
-  bytes: Buffer;
-  declaredMime: string;
-  declaredExt: string;
-  sha256: string;
-}
+/** The file as the service takes it, with its hash (from formidable, computed while streaming). */
+type ReadFile = uploads.IncomingFile & { sha256: string };
 
-function formidableCode(err: unknown): number | undefined {
+function formidableCode(err: unknown): number {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'number' ? code : undefined;
+  return typeof code === 'number' ? code : 0;
 }
 
 /**
- * Reads the multipart body: exactly one file, in field `file`, at most the type's size
- * (413 FILE_TOO_LARGE, also refused from Content-Length before reading); anything else
- * is 400 NO_FILE. The file's hash, type and name stand in for the body in the
- * idempotency key's request hash.
+ * koa-body's multipart parser with formidable's own limits: at most one file (maxFiles),
+ * no larger than the type allows while it streams (maxTotalFileSize) and at its end
+ * (maxFileSize), a few small fields, spooled to INCOMING_DIR and hashed (sha256) as it is
+ * written. Any parse error answers 413 FILE_TOO_LARGE or 400 NO_FILE (koa-body's onError).
  */
-const readMultipart = (): Middleware => async (ctx, next) => {
-  const max = uploads.MAX_BYTES[purposeOf(ctx)];
-  const length = Number(ctx.get('Content-Length') || 0);
-  if (length > max + MULTIPART_SLACK) {
-    ctx.req.resume();
-    throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
-  }
-  if (!ctx.is('multipart/form-data')) throw uploadError('NO_FILE');
-  await mkdir(INCOMING_DIR, { recursive: true, mode: 0o700 });
-  // Every part written is removed when the request is done (formidable itself removes the part it was writing when it fails).
-  const spooled: string[] = [];
-  const parser = koaBody({
+function multipartParser(max: number, spooled: string[]): Middleware {
+  return koaBody({
     multipart: true,
     json: false,
     text: false,
@@ -91,6 +78,7 @@ const readMultipart = (): Middleware => async (ctx, next) => {
       maxFiles: 1,
       maxFileSize: max,
       maxTotalFileSize: max,
+      // An empty file answers FILE_EMPTY (below), not formidable's generic refusal.
       allowEmptyFiles: true,
       minFileSize: 0,
       maxFields: 10,
@@ -101,35 +89,57 @@ const readMultipart = (): Middleware => async (ctx, next) => {
         spooled.push(file.filepath);
       },
     },
+    onError: (err, ctx) => {
+      ctx.req.resume();
+      throw FORMIDABLE_TOO_LARGE.has(formidableCode(err)) ? uploadError('FILE_TOO_LARGE', { max_bytes: max }) : uploadError('NO_FILE');
+    },
   });
-  const removeSpooled = () => Promise.all(spooled.map((f) => rm(f, { force: true }).catch(() => undefined)));
-  let files: Record<string, File | File[]> | undefined;
-  try {
-    await parser(ctx, async () => {});
-    files = (ctx.request as { files?: Record<string, File | File[]> }).files;
-  } catch (err) {
+}
+
+/** Exactly one file, in field `file`, not empty (formidable counts files but cannot require the field without silently dropping others). */
+async function theOneFile(ctx: Ctx): Promise<ReadFile> {
+  const files = (ctx.request as { files?: Record<string, File | File[]> }).files ?? {};
+  const file = files.file;
+  if (Object.values(files).flat().length !== 1 || !file || Array.isArray(file)) throw uploadError('NO_FILE');
+  const bytes = await readFile(file.filepath);
+  if (bytes.length === 0) throw uploadError('FILE_EMPTY');
+  return {
+    bytes,
+    declaredMime: file.mimetype ?? '',
+    declaredExt: extensionOf(file.originalFilename ?? ''),
+    sha256: typeof file.hash === 'string' ? file.hash : '',
+  };
+}
+
+/**
+ * Reads the multipart body: exactly one file, in field `file`, at most the type's size
+ * (413 FILE_TOO_LARGE); anything else is 400 NO_FILE. The file's hash, type and name
+ * stand in for the body in the idempotency key's request hash.
+ *
+ * Two steps stay hand-written, as formidable has no option for them: a declared
+ * Content-Length over the limit is refused before a byte is read (formidable only counts
+ * what arrives), and every spooled part is removed before the answer (formidable unlinks
+ * its parts only on error, on a timer, and never after a successful parse).
+ */
+const readMultipart = (): Middleware => async (ctx, next) => {
+  const max = uploads.MAX_BYTES[purposeOf(ctx)];
+  if (Number(ctx.get('Content-Length') || 0) > max + MULTIPART_SLACK) {
     ctx.req.resume();
-    await removeSpooled();
-    if (FORMIDABLE_TOO_LARGE.has(formidableCode(err) ?? 0)) throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
-    throw uploadError('NO_FILE');
+    throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
   }
-  const all = Object.values(files ?? {}).flat();
+  if (!ctx.is('multipart/form-data')) throw uploadError('NO_FILE');
+  await mkdir(INCOMING_DIR, { recursive: true, mode: 0o700 });
+  const spooled: string[] = [];
+  let read: ReadFile | undefined;
   try {
-    const file = files?.file;
-    if (all.length !== 1 || !file || Array.isArray(file)) throw uploadError('NO_FILE');
-    const read: ReadFile = {
-      bytes: await readFile(file.filepath),
-      declaredMime: file.mimetype ?? '',
-      declaredExt: extensionOf(file.originalFilename ?? ''),
-      sha256: typeof file.hash === 'string' ? file.hash : '',
-    };
-    if (read.bytes.length === 0) throw uploadError('FILE_EMPTY');
-    if (read.bytes.length > max) throw uploadError('FILE_TOO_LARGE', { max_bytes: max });
-    ctx.state.input.body = read;
-    ctx.request.body = { type: purposeOf(ctx), sha256: read.sha256, mime: read.declaredMime, ext: read.declaredExt };
+    await multipartParser(max, spooled)(ctx, async () => {
+      read = await theOneFile(ctx);
+    });
   } finally {
-    await removeSpooled();
+    await Promise.all(spooled.map((f) => rm(f, { force: true }).catch(() => undefined)));
   }
+  ctx.state.input.body = read!;
+  ctx.request.body = { type: purposeOf(ctx), sha256: read!.sha256, mime: read!.declaredMime, ext: read!.declaredExt };
   await next();
 };
 
@@ -144,7 +154,7 @@ uploadsRouter.get('/v1/upload/config', localise(), rateLimit({ name: 'public', p
  */
 const sanitise = idempotent({
   prepare: async (ctx) => {
-    const file = await uploads.sanitiseIncoming(ctx.state.principal!.userId, purposeOf(ctx), ctx.state.input.body as ReadFile);
+    const file = await uploads.sanitiseIncoming(actorOf(ctx).userId, purposeOf(ctx), ctx.state.input.body as ReadFile);
     ctx.state.prepared = file;
     return () => uploads.discard(file);
   },
@@ -159,7 +169,7 @@ uploadsRouter.post(
   readMultipart(),
   sanitise,
   async (ctx) => {
-    const userId = ctx.state.principal!.userId;
+    const { userId } = actorOf(ctx);
     const row = await uploads.record(txOf(ctx), userId, purposeOf(ctx), preparedOf<uploads.SanitisedFile>(ctx));
     const answer = serializeUpload(row, userId);
     // The spec's Upload answer lists `success` beside its fields; the envelope's `data` carries the same fields.
@@ -169,29 +179,21 @@ uploadsRouter.post(
 );
 
 uploadsRouter.get('/v1/upload/files/:name', localise(), auth(), async (ctx) => {
-  const name = String(ctx.params.name ?? '');
-  verifyLink(name, ctx.query, ctx.state.principal!.userId);
-  const { row, bytes } = await uploads.readFile(name);
-  ctx.set('Content-Type', row.mime);
-  ctx.set('Content-Disposition', `${row.mime === 'application/pdf' ? 'attachment' : 'inline'}; filename="${row.stored_name}"`);
-  ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
-  ctx.set('Cache-Control', 'private, no-store');
-  ctx.set('X-Upload-Sha256', row.sha256);
+  const { row, bytes } = await uploads.linkedFile(String(ctx.params.name ?? ''), ctx.query, actorOf(ctx).userId);
+  ctx.set(fileHeaders(row));
   ctx.body = bytes;
 });
 
 // Escrow attachments (spec 4.5: "escrow attachments use it"): a party attaches their own
 // `escrow` upload, once; parties and staff list them with links signed for the reader.
-const attachBody = Joi.object({ attachment_url: Joi.string().trim().min(1).max(2048).required() });
-const caller = (ctx: Ctx): uploads.Caller => ({ userId: ctx.state.principal!.userId, role: ctx.state.principal!.role });
 const escrowIdOf = (ctx: Ctx) => String(ctx.params.id ?? '');
 
 uploadsRouter.post('/api/escrows/:id/attachments', auth(), localise(), validate({ body: attachBody }), idempotent(), async (ctx) => {
-  const rows = await uploads.attachToEscrow(txOf(ctx), caller(ctx), escrowIdOf(ctx), bodyOf<{ attachment_url: string }>(ctx).attachment_url);
-  ok(ctx, { escrow_id: escrowIdOf(ctx), attachments: rows.map((r) => serializeAttachment(r, caller(ctx).userId)) }, 201);
+  const rows = await uploads.attachToEscrow(txOf(ctx), actorOf(ctx), escrowIdOf(ctx), bodyOf<{ attachment_url: string }>(ctx).attachment_url);
+  ok(ctx, serializeAttachments(escrowIdOf(ctx), rows, actorOf(ctx).userId), 201);
 });
 
 uploadsRouter.get('/api/escrows/:id/attachments', auth(), async (ctx) => {
-  const rows = await uploads.escrowAttachments(caller(ctx), escrowIdOf(ctx));
-  ok(ctx, { escrow_id: escrowIdOf(ctx), attachments: rows.map((r) => serializeAttachment(r, caller(ctx).userId)) });
+  const rows = await uploads.escrowAttachments(actorOf(ctx), escrowIdOf(ctx));
+  ok(ctx, serializeAttachments(escrowIdOf(ctx), rows, actorOf(ctx).userId));
 });

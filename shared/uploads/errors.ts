@@ -3,7 +3,8 @@
  * `message_en`; `message` is Indonesian unless the request asked `X-Service-Lang: en`
  * (see `localise` in api/routes/uploads.ts).
  */
-import { AppError, type ErrorKind, type Text } from '../errors.js';
+import { AppError, errors, type ErrorKind, type Text } from '../errors.js';
+import { escrowErrors } from '../escrows/errors.js';
 
 interface Entry extends Text {
   kind: ErrorKind;
@@ -44,6 +45,14 @@ export function uploadError(code: UploadErrorCode, extras: Record<string, unknow
   const t: Entry = UPLOAD_ERRORS[code];
   return new AppError(t.kind, code, { en: t.en, id: t.id }, { extras, headers, bilingual: true });
 }
+
+/** The upload errors that are not in the table: a shared code, or the escrow's own. */
+export const uploadErrors = {
+  /** The link was valid but the upload (row or bytes) is gone: the shared NOT_FOUND (its Indonesian as the upload routes answered it). */
+  fileNotFound: () => errors.notFound({ en: 'File not found', id: 'Tidak ditemukan' }),
+  escrowNotFound: escrowErrors.notFound,
+  notParty: escrowErrors.notParty,
+};
 
 export function isUploadErrorCode(code: string): code is UploadErrorCode {
   return Object.prototype.hasOwnProperty.call(UPLOAD_ERRORS, code);

@@ -65,3 +65,22 @@ export function serializeAttachment(row: UploadRow, readerId: string): Record<st
     attached_at: row.bound_at?.toISOString() ?? null,
   };
 }
+
+/** The attachments answer of an escrow: every attachment, each link signed for the reader. */
+export function serializeAttachments(escrowId: string, rows: readonly UploadRow[], readerId: string): Record<string, unknown> {
+  return { escrow_id: escrowId, attachments: rows.map((r) => serializeAttachment(r, readerId)) };
+}
+
+/**
+ * The headers a stored file is served with: its own type, PDFs as downloads, nothing it
+ * may run or load (sandboxed), never cached by a shared cache, and its hash.
+ */
+export function fileHeaders(row: UploadRow): Record<string, string> {
+  return {
+    'Content-Type': row.mime,
+    'Content-Disposition': `${row.mime === 'application/pdf' ? 'attachment' : 'inline'}; filename="${row.stored_name}"`,
+    'Content-Security-Policy': "default-src 'none'; sandbox",
+    'Cache-Control': 'private, no-store',
+    'X-Upload-Sha256': row.sha256,
+  };
+}

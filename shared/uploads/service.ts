@@ -10,13 +10,13 @@ import { QueueEvents, UnrecoverableError, type Job } from 'bullmq';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { db, type Db } from '../db.js';
-import { AppError } from '../errors.js';
+import type { Actor } from '../actors.js';
 import { UUID_V4 } from '../ids.js';
 import { logger } from '../logger.js';
 import { getQueue, type JobData } from '../queues.js';
 import { createQueueConnection } from '../redis.js';
-import { isUploadErrorCode, uploadError } from './errors.js';
-import { isOurLink, storedNameOf } from './links.js';
+import { isUploadErrorCode, uploadError, uploadErrors } from './errors.js';
+import { isOurLink, storedNameOf, verifyLink, type LinkQuery } from './links.js';
 import * as repo from './repo.js';
 import * as escrowRepo from '../escrows/repo.js';
 import type { BoundKind, UploadRow } from './repo.js';
@@ -116,7 +116,7 @@ export interface IncomingFile {
   declaredExt: string;
 }
 
-function storageFailed(err: unknown, what: string): AppError {
+function storageFailed(err: unknown, what: string): Error {
   logger.error({ err }, `upload: ${what}`);
   return uploadError('STORAGE_FAILED');
 }
@@ -220,17 +220,26 @@ export async function discard(file: SanitisedFile): Promise<void> {
     .catch((e: unknown) => logger.warn({ err: e }, 'upload: orphan file not deleted'));
 }
 
+/**
+ * GET /v1/upload/files/:name: the link is checked first (signed for this reader, not
+ * expired: 403 LINK_INVALID / LINK_NOT_YOURS, 410 LINK_EXPIRED), then the file is read.
+ */
+export async function linkedFile(name: string, query: LinkQuery, readerId: string): Promise<{ row: UploadRow; bytes: Buffer }> {
+  verifyLink(name, query, readerId);
+  return readFile(name);
+}
+
 /** The bytes behind a verified link; 404 NOT_FOUND when the upload is gone. */
 export async function readFile(name: string): Promise<{ row: UploadRow; bytes: Buffer }> {
   const row = await repo.byStoredName(db, name);
-  if (!row) throw AppError.legacy(404, 'NOT_FOUND', 'File not found');
+  if (!row) throw uploadErrors.fileNotFound();
   let bytes: Buffer | null;
   try {
     bytes = await storage().get(row.storage_key);
   } catch (err) {
     throw storageFailed(err, 'read failed');
   }
-  if (!bytes) throw AppError.legacy(404, 'NOT_FOUND', 'File not found');
+  if (!bytes) throw uploadErrors.fileNotFound();
   return { row, bytes };
 }
 
@@ -277,26 +286,19 @@ export async function bindUploads(trx: Db, userId: string, refs: readonly string
 // ---------------------------------------------------------------------------------------
 // Escrow attachments
 
-export interface Caller {
-  userId: string;
-  role: 'user' | 'admin';
-}
-
-const escrowNotFound = () => AppError.legacy(404, 'ESCROW_NOT_FOUND', 'Escrow not found');
-
-async function escrowFor(trx: Db, caller: Caller, escrowId: string, staffMayRead: boolean): Promise<void> {
-  if (!UUID_V4.test(escrowId)) throw escrowNotFound();
+async function escrowFor(trx: Db, caller: Actor, escrowId: string, staffMayRead: boolean): Promise<void> {
+  if (!UUID_V4.test(escrowId)) throw uploadErrors.escrowNotFound();
   const escrow = await escrowRepo.findById(trx, escrowId);
-  if (!escrow) throw escrowNotFound();
+  if (!escrow) throw uploadErrors.escrowNotFound();
   const party = escrow.buyer_id === caller.userId || escrow.seller_id === caller.userId;
-  if (!party && !(staffMayRead && caller.role === 'admin')) throw AppError.legacy(403, 'FORBIDDEN', 'You are not a party to this escrow');
+  if (!party && !(staffMayRead && caller.role === 'admin')) throw uploadErrors.notParty();
 }
 
 /**
  * POST /api/escrows/:id/attachments: a party attaches one of their own `escrow` uploads
  * (the link as returned, or the upload id) to the escrow. Answers every attachment.
  */
-export async function attachToEscrow(trx: Db, caller: Caller, escrowId: string, ref: string): Promise<UploadRow[]> {
+export async function attachToEscrow(trx: Db, caller: Actor, escrowId: string, ref: string): Promise<UploadRow[]> {
   const run = async (t: Db): Promise<UploadRow[]> => {
     await escrowFor(t, caller, escrowId, false);
     await bindUploads(t, caller.userId, [ref], { kind: 'escrow', id: escrowId });
@@ -306,7 +308,7 @@ export async function attachToEscrow(trx: Db, caller: Caller, escrowId: string, 
 }
 
 /** GET /api/escrows/:id/attachments: the parties and staff. */
-export async function escrowAttachments(caller: Caller, escrowId: string): Promise<UploadRow[]> {
+export async function escrowAttachments(caller: Actor, escrowId: string): Promise<UploadRow[]> {
   await escrowFor(db, caller, escrowId, true);
   return repo.boundTo(db, 'escrow', escrowId);
 }
