@@ -15,7 +15,7 @@
  * The route's own limits, validation and `enterpriseIdempotent` follow it in the chain:
  * access before limits, so a refused credential spends no quota.
  */
-import { isWorkspaceKey, resolveAccess, workspaceKeyCaller, actorIn, type Access, type Caller, type RouteRule, type SignedIn, type WorkspaceActor } from '../../shared/enterprise/access.js';
+import { actorIn, isWorkspaceKey, resolveAccess, workspaceKeyCaller, type Access, type Caller, type RouteRule, type SignedIn, type WorkspaceActor } from '../../shared/enterprise/access.js';
 import { enterpriseErrors } from '../../shared/enterprise/errors.js';
 import type { WorkspaceRow } from '../../shared/enterprise/repo.js';
 import type { Ctx, Middleware } from '../context.js';
@@ -25,9 +25,6 @@ import { consumeAuthenticated, countAuthFailure } from './rate-limit.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const personalOrSession = auth('both');
-
-/** A route's rule as the spec's tables give it; `dashboardOnly` defaults to false. */
-export type EnterpriseRule = Pick<RouteRule, 'role'> & Partial<Pick<RouteRule, 'dashboardOnly'>>;
 
 /** The `rpe_` caller: sets the principal as `auth()` does for keys, and applies the per-user limit. */
 async function workspaceKeyPrincipal(ctx: Ctx, token: string): Promise<Caller> {
@@ -48,12 +45,12 @@ function sharedCaller(ctx: Ctx): Caller {
   return { credential: p.via === 'session' ? 'session' : 'personal_key', userId: p.userId, userName: p.user?.full_name ?? '' };
 }
 
-export function enterpriseAuth(rule: EnterpriseRule): Middleware {
-  const full: RouteRule = { role: rule.role, dashboardOnly: rule.dashboardOnly ?? false };
+/** The enterprise `auth()` of a route, with its rule from the spec's tables (lowest role, dashboard only). */
+export function enterpriseAuth(rule: RouteRule): Middleware {
   return async (ctx, next) => {
     ctx.set('Cache-Control', 'private, no-store');
     const decide = async (caller: Caller) => {
-      ctx.state.enterprise = await resolveAccess(caller, full, ctx.method, ctx.get('X-Enterprise-Account'));
+      ctx.state.enterprise = await resolveAccess(caller, rule, ctx.method, ctx.get('X-Enterprise-Account'));
       await next();
     };
     const token = BEARER.exec(ctx.get('Authorization'))?.[1];

@@ -27,8 +27,8 @@ export type Credential = 'session' | 'personal_key' | 'workspace_key';
 export interface RouteRule {
   /** Lowest role, or 'signed_in' for routes that need no workspace (/me, /register, invite accept). */
   role: Role | 'signed_in';
-  /** API keys of either kind answer 403 KEY_NOT_ALLOWED. */
-  dashboardOnly: boolean;
+  /** API keys of either kind answer 403 KEY_NOT_ALLOWED (default false). */
+  dashboardOnly?: boolean;
 }
 
 /** A signed-in person, on routes that need no workspace (register, /me, invite accept). */
@@ -109,7 +109,7 @@ export function keyRole(scopes: string[], creatorRole: Role): Role {
 
 /** Refusals that depend only on the credential and the method (before any workspace lookup). */
 export function checkCredential(rule: RouteRule, credential: Credential, method: string, scopes: string[] | null): void {
-  if (credential !== 'session' && rule.dashboardOnly) throw enterpriseErrors.keyNotAllowed();
+  if (credential !== 'session' && rule.dashboardOnly === true) throw enterpriseErrors.keyNotAllowed();
   if (credential === 'workspace_key' && WRITE_METHODS.has(method) && !(scopes ?? []).includes('write')) {
     throw enterpriseErrors.scopeRequired();
   }
