@@ -19,16 +19,16 @@ import { config } from '../config.js';
 import { db, type Db } from '../db.js';
 import { enqueue } from '../outbox.js';
 import { redis as sharedRedis } from '../redis.js';
+import { createNoticesIn } from './create.js';
 import { notificationErrors } from './errors.js';
 import * as repo from './repo.js';
-import type { ListQuery, NotificationJob, NotificationRefs, NotificationRow, NotificationType, Preference, PreferenceChanges } from './types.js';
-import { NOTIFICATION_TYPES } from './types.js';
+import { NOTIFICATION_TYPES, type ListQuery, type NotificationJob, type NotificationRefs, type NotificationRow, type NotificationType, type Preference, type PreferenceChanges } from './types.js';
 
+// The names other features and tests have always imported from here.
 export { NOTIFICATION_TYPES, isNotificationType } from './types.js';
 export type { NotificationJob, NotificationRefs, NotificationRow, NotificationType, Preference, PreferenceChanges } from './types.js';
 export { EMAIL_TYPES, escapeHtml, htmlToText } from './templates.js';
 export { createNoticesIn, type CreatedNotices } from './create.js';
-import { createNoticesIn } from './create.js';
 
 /** Notices waiting for the end of a `collectNotices` transaction, by transaction. */
 const collecting = new WeakMap<object, NotificationJob[]>();
