@@ -112,6 +112,26 @@ describe('enterprise workspace API keys', () => {
     expect(items.find((k) => k.id === id)?.status).to.equal('inactive');
   });
 
+  it("a suspended or closed creator's account refuses the key (403 SUSPENDED / ACCOUNT_INACTIVE, the key's wording)", async () => {
+    const { workspace, admin } = await setup();
+    const { key } = await workspaceKey(workspace.id, admin, ['read']);
+    await db('users').where({ id: admin.user.id }).update({ status: 'suspended' });
+    const suspended = await client.get('/v1/enterprise/settings').set(headersOf(wk(key)));
+    expect([suspended.status, suspended.body.error.code, suspended.body.error.message]).to.deep.equal([
+      403,
+      'SUSPENDED',
+      'The account behind this key is suspended; contact support',
+    ]);
+    expect(suspended.headers['cache-control']).to.equal('private, no-store');
+    await db('users').where({ id: admin.user.id }).update({ status: 'closed' });
+    const closed = await client.get('/v1/enterprise/settings').set(headersOf(wk(key)));
+    expect([closed.status, closed.body.error.code, closed.body.error.message]).to.deep.equal([
+      403,
+      'ACCOUNT_INACTIVE',
+      'The account behind this key is closed or being deleted',
+    ]);
+  });
+
   it('revoke: Idempotency-Key replays, the key stops at once, one api_key.revoked event, unknown key 404', async () => {
     const { workspace, admin, session } = await setup();
     const { id, key } = await workspaceKey(workspace.id, admin, ['read']);
