@@ -5,6 +5,7 @@
  * percentage is read as thousandths of a percent (2.5 -> 2500).
  */
 import type { Db } from '../db.js';
+import * as repo from './repo.js';
 
 export interface OrderConfig {
   enabled: boolean;
@@ -88,9 +89,8 @@ export function quote(itemPrice: number, c: OrderConfig): Quote {
   return { itemPrice, serviceFee: fee, total: itemPrice + fee };
 }
 
-export const ORDER_SETTING_KEY = 'jasabayar';
+export { ORDER_SETTING_KEY } from './repo.js';
 
 export async function loadOrderConfig(trx: Db): Promise<OrderConfig> {
-  const row = (await trx('settings').select('value').where({ key: ORDER_SETTING_KEY }).first()) as { value: unknown } | undefined;
-  return orderConfig(row?.value);
+  return orderConfig(await repo.orderSettings(trx));
 }

@@ -127,3 +127,11 @@ export async function dueSlaRefunds(trx: Db, now: Date, limit: number): Promise<
   const rows = (await trx(TABLE).select('id').whereIn('status', ['paid', 'processing']).where('sla_deadline_at', '<', now).orderBy('sla_deadline_at').limit(limit)) as { id: string }[];
   return rows.map((r) => r.id);
 }
+
+/** The settings row of the payment-service orders (fees, limits, SLA; fees.ts reads it). */
+export const ORDER_SETTING_KEY = 'jasabayar';
+
+export async function orderSettings(trx: Db): Promise<unknown> {
+  const row = (await trx('settings').select('value').where({ key: ORDER_SETTING_KEY }).first()) as { value: unknown } | undefined;
+  return row?.value;
+}
