@@ -1,4 +1,5 @@
 /** Templates of the hosted checkout (Indonesian first, English on `?lang=en`) and the sign-in page. */
+import type { CheckoutPage, CheckoutViewer, MethodOption } from '../../shared/checkout/service.js';
 import type { EscrowRow } from '../../shared/escrows/repo.js';
 import type { PaymentRow } from '../../shared/payments/repo.js';
 import type { UserRow } from '../../shared/users/repo.js';
@@ -117,13 +118,6 @@ const METHOD_LABEL: Record<string, Record<Lang, string>> = {
 };
 export const methodLabel = (method: string, lang: Lang) => METHOD_LABEL[method]?.[lang] ?? method;
 
-export interface MethodOption {
-  provider: string;
-  displayName: string;
-  method: string;
-  surcharge: number;
-  total: number;
-}
 
 function when(d: Date, lang: Lang): string {
   return d.toLocaleString(lang === 'en' ? 'en-GB' : 'id-ID', { timeZone: 'Asia/Jakarta', dateStyle: 'medium', timeStyle: 'short' }) + ' WIB';
@@ -285,4 +279,21 @@ ${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
 <button type="submit" id="verify-button">${t.verify}</button>
 </form>
 </section>`;
+}
+
+/** The checkout page's body for an open escrow: the preview, then what this viewer can do. */
+export function checkoutBody(view: Exclude<CheckoutPage<CheckoutViewer & { csrfToken: string }>, { kind: 'ended' }>, lang: Lang): Html {
+  const e = view.escrow;
+  const parts: Html[] = [previewCard(e, view.seller, lang, { countdown: view.pending })];
+  if (view.kind === 'guest') parts.push(view.pending ? signInPrompt(e, lang) : statusLine(e, lang));
+  else if (view.kind === 'notBuyer') parts.push(view.pending ? notBuyerNote(lang) : statusLine(e, lang));
+  else if (view.kind === 'paid') parts.push(paidPanel(lang), statusLine(e, lang));
+  else if (view.kind === 'paying' && view.live) {
+    const csrf = view.viewer.csrfToken;
+    parts.push(paymentPanel(e, view.live.payment, view.live.qrDataUrl, csrf, lang));
+    if (view.options) parts.push(otherMethods(methodPicker(e, view.options, csrf, lang, false), lang));
+  } else if (view.kind === 'paying') {
+    parts.push(methodPicker(e, view.options ?? [], view.viewer.csrfToken, lang, view.lastFailed));
+  }
+  return html`${parts}`;
 }

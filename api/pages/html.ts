@@ -12,6 +12,7 @@ import { safeEqual } from '../../shared/crypto.js';
 import { AppError } from '../../shared/errors.js';
 import { loadSessionPrincipal } from '../../shared/auth/principal.js';
 import { assertAccountActive } from '../../shared/auth/service.js';
+import { pageErrors } from '../../shared/checkout/errors.js';
 import type { Ctx, Middleware } from '../context.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import { setHtmlSecurityHeaders } from '../middleware/security-headers.js';
@@ -165,12 +166,12 @@ const FORM_LIMIT = 16 * 1024;
  * most 16 KiB, 415 for any other content type.
  */
 export async function formOf(ctx: Ctx): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) throw AppError.legacy(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the form as application/x-www-form-urlencoded');
+  if (!ctx.is('application/x-www-form-urlencoded')) throw pageErrors.formNotUrlencoded();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > FORM_LIMIT) throw AppError.legacy(413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'Form too large');
+    if (size > FORM_LIMIT) throw pageErrors.formTooLarge();
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
@@ -203,7 +204,7 @@ export async function pageSession(ctx: Ctx): Promise<PageSession | null> {
 /** Synchronizer token: the session's CSRF token must come back in the form's `_csrf` field. */
 export function assertCsrf(form: URLSearchParams, session: PageSession): void {
   const given = form.get('_csrf') ?? '';
-  if (!given || !safeEqual(given, session.csrfToken)) throw AppError.legacy(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
+  if (!given || !safeEqual(given, session.csrfToken)) throw pageErrors.staleForm();
 }
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;

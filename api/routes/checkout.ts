@@ -3,21 +3,12 @@
  * and the static files of the pages. Server-rendered; the payment itself goes through the
  * payments service (`pay`), and the page polls the API's payment-status.
  */
-import { clock } from '../../shared/clock.js';
 import { config } from '../../shared/config.js';
 import { randomToken, safeEqual } from '../../shared/crypto.js';
-import { db } from '../../shared/db.js';
 import { AppError } from '../../shared/errors.js';
-import { isUuid } from '../../shared/ids.js';
 import * as authService from '../../shared/auth/service.js';
-import * as escrowRepo from '../../shared/escrows/repo.js';
-import { isExpired } from '../../shared/escrows/service.js';
-import * as payments from '../../shared/payments/service.js';
-import { claimPayment } from '../../shared/payments/manual.js';
-import * as paymentRepo from '../../shared/payments/repo.js';
-import { surchargeOf } from '../../shared/payments/surcharge.js';
-import * as users from '../../shared/users/repo.js';
-import { renderQrDataUrl } from '../../shared/checkout/qr.js';
+import { checkoutErrors, pageErrors } from '../../shared/checkout/errors.js';
+import * as checkout from '../../shared/checkout/service.js';
 import { createRouter, type Ctx } from '../context.js';
 import { requestMeta, setSessionCookie } from '../middleware/auth.js';
 import { consume } from '../middleware/rate-limit.js';
@@ -33,7 +24,7 @@ const PAY_LIMIT = { name: 'checkout-pay', points: 20, durationSeconds: 60, by: '
 
 checkoutRouter.get('/static/pages/:name', (ctx) => {
   const file = STATIC_FILES.get(ctx.params.name ?? '');
-  if (!file) throw AppError.legacy(404, 'NOT_FOUND', 'Not found');
+  if (!file) throw pageErrors.staticNotFound();
   ctx.set('Cache-Control', 'public, max-age=300');
   ctx.type = file.type;
   ctx.body = file.body;
@@ -46,61 +37,13 @@ const checkoutFrame = (ctx: Ctx, lang: Lang, body: Html, status = 200) => {
   sendPage(ctx, status, { title: T.textsOf(lang).title, lang, body, scripts: ['checkout.js'], switchTo: withLang(ctx.path, other) });
 };
 
-async function loadEscrow(id: string) {
-  const e = isUuid(id) ? await escrowRepo.findById(db, id) : undefined;
-  if (!e) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
-  return e;
-}
-
-async function methodOptions(amount: number): Promise<T.MethodOption[]> {
-  const gateways = await payments.availableGateways();
-  return gateways.flatMap((g) =>
-    g.supported_methods.map((method) => {
-      const surcharge = surchargeOf(amount, g);
-      return { provider: g.provider, displayName: g.display_name, method, surcharge, total: amount + surcharge };
-    }),
-  );
-}
-
 checkoutRouter.get(
   '/pay/:id',
   page(async (ctx) => {
     const lang = langOf(ctx);
-    const e = await loadEscrow(ctx.params.id ?? '');
-    if (isExpired(e)) return checkoutFrame(ctx, lang, T.endedPanel('expired', lang));
-    if (e.status === 'cancelled') return checkoutFrame(ctx, lang, T.endedPanel('cancelled', lang));
-    const seller = await users.findById(db, e.seller_id);
-    if (!seller) throw AppError.legacy(404, 'NOT_FOUND', 'Escrow not found');
-    const session = await pageSession(ctx);
-    const pending = e.status === 'pending_payment';
-    const parts: Html[] = [T.previewCard(e, seller, lang, { countdown: pending })];
-    if (!session) {
-      parts.push(pending ? T.signInPrompt(e, lang) : T.statusLine(e, lang));
-      return checkoutFrame(ctx, lang, html`${parts}`);
-    }
-    const isBuyer = e.buyer_id === session.userId;
-    if (!isBuyer) {
-      parts.push(pending ? T.notBuyerNote(lang) : T.statusLine(e, lang));
-      return checkoutFrame(ctx, lang, html`${parts}`);
-    }
-    if (!pending) {
-      parts.push(T.paidPanel(lang), T.statusLine(e, lang));
-      return checkoutFrame(ctx, lang, html`${parts}`);
-    }
-    const current = await paymentRepo.currentForEscrow(db, e.id);
-    const live =
-      current !== undefined &&
-      (current.status === 'pending' || current.status === 'awaiting_confirmation') &&
-      (current.is_manual || !current.expires_at || current.expires_at > clock.now());
-    if (current && live) {
-      parts.push(T.paymentPanel(e, current, current.qr_string ? await renderQrDataUrl(current.qr_string) : null, session.csrfToken, lang));
-      // Another method replaces the link (the old one simply expires unpaid).
-      if (current.status === 'pending') parts.push(T.otherMethods(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, false), lang));
-    } else {
-      const lastFailed = current !== undefined && (current.status === 'failed' || current.status === 'expired' || !live);
-      parts.push(T.methodPicker(e, await methodOptions(e.amount), session.csrfToken, lang, lastFailed));
-    }
-    return checkoutFrame(ctx, lang, html`${parts}`);
+    const view = await checkout.checkoutPage(ctx.params.id ?? '', () => pageSession(ctx));
+    if (view.kind === 'ended') return checkoutFrame(ctx, lang, T.endedPanel(view.reason, lang));
+    checkoutFrame(ctx, lang, T.checkoutBody(view, lang));
   }),
 );
 
@@ -109,29 +52,21 @@ async function signedInForm(ctx: Ctx) {
   const lang = langOf(ctx);
   const form = await formOf(ctx);
   const session = await pageSession(ctx);
-  if (!session) throw AppError.legacy(401, 'UNAUTHORIZED', lang === 'en' ? 'Sign in first' : 'Silakan masuk terlebih dahulu');
+  // The page shows the message in its own language.
+  if (!session) throw checkoutErrors.signInFirst().localised(lang === 'en');
   assertCsrf(form, session);
-  return { lang, form, session };
+  return { lang, form, actor: { userId: session.userId, role: session.role } };
 }
 
 checkoutRouter.post(
   '/pay/:id/pay',
   page(async (ctx) => {
-    const { lang, form, session } = await signedInForm(ctx);
+    const { lang, form, actor } = await signedInForm(ctx);
     await consume(ctx, PAY_LIMIT);
     const [provider, method] = (form.get('choice') ?? '').split(':');
-    if (!provider || !method) throw AppError.legacy(400, 'MISSING_METHOD', lang === 'en' ? 'Choose a payment method' : 'Pilih metode pembayaran');
+    if (!provider || !method) throw checkoutErrors.missingMethod().localised(lang === 'en');
     const id = ctx.params.id ?? '';
-    // A resubmitted form (double click, back button) reuses the live link of the same choice.
-    const current = isUuid(id) ? await paymentRepo.currentForEscrow(db, id) : undefined;
-    const sameLive =
-      current !== undefined &&
-      current.buyer_id === session.userId &&
-      current.status === 'pending' &&
-      current.provider === provider &&
-      current.method === method &&
-      (!current.expires_at || current.expires_at > clock.now());
-    if (!sameLive) await payments.pay(undefined, { userId: session.userId, role: session.role }, id, { method, provider });
+    await checkout.payFromPage(actor, id, { provider, method });
     redirect(ctx, withLang(`/pay/${id}`, lang));
   }),
 );
@@ -139,11 +74,9 @@ checkoutRouter.post(
 checkoutRouter.post(
   '/pay/:id/claim',
   page(async (ctx) => {
-    const { lang, form, session } = await signedInForm(ctx);
-    const reference = (form.get('reference') ?? '').trim();
-    if (reference.length > 200) throw AppError.legacy(400, 'INVALID_BODY', 'reference may be at most 200 characters');
+    const { lang, form, actor } = await signedInForm(ctx);
     const id = ctx.params.id ?? '';
-    await claimPayment(undefined, { userId: session.userId, role: session.role }, id, reference === '' ? {} : { reference });
+    await checkout.claimFromPage(actor, id, form.get('reference') ?? '');
     redirect(ctx, withLang(`/pay/${id}`, lang));
   }),
 );
@@ -164,7 +97,7 @@ function preToken(ctx: Ctx): string {
 function assertPreToken(ctx: Ctx, form: URLSearchParams): void {
   const cookie = ctx.cookies.get(PRE_CSRF_COOKIE) ?? '';
   const given = form.get('_csrf') ?? '';
-  if (!cookie || !given || !safeEqual(cookie, given)) throw AppError.legacy(403, 'CSRF_FAILED', 'The form is stale or did not come from this site; reload the page and try again');
+  if (!cookie || !given || !safeEqual(cookie, given)) throw pageErrors.staleForm();
 }
 
 const signInFrame = (ctx: Ctx, lang: Lang, body: Html, status = 200) => {
@@ -206,7 +139,7 @@ checkoutRouter.post(
     try {
       answerSignIn(ctx, lang, next, await authService.login(ctx.redis, { email, password }, requestMeta(ctx)));
     } catch (err) {
-      if (err instanceof AppError && err.status < 500 && err.status !== 429) {
+      if (err instanceof AppError && err.isClientError) {
         return signInFrame(ctx, lang, T.signInForm(lang, next, preToken(ctx), err.message), err.status);
       }
       throw err;
