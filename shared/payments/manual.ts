@@ -6,8 +6,10 @@
  * to the buyer's balance or mark it returned outside the service, exactly once (a
  * compare-and-set on the payment under its row lock, and a posting key).
  *
- * One claim implementation (`recordClaim`) serves escrows and payment-service orders; each
- * caller locks its target row first and says whether the target still takes the payment.
+ * One claim (`recordClaim`) and one confirmation (`confirmClaim`) serve escrows and
+ * payment-service orders; each caller locks its target row first and says whether the
+ * target still takes the payment (orders/service.ts and orders/operator.ts call them).
+ * Every status move is a compare-and-set through `transition()` (states.ts).
  * Every function joins the caller's transaction (a keyed request's `txOf(ctx)`) and asks
  * the pool for nothing else (ARCHITECTURE rule 7).
  */
