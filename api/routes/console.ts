@@ -4,15 +4,18 @@
  * (which records the staff action), and every form is CSRF-checked with the session's
  * synchronizer token. Bull Board stays at /admin/queues (admin-queues.ts).
  */
-import { AppError } from '../../shared/errors.js';
+import type { StaffActor } from '../../shared/actors.js';
+import { authErrors } from '../../shared/auth/errors.js';
 import * as authService from '../../shared/auth/service.js';
-import { attentionPayments, consoleCounts, findUsers, ordersToMove } from '../../shared/checkout/console.js';
+import { attentionPayments, consoleCounts, disputesToResolve, findUsers, ordersToMove } from '../../shared/checkout/console.js';
+import { consoleErrors } from '../../shared/checkout/errors.js';
 import * as orders from '../../shared/orders/service.js';
-import { listDisputes, OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
+import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
 import { createRouter, type Ctx } from '../context.js';
+import { actorOf, staffOf } from '../kit.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import * as T from '../pages/console.js';
 import { assertCsrf, formOf, html, page, pageSession, redirect, sendPage, type Html, type PageSession } from '../pages/html.js';
@@ -27,7 +30,7 @@ async function staffSession(ctx: Ctx): Promise<PageSession | null> {
     redirect(ctx, `/sign-in?next=${encodeURIComponent(next)}`);
     return null;
   }
-  if (session.role !== 'admin') throw AppError.legacy(403, 'FORBIDDEN', 'Staff only');
+  if (session.role !== 'admin') throw authErrors.staffOnly();
   return session;
 }
 
@@ -43,18 +46,21 @@ function consolePage(ctx: Ctx, section: T.ConsoleSection, session: PageSession, 
 
 const noteOf = (form: URLSearchParams): string | null => {
   const note = (form.get('note') ?? '').trim();
-  if (note.length > 2000) throw AppError.legacy(400, 'NOTE_TOO_LONG', 'The note may be at most 2000 characters');
+  if (note.length > 2000) throw consoleErrors.noteTooLong();
   return note === '' ? null : note;
 };
 
+/** The staff member making a console move (the session's admin, set by pageSession) with the form's note. */
+const staffWith = (ctx: Ctx, note: string | null): StaffActor => ({ ...staffOf(ctx), note });
+
 /** A console move: admin session, CSRF token, the service call, then back to the list. */
-function move(back: string, done: string, run: (ctx: Ctx, session: PageSession, form: URLSearchParams) => Promise<unknown>) {
+function move(back: string, done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
     const session = await staffSession(ctx);
     if (!session) return;
     assertCsrf(form, session);
-    await run(ctx, session, form);
+    await run(ctx, form);
     redirect(ctx, `${back}?done=${done}`);
   });
 }
@@ -72,19 +78,16 @@ consoleRouter.get(
   page(async (ctx) => {
     const session = await staffSession(ctx);
     if (!session) return;
-    const actor = { userId: session.userId, role: session.role };
-    const open = await listDisputes(actor, { status: 'open', page: 1, limit: 50 });
-    const held = await listDisputes(actor, { status: 'on_hold', page: 1, limit: 50 });
-    consolePage(ctx, 'disputes', session, T.disputesTable([...open.rows, ...held.rows], session.csrfToken));
+    consolePage(ctx, 'disputes', session, T.disputesTable(await disputesToResolve(actorOf(ctx)), session.csrfToken));
   }),
 );
 
 consoleRouter.post(
   '/admin/disputes/:id/resolve',
-  move('/admin/disputes', 'dispute.resolve', async (ctx, session, form) => {
+  move('/admin/disputes', 'dispute.resolve', async (ctx, form) => {
     const outcome = form.get('outcome') ?? '';
-    if (!(OUTCOMES as readonly string[]).includes(outcome)) throw AppError.legacy(400, 'INVALID_OUTCOME', 'outcome must be release, refund or hold');
-    await resolveDispute(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { outcome: outcome as Outcome, note: noteOf(form) });
+    if (!(OUTCOMES as readonly string[]).includes(outcome)) throw consoleErrors.invalidOutcome();
+    await resolveDispute(undefined, staffOf(ctx), ctx.params.id ?? '', { outcome: outcome as Outcome, note: noteOf(form) });
   }),
 );
 
@@ -108,10 +111,10 @@ const PAYMENT_MOVES: { path: string; action: string; run: typeof staffConfirm; n
 for (const m of PAYMENT_MOVES) {
   consoleRouter.post(
     `/admin/payments/:id/${m.path}`,
-    move('/admin/payments', m.action, async (ctx, session, form) => {
+    move('/admin/payments', m.action, async (ctx, form) => {
       const note = noteOf(form);
-      if (m.noteRequired && note === null) throw AppError.legacy(400, 'INVALID_BODY', 'A note is required: where and how the money was returned');
-      await m.run(undefined, { actorId: session.userId, ip: ctx.ip, note }, ctx.params.id ?? '');
+      if (m.noteRequired && note === null) throw consoleErrors.returnNoteRequired();
+      await m.run(undefined, staffWith(ctx, note), ctx.params.id ?? '');
     }),
   );
 }
@@ -128,15 +131,15 @@ consoleRouter.get(
 
 consoleRouter.post(
   '/admin/withdrawals/:id/approve',
-  move('/admin/withdrawals', 'withdrawal.approve', async (ctx, session, form) => {
-    await withdrawals.approve(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { note: noteOf(form) });
+  move('/admin/withdrawals', 'withdrawal.approve', async (ctx, form) => {
+    await withdrawals.approve(undefined, staffOf(ctx), ctx.params.id ?? '', { note: noteOf(form) });
   }),
 );
 
 consoleRouter.post(
   '/admin/withdrawals/:id/reject',
-  move('/admin/withdrawals', 'withdrawal.reject', async (ctx, session, form) => {
-    await withdrawals.reject(undefined, { actorId: session.userId, ip: ctx.ip }, ctx.params.id ?? '', { note: noteOf(form) });
+  move('/admin/withdrawals', 'withdrawal.reject', async (ctx, form) => {
+    await withdrawals.reject(undefined, staffOf(ctx), ctx.params.id ?? '', { note: noteOf(form) });
   }),
 );
 
@@ -150,39 +153,39 @@ consoleRouter.get(
 
 const textOf = (form: URLSearchParams, name: string, max: number): string | null => {
   const value = form.get(name) ?? '';
-  if (value.length > max) throw AppError.legacy(400, 'INVALID_BODY', `${name} may be at most ${max} characters`);
+  if (value.length > max) throw consoleErrors.fieldTooLong(name, max);
   return value.trim() === '' ? null : value;
 };
 
 consoleRouter.post(
   '/admin/orders/:id/confirm-payment',
-  move('/admin/orders', 'order.confirm_payment', async (ctx, session, form) => {
-    await orders.confirmPayment(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  move('/admin/orders', 'order.confirm_payment', async (ctx, form) => {
+    await orders.confirmPayment(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
   }),
 );
 
 consoleRouter.post(
   '/admin/orders/:id/process',
-  move('/admin/orders', 'order.process', async (ctx, session, form) => {
-    await orders.startProcessing(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  move('/admin/orders', 'order.process', async (ctx, form) => {
+    await orders.startProcessing(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
   }),
 );
 
 consoleRouter.post(
   '/admin/orders/:id/deliver',
-  move('/admin/orders', 'order.deliver', async (ctx, session, form) => {
+  move('/admin/orders', 'order.deliver', async (ctx, form) => {
     const credentials = textOf(form, 'credentials', 10_000);
     const deliveryNote = textOf(form, 'delivery_note', 3000);
     // As the admin API's schema: credentials or a delivery note.
-    if (credentials === null && deliveryNote === null) throw AppError.legacy(400, 'MISSING_FIELDS', 'Give the credentials or a delivery note');
-    await orders.deliver(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '', { credentials, delivery_note: deliveryNote });
+    if (credentials === null && deliveryNote === null) throw consoleErrors.credentialsOrNote();
+    await orders.deliver(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', { credentials, delivery_note: deliveryNote });
   }),
 );
 
 consoleRouter.post(
   '/admin/orders/:id/refund',
-  move('/admin/orders', 'order.refund', async (ctx, session, form) => {
-    await orders.refund(undefined, { actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '', { reason: textOf(form, 'reason', 2000) });
+  move('/admin/orders', 'order.refund', async (ctx, form) => {
+    await orders.refund(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', { reason: textOf(form, 'reason', 2000) });
   }),
 );
 
@@ -198,15 +201,15 @@ consoleRouter.get(
 
 consoleRouter.post(
   '/admin/users/:id/suspend',
-  move('/admin/users', 'user.suspend', async (ctx, session, form) => {
-    await suspendUser({ actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  move('/admin/users', 'user.suspend', async (ctx, form) => {
+    await suspendUser(staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
   }),
 );
 
 consoleRouter.post(
   '/admin/users/:id/reactivate',
-  move('/admin/users', 'user.reactivate', async (ctx, session, form) => {
-    await reactivateUser({ actorId: session.userId, ip: ctx.ip, note: noteOf(form) }, ctx.params.id ?? '');
+  move('/admin/users', 'user.reactivate', async (ctx, form) => {
+    await reactivateUser(staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
   }),
 );
 

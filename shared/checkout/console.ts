@@ -1,8 +1,15 @@
-/** Reads of the operator console that no other service offers (the moves themselves go through their own services). */
+/**
+ * Reads of the operator console that no other service offers (the moves themselves go
+ * through their own services); their SQL is in ./repo.ts.
+ */
+import type { Actor } from '../actors.js';
 import { db } from '../db.js';
-import type { OrderRow } from '../orders/repo.js';
+import { listDisputes } from '../disputes/service.js';
+import type { DisputeView } from '../disputes/repo.js';
 import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
-import type { UserRow } from '../users/repo.js';
+import * as repo from './repo.js';
+
+export type { ListedOrder, ListedUser } from './repo.js';
 
 /**
  * Payments waiting for staff, oldest first: claimed manual transfers (escrows and
@@ -13,45 +20,25 @@ export async function attentionPayments(limit = 50): Promise<StaffPaymentRow[]> 
   return (await listForStaff(db, { attention: true, page: 1, limit })).rows;
 }
 
-export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;
-
-/** Accounts whose email, username or name contains `q` (newest first); the newest accounts without `q`. */
-export async function findUsers(q: string, limit = 50): Promise<ListedUser[]> {
-  const query = db('users').select('id', 'email', 'username', 'full_name', 'role', 'status', 'created_at');
-  const term = q.trim();
-  if (term !== '') {
-    const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    void query.where((w) => void w.whereILike('email', like).orWhereILike('username', like).orWhereILike('full_name', like));
-  }
-  return (await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit)) as ListedUser[];
+/** Disputes waiting for a ruling: the open ones, then those on hold (50 of each). */
+export async function disputesToResolve(staff: Actor): Promise<DisputeView[]> {
+  const open = await listDisputes(staff, { status: 'open', page: 1, limit: 50 });
+  const held = await listDisputes(staff, { status: 'on_hold', page: 1, limit: 50 });
+  return [...open.rows, ...held.rows];
 }
 
-/** A payment-service order as the console lists it (never the sealed credentials). */
-export type ListedOrder = Pick<
-  OrderRow,
-  'id' | 'status' | 'target_url' | 'target_label' | 'notes' | 'item_price' | 'service_fee' | 'total' | 'paid_via' | 'sla_deadline_at' | 'created_at'
-> & { buyer_email: string };
-
-/** The order statuses that wait for an operator's move. */
-const ORDERS_TO_MOVE = ['pending_review', 'paid', 'processing'] as const;
+/** Accounts whose email, username or name contains `q` (newest first); the newest accounts without `q`. */
+export async function findUsers(q: string, limit = 50): Promise<repo.ListedUser[]> {
+  return repo.findUsers(db, q.trim(), limit);
+}
 
 /** Payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
-export async function ordersToMove(limit = 50): Promise<ListedOrder[]> {
-  return db('service_orders as o')
-    .join('users as u', 'u.id', 'o.buyer_id')
-    .whereIn('o.status', ORDERS_TO_MOVE)
-    .orderBy([{ column: 'o.created_at', order: 'asc' }, { column: 'o.id', order: 'asc' }])
-    .limit(limit)
-    .select<ListedOrder[]>(
-      'o.id', 'o.status', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total', 'o.paid_via', 'o.sla_deadline_at', 'o.created_at',
-      'u.email as buyer_email',
-    );
+export async function ordersToMove(limit = 50): Promise<repo.ListedOrder[]> {
+  return repo.ordersToMove(db, limit);
 }
 
 export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number; orders: number }> {
-  const [d] = await db('disputes').whereIn('status', ['open', 'on_hold']).count<{ count: string }[]>('* as count');
-  const p = { count: String((await listForStaff(db, { attention: true, page: 1, limit: 1 })).total) };
-  const [w] = await db('withdrawals').where('status', 'pending').count<{ count: string }[]>('* as count');
-  const [o] = await db('service_orders').whereIn('status', ORDERS_TO_MOVE).count<{ count: string }[]>('* as count');
-  return { disputes: Number(d?.count ?? 0), payments: Number(p?.count ?? 0), withdrawals: Number(w?.count ?? 0), orders: Number(o?.count ?? 0) };
+  const waiting = await repo.waitingCounts(db);
+  const payments = (await listForStaff(db, { attention: true, page: 1, limit: 1 })).total;
+  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders };
 }
