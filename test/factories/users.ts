@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from 'supertest';
 import { clock } from '../../shared/clock.js';
+import { config } from '../../shared/config.js';
 import { sha256Hex, randomToken } from '../../shared/crypto.js';
 import { db } from '../../shared/db.js';
 import { hashPassword } from '../../shared/auth/passwords.js';
@@ -24,6 +25,23 @@ export interface UserOptions {
 
 let seq = 0;
 
+/**
+ * One argon2 hash per password and parameters for the whole process: a hash takes tens of
+ * milliseconds of CPU and factory accounts need a valid one, not a fresh salt each. Tests of
+ * hashing itself go through the API (sign-up, password change), which hashes for real.
+ */
+const hashes = new Map<string, Promise<string>>();
+function hashFor(password: string): Promise<string> {
+  const key = `${config.argon2MemoryKib}:${config.argon2Passes}:${password}`;
+  let hash = hashes.get(key);
+  if (!hash) {
+    hash = hashPassword(password);
+    hash.catch(() => hashes.delete(key));
+    hashes.set(key, hash);
+  }
+  return hash;
+}
+
 export async function createUser(options: UserOptions = {}): Promise<{ user: UserRow; password: string }> {
   seq += 1;
   const tag = `${seq}${randomUUID().slice(0, 6)}`;
@@ -33,7 +51,7 @@ export async function createUser(options: UserOptions = {}): Promise<{ user: Use
     email: (options.email ?? `user${tag}@example.com`).toLowerCase(),
     username: options.username ?? `user_${tag}`,
     full_name: options.fullName ?? `Test User ${seq}`,
-    password_hash: await hashPassword(password),
+    password_hash: await hashFor(password),
     role: options.role ?? 'user',
     status: options.status ?? 'active',
     email_verified_at: options.verified === false ? null : now,
