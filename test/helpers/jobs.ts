@@ -45,34 +45,57 @@ export async function runJobs(queues: readonly QueueName[] = QUEUE_NAMES): Promi
     }
   }
   await relayAll();
-  const connection = createQueueConnection();
+  const runner = runners.pop() ?? newRunner();
   try {
     for (const queue of queues) {
-      const worker = new Worker<JobData>(queue, null, { connection, prefix: config.queuePrefix, autorun: false });
+      const worker = runner.worker(queue);
       const token = randomUUID();
       const process = queueProcessor(registry, queue);
-      try {
-        for (;;) {
-          const job = (await worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
-          if (!job) break;
-          const record: RanJob = { queue, name: job.name, id: job.id, data: job.data };
-          try {
-            record.result = await process(job);
-            await job.moveToCompleted(record.result, token, false);
-          } catch (err) {
-            record.error = err instanceof Error ? err.message : String(err);
-            await job.moveToFailed(err instanceof Error ? err : new Error(String(err)), token, false);
-          }
-          ran.push(record);
+      for (;;) {
+        const job = (await worker.getNextJob(token, { block: false })) as Job<JobData> | undefined;
+        if (!job) break;
+        const record: RanJob = { queue, name: job.name, id: job.id, data: job.data };
+        try {
+          record.result = await process(job);
+          await job.moveToCompleted(record.result, token, false);
+        } catch (err) {
+          record.error = err instanceof Error ? err.message : String(err);
+          await job.moveToFailed(err instanceof Error ? err : new Error(String(err)), token, false);
         }
-      } finally {
-        await worker.close();
+        ran.push(record);
       }
     }
   } finally {
-    await connection.quit();
+    runners.push(runner);
   }
   return ran;
+}
+
+/**
+ * A Redis connection and one non-running Worker per queue, only ever asked for the next
+ * job (`getNextJob` without blocking; no lock renewal, no stalled checks). Kept for the
+ * whole process instead of opened and closed on every `runJobs` call (each Worker opens a
+ * connection of its own); calls running at the same time each take a separate one.
+ */
+interface Runner {
+  worker(queue: QueueName): Worker<JobData>;
+}
+
+const runners: Runner[] = [];
+
+function newRunner(): Runner {
+  const connection = createQueueConnection();
+  const workers = new Map<QueueName, Worker<JobData>>();
+  return {
+    worker(queue) {
+      let worker = workers.get(queue);
+      if (!worker) {
+        worker = new Worker<JobData>(queue, null, { connection, prefix: config.queuePrefix, autorun: false });
+        workers.set(queue, worker);
+      }
+      return worker;
+    },
+  };
 }
 
 export interface StartedJob {
