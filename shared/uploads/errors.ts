@@ -58,30 +58,11 @@ export function isUploadErrorCode(code: string): code is UploadErrorCode {
   return Object.prototype.hasOwnProperty.call(UPLOAD_ERRORS, code);
 }
 
-/** Indonesian messages for the common errors an upload route can answer (the English is the error's own message). */
-const COMMON_ID: Record<string, string> = {
-  UNAUTHORIZED: 'Masuk atau kirim kunci API pribadi',
-  INVALID_TOKEN: 'Kunci API tidak sah atau sudah dicabut',
-  SESSION_EXPIRED: 'Sesi sudah berakhir; masuk lagi',
-  CSRF_FAILED: 'Token CSRF tidak cocok',
-  ACCOUNT_INACTIVE: 'Akun tidak aktif',
-  SUSPENDED: 'Akun ditangguhkan',
-  FORBIDDEN: 'Akses ditolak',
-  NOT_FOUND: 'Tidak ditemukan',
-  RATE_LIMITED: 'Terlalu banyak permintaan; coba lagi nanti',
-  IDEMPOTENCY_KEY_INVALID: 'Idempotency-Key harus UUID v4',
-  IDEMPOTENCY_KEY_CONFLICT: 'Idempotency-Key ini sudah dipakai dengan isi permintaan lain',
-  IDEMPOTENCY_KEY_IN_FLIGHT: 'Permintaan dengan Idempotency-Key ini masih berjalan; coba lagi sebentar',
-  IDEMPOTENCY_LOOKUP_FAILED: 'Idempotency-Key tidak dapat diperiksa; coba lagi dengan kunci yang sama',
-  IDEMPOTENCY_INSERT_FAILED: 'Idempotency-Key tidak dapat dicatat; coba lagi dengan kunci yang sama',
-  INTERNAL_ERROR: 'Terjadi kesalahan di sisi kami; coba lagi nanti',
-};
-
 /**
  * The error as an upload route answers it: `message_id` and `message_en` always present,
- * `message` in Indonesian unless English was asked for.
+ * `message` in Indonesian unless English was asked for. Every factory carries its own
+ * Indonesian text (the common codes' as the auth, idempotency and shared catalogues write them).
  */
 export function localised(err: AppError, english: boolean): AppError {
-  const id = err.text.id !== err.text.en ? err.text.id : (COMMON_ID[err.code] ?? err.text.id);
-  return new AppError(err.kind, err.code, { en: err.text.en, id }, { extras: err.extras, headers: err.headers }).localised(english);
+  return err.localised(english);
 }
