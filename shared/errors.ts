@@ -73,17 +73,6 @@ export class AppError extends Error {
     this.headers = { ...options.headers };
   }
 
-  /**
-   * Transitional: an error written with its status number and one English message, as
-   * code did before the catalogues. Every call is being moved to a named factory in its
-   * feature's `errors.ts`; test/unit/platform/error-catalogue.test.ts fails while any remains.
-   */
-  static legacy(status: number, code: string, message: string, extras: ErrorExtras = {}, headers: Record<string, string> = {}): AppError {
-    const kind = (Object.keys(STATUS) as ErrorKind[]).find((k) => STATUS[k] === status);
-    if (!kind) throw new Error(`no error kind answers ${status}`);
-    return new AppError(kind, code, { en: message, id: message }, { extras, headers });
-  }
-
   /** True when this error's status is a client error other than 429 (what a page may show inline). */
   get isClientError(): boolean {
     return this.status >= 400 && this.status < 500 && this.kind !== 'tooMany';

@@ -10,7 +10,7 @@ import { post } from '../../shared/ledger/index.js';
 import { rateLimit } from '../../api/middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../../api/middleware/validate.js';
 import { clock } from '../../shared/clock.js';
-import { AppError, errors } from '../../shared/errors.js';
+import { errors, fail, same } from '../../shared/errors.js';
 import { api } from './app.js';
 import type { AppDeps } from '../../api/app.js';
 
@@ -158,7 +158,7 @@ probeRouter.post('/test/flaky', idempotent(), (ctx) => {
   const outcome = probe.flakyOutcomes.shift() ?? 'ok';
   switch (outcome) {
     case 'throw-4xx':
-      throw AppError.legacy(409, 'PROBE_REFUSED', 'refused by the probe');
+      throw fail.conflict('PROBE_REFUSED', same('refused by the probe'));
     case 'set-4xx':
       ctx.status = 422;
       ctx.body = { success: false, error: { code: 'PROBE_UNPROCESSABLE', message: 'set by the probe' } };
