@@ -22,7 +22,7 @@ import { ITEM_PRICE_CEILING, loadOrderConfig, quote, type OrderConfig, type Quot
 import { markOrdersPaid } from './paid.js';
 import * as repo from './repo.js';
 import type { OrderEventRow, OrderRow } from './repo.js';
-import { canMove, ORDER_TRANSITIONS, type OrderStatus } from './states.js';
+import { canMove, type OrderStatus } from './states.js';
 import { invalidState, transition } from './transition.js';
 
 export type { OrderRow, OrderEventRow } from './repo.js';
@@ -253,7 +253,7 @@ export async function claimPayment(trxOrDb: Db | undefined, actor: Actor, id: st
     const open = canMove('claimManual', o.status);
     const result = await recordClaim(trx, { kind: 'order', id: o.id, open, status: o.status }, input);
     const now = clock.now();
-    if (open) await repo.move(trx, o.id, ORDER_TRANSITIONS.claimManual.from, { status: 'pending_review', updated_at: now });
+    if (open) await transition(trx, o, 'claimManual', { updated_at: now });
     await repo.recordEvents(trx, [
       open
         ? { orderId: o.id, event: 'order.payment_claimed', message: 'The buyer claimed a manual transfer; the operator verifies it', actorRole: 'buyer', actorId: actor.userId, at: now }
