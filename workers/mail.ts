@@ -3,22 +3,15 @@ import { clock } from '../shared/clock.js';
 import { config } from '../shared/config.js';
 import { decryptSecret } from '../shared/crypto.js';
 import { db } from '../shared/db.js';
+import { findEmail, markSent } from '../shared/mail/repo.js';
 import { mailTransport } from '../shared/mail/transport.js';
 import { queueProcessors } from './types.js';
-
-interface EmailRow {
-  id: string;
-  to_address: string;
-  subject: string;
-  body_sealed: string | null;
-  sent_at: Date | null;
-}
 
 /** mail queue: delivers one recorded e-mail; a second run after delivery does nothing. */
 export const mail = queueProcessors('mail', {
   'mail.send': async (job) => {
     const { emailId } = job.data;
-    const row = (await db('outbound_emails').where({ id: emailId }).first()) as EmailRow | undefined;
+    const row = await findEmail(db, emailId);
     if (!row) throw new UnrecoverableError(`outbound e-mail ${emailId} does not exist`);
     if (row.sent_at || row.body_sealed === null) return { skipped: 'already sent' };
     const info = (await mailTransport().sendMail({
@@ -27,10 +20,7 @@ export const mail = queueProcessors('mail', {
       subject: row.subject,
       text: decryptSecret(row.body_sealed),
     })) as { messageId?: string };
-    await db('outbound_emails')
-      .where({ id: row.id })
-      .whereNull('sent_at')
-      .update({ sent_at: clock.now(), body_sealed: null, message_id: info.messageId ?? null });
+    await markSent(db, row.id, clock.now(), info.messageId ?? null);
     return { sent: true };
   },
 });

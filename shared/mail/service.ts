@@ -7,6 +7,7 @@ import { clock } from '../clock.js';
 import { encryptSecret } from '../crypto.js';
 import type { Db } from '../db.js';
 import { enqueue } from '../outbox.js';
+import { insertEmail } from './repo.js';
 
 export interface MailMessage {
   to: string;
@@ -18,19 +19,16 @@ export interface MailMessage {
 }
 
 export async function queueMail(trx: Db, message: MailMessage): Promise<string> {
-  const [row] = (await trx('outbound_emails')
-    .insert({
-      user_id: message.userId ?? null,
-      to_address: message.to,
-      template: message.template,
-      subject: message.subject,
-      body_sealed: encryptSecret(message.text),
-      created_at: clock.now(),
-    })
-    .returning<{ id: string }[]>('id'));
-  if (!row) throw new Error('outbound_emails insert returned no row');
-  await enqueue(trx, 'mail.send', { emailId: row.id });
-  return row.id;
+  const id = await insertEmail(trx, {
+    user_id: message.userId ?? null,
+    to_address: message.to,
+    template: message.template,
+    subject: message.subject,
+    body_sealed: encryptSecret(message.text),
+    created_at: clock.now(),
+  });
+  await enqueue(trx, 'mail.send', { emailId: id });
+  return id;
 }
 
 /**
@@ -42,18 +40,7 @@ export async function queueMail(trx: Db, message: MailMessage): Promise<string> 
 export async function queueSuppressedMail(trx: Db, message: Pick<MailMessage, 'template' | 'subject' | 'text'>): Promise<string> {
   encryptSecret(message.text); // the same CPU work as sealing a real body; the result is dropped
   const now = clock.now();
-  const [row] = (await trx('outbound_emails')
-    .insert({
-      user_id: null,
-      to_address: '',
-      template: message.template,
-      subject: message.subject,
-      body_sealed: null,
-      created_at: now,
-      sent_at: now,
-    })
-    .returning<{ id: string }[]>('id'));
-  if (!row) throw new Error('outbound_emails insert returned no row');
-  await enqueue(trx, 'mail.send', { emailId: row.id });
-  return row.id;
+  const id = await insertEmail(trx, { user_id: null, to_address: '', template: message.template, subject: message.subject, body_sealed: null, created_at: now, sent_at: now });
+  await enqueue(trx, 'mail.send', { emailId: id });
+  return id;
 }
