@@ -2,7 +2,7 @@
 import { config } from '../config.js';
 import { signLink } from './links.js';
 import type { UploadRow } from './repo.js';
-import { DAILY_QUOTA, MAX_BYTES, RATE, UNBOUND_TTL_MS } from './service.js';
+import { DAILY_QUOTA, MAX_BYTES, RATE, UNBOUND_TTL_MS } from './rules.js';
 import { ALLOWED } from './sanitise/index.js';
 import { KINDS } from './sanitise/detect.js';
 

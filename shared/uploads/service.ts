@@ -6,86 +6,30 @@
  * by the uploader alone, once.
  */
 import { randomUUID } from 'node:crypto';
-import { QueueEvents, UnrecoverableError, type Job } from 'bullmq';
+import { QueueEvents, type Job } from 'bullmq';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { db, type Db } from '../db.js';
 import type { Actor } from '../actors.js';
 import { UUID_V4 } from '../ids.js';
 import { logger } from '../logger.js';
-import { getQueue, type JobData } from '../queues.js';
+import { getQueue } from '../queues.js';
 import { createQueueConnection } from '../redis.js';
 import { isUploadErrorCode, uploadError, uploadErrors } from './errors.js';
 import { isOurLink, storedNameOf, verifyLink, type LinkQuery } from './links.js';
 import * as repo from './repo.js';
 import * as escrowRepo from '../escrows/repo.js';
 import type { BoundKind, UploadRow } from './repo.js';
-import { sanitise, type Purpose } from './sanitise/index.js';
+import type { Purpose } from './sanitise/index.js';
+import { ACCEPTS, DAILY_QUOTA, MAX_BOUND, MAX_BYTES, QUOTA_WINDOW_MS, SANITISE_JOB, quarantineKey } from './rules.js';
+import type { SanitiseJobResult } from './sanitise-job.js';
 import { storage, StorageError } from './storage/index.js';
 
-export const PURPOSES: readonly Purpose[] = ['escrow', 'chat', 'kyc'];
-export const isPurpose = (v: string): v is Purpose => (PURPOSES as readonly string[]).includes(v);
-
-const MB = 1024 * 1024;
-export const MAX_BYTES: Record<Purpose, number> = { escrow: 10 * MB, chat: 5 * MB, kyc: 10 * MB };
-export const DAILY_QUOTA: Record<Purpose | 'total', number> = { escrow: 300, chat: 300, kyc: 30, total: 400 };
-/** The daily quota is counted over the last 24 hours (rolling window). */
-export const QUOTA_WINDOW_MS = 24 * 3600_000;
-/** Unbound uploads older than this are deleted (file and row) by `uploads.purge-unbound`. */
-export const UNBOUND_TTL_MS = 24 * 3600_000;
-/** Rate limit of POST /v1/upload/:type. */
-export const RATE = { points: 40, durationSeconds: 600 };
-/** Most uploads one target may hold. */
-export const MAX_BOUND: Record<BoundKind, number> = { escrow: 10, chat: 5, dispute: 30 };
-/** Upload purposes each target accepts. */
-export const ACCEPTS: Record<BoundKind, readonly Purpose[]> = { escrow: ['escrow'], dispute: ['escrow'], chat: ['chat'] };
-
-export const SANITISE_JOB = 'uploads.sanitise';
-const quarantineKey = (id: string) => `quarantine/${id}`;
-const fileKey = (name: string) => `files/${name}`;
-
-// ---------------------------------------------------------------------------------------
-// The worker side
-
-export type SanitiseJobResult =
-  | { ok: true; stored_name: string; storage_key: string; mime: string; size: number; sha256: string }
-  | { ok: false; code: string };
-
-/**
- * The `uploads.sanitise` processor: reads the quarantined bytes, sanitises them, stores
- * the clean file under a service-chosen name and removes the quarantined copy. Refusals
- * are returned (final); a storage failure throws (the API answers STORAGE_FAILED).
- */
-const text = (v: JobData[string] | undefined): string => (typeof v === 'string' ? v : '');
-
-export async function runSanitiseJob(data: JobData): Promise<SanitiseJobResult> {
-  const id = text(data.upload_id);
-  const purpose = text(data.purpose);
-  if (!UUID_V4.test(id)) throw new UnrecoverableError('job data lacks upload_id');
-  if (!isPurpose(purpose)) throw new UnrecoverableError(`unknown purpose ${purpose}`);
-  const raw = await storage().get(quarantineKey(id));
-  if (!raw) throw new UnrecoverableError(`quarantined upload ${id} is gone`);
-  const result = await sanitise({
-    bytes: raw,
-    purpose,
-    declaredMime: text(data.declared_mime),
-    declaredExt: text(data.declared_ext),
-    pdfMaxPages: config.uploads.pdfMaxPages,
-  });
-  let answer: SanitiseJobResult;
-  if (result.ok) {
-    const storedName = `${id}.${result.ext}`;
-    await storage().put(fileKey(storedName), result.bytes);
-    answer = { ok: true, stored_name: storedName, storage_key: fileKey(storedName), mime: result.mime, size: result.bytes.length, sha256: result.sha256 };
-  } else {
-    answer = { ok: false, code: result.code };
-  }
-  await storage().delete(quarantineKey(id));
-  return answer;
-}
-
-// ---------------------------------------------------------------------------------------
-// The API side
+// The feature's front door: its rules, the worker's sanitise job and the purge live beside it.
+export { ACCEPTS, DAILY_QUOTA, isPurpose, MAX_BOUND, MAX_BYTES, PURPOSES, QUOTA_WINDOW_MS, RATE, SANITISE_JOB, UNBOUND_TTL_MS } from './rules.js';
+export { runSanitiseJob, type SanitiseJobResult } from './sanitise-job.js';
+export { purgeUnbound } from './purge.js';
+export { StorageError };
 
 let events: QueueEvents | null = null;
 let eventsConnection: ReturnType<typeof createQueueConnection> | null = null;
@@ -317,48 +261,3 @@ export async function escrowAttachments(caller: Actor, escrowId: string): Promis
 export function ourRefs(refs: readonly string[]): string[] {
   return refs.filter(isOurLink);
 }
-
-// ---------------------------------------------------------------------------------------
-// Maintenance
-
-/**
- * `uploads.purge-unbound`: deletes uploads left unbound for a day (file, then row, each
- * row only if still unbound), quarantined files older than a day, and stored files that
- * have no row (an answer that was rolled back after the worker stored the file).
- */
-export async function purgeUnbound(batch = 500): Promise<{ rows: number; quarantine: number; orphans: number }> {
-  const cutoff = clock.nowMs() - UNBOUND_TTL_MS;
-  let rows = 0;
-  for (;;) {
-    const stale = await repo.unboundBefore(db, new Date(cutoff), batch);
-    for (const row of stale) {
-      // Row first (only if still unbound: a binding that wins the race keeps its file).
-      if (!(await repo.deleteIfUnbound(db, row.id))) continue;
-      rows++;
-      await storage().delete(row.storage_key);
-    }
-    if (stale.length < batch) break;
-  }
-  let quarantine = 0;
-  for (const o of await storage().list('quarantine/')) {
-    if (o.modifiedMs < cutoff) {
-      await storage().delete(o.key);
-      quarantine++;
-    }
-  }
-  let orphans = 0;
-  const old = (await storage().list('files/')).filter((o) => o.modifiedMs < cutoff);
-  for (let i = 0; i < old.length; i += batch) {
-    const slice = old.slice(i, i + batch);
-    const known = await repo.existingNames(db, slice.map((o) => o.key.slice('files/'.length)));
-    for (const o of slice) {
-      if (!known.has(o.key.slice('files/'.length))) {
-        await storage().delete(o.key);
-        orphans++;
-      }
-    }
-  }
-  return { rows, quarantine, orphans };
-}
-
-export { StorageError };

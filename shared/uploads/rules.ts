@@ -1,0 +1,24 @@
+/** The upload rules every part shares: purposes, sizes, quotas, rates, targets and storage keys. */
+import type { BoundKind } from './repo.js';
+import type { Purpose } from './sanitise/index.js';
+
+export const PURPOSES: readonly Purpose[] = ['escrow', 'chat', 'kyc'];
+export const isPurpose = (v: string): v is Purpose => (PURPOSES as readonly string[]).includes(v);
+
+const MB = 1024 * 1024;
+export const MAX_BYTES: Record<Purpose, number> = { escrow: 10 * MB, chat: 5 * MB, kyc: 10 * MB };
+export const DAILY_QUOTA: Record<Purpose | 'total', number> = { escrow: 300, chat: 300, kyc: 30, total: 400 };
+/** The daily quota is counted over the last 24 hours (rolling window). */
+export const QUOTA_WINDOW_MS = 24 * 3600_000;
+/** Unbound uploads older than this are deleted (file and row) by `uploads.purge-unbound`. */
+export const UNBOUND_TTL_MS = 24 * 3600_000;
+/** Rate limit of POST /v1/upload/:type. */
+export const RATE = { points: 40, durationSeconds: 600 };
+/** Most uploads one target may hold. */
+export const MAX_BOUND: Record<BoundKind, number> = { escrow: 10, chat: 5, dispute: 30 };
+/** Upload purposes each target accepts. */
+export const ACCEPTS: Record<BoundKind, readonly Purpose[]> = { escrow: ['escrow'], dispute: ['escrow'], chat: ['chat'] };
+
+export const SANITISE_JOB = 'uploads.sanitise';
+export const quarantineKey = (id: string) => `quarantine/${id}`;
+export const fileKey = (name: string) => `files/${name}`;
