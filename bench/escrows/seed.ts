@@ -173,7 +173,5 @@ if (isMain(import.meta.url)) {
     process.exitCode = 1;
   } finally {
     await closeBenchDb();
-    // shared/redis.ts connects when imported (through the escrow service's outbox): close it, or the process would not exit.
-    (await import('../../shared/redis.js')).redis.disconnect();
   }
 }

@@ -16,10 +16,15 @@ export async function benchDb(): Promise<Knex> {
   return knex;
 }
 
-/** Closes the pool if it was opened. */
+/**
+ * Closes the service's connections this process may hold: the knex pool if it was opened,
+ * and the service's Redis client (shared/redis.ts connects when imported, and modules such
+ * as the queues, the outbox or the auth helpers import it), so the process can exit.
+ */
 export async function closeBenchDb(): Promise<void> {
   await knex?.destroy();
   knex = undefined;
+  (await import('../../shared/redis.js')).redis.disconnect();
 }
 
 /** The first row of a raw query; throws when there is none. */

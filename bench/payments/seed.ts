@@ -200,6 +200,5 @@ if (isMain(import.meta.url)) {
     process.exitCode = 1;
   } finally {
     await closeBenchDb();
-    (await import('../../shared/redis.js')).redis.disconnect();
   }
 }

@@ -33,7 +33,6 @@ warnIfDirty('[public]');
 pinLoadGenerator();
 process.env.PUBLIC_RATE_LIMIT_PER_MINUTE = '1000000000';
 process.env.PUBLIC_CACHE = '0';
-const { redis } = await import('../../shared/redis.js');
 const { createApp } = await import('../../api/app.js');
 const { publicSettings } = await import('../../shared/public/service.js');
 publicSettings.cache = false;
@@ -65,7 +64,6 @@ try {
   process.exitCode = 1;
 } finally {
   await closeBenchDb();
-  redis.disconnect();
 }
 // createApp's stream hub and queues keep their own Redis connections open: end here.
 process.exit(process.exitCode ?? 0);
