@@ -20,11 +20,13 @@
  *   rows (what the worker's sweeper deletes after its 7-day retention; the bench compresses
  *   time) and the unrelayed `escrows.expire` timers of escrows that are no longer
  *   `pending_payment` (they would do nothing when they fell due, a day later).
+ * - The Redis keys of earlier runs under this bench's own queue prefix are deleted (BullMQ
+ *   would take a recreated database's `outbox-<id>` jobs for its old, completed ones).
  * - Then `VACUUM (ANALYZE)` of the tables the pipeline writes (autovacuum is off on the
  *   development server; pgbench vacuums its own tables before its run too).
  */
 import { writeFile } from 'node:fs/promises';
-import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, inPool, refuseUnlessBenchDatabase, upsertUsers } from '../lib/db.js';
+import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, deleteRedisKeys, inPool, refuseUnlessBenchDatabase, upsertUsers } from '../lib/db.js';
 import { isMain, runJsonScript } from '../lib/procs.js';
 
 export interface SeedOrder {
@@ -128,6 +130,11 @@ async function main(): Promise<void> {
   const { pay } = await import('../../shared/payments/service.js');
   const db = await benchDb();
   const started = new Date();
+  // The queues of earlier runs, under this bench's own prefix only: a job id is its outbox
+  // row's (`outbox-<id>`), and BullMQ ignores a job whose id it already holds, so after the
+  // database is recreated a new row would be taken for an old, completed job and never run.
+  if (config.queuePrefix !== 'escrow-bench-payments') throw new Error(`seed: unexpected QUEUE_PREFIX ${config.queuePrefix}`);
+  const queueKeys = await deleteRedisKeys([`${config.queuePrefix}:*`]);
   const [{ max } = { max: null }] = await db('outbox').max<{ max: string | number | null }[]>('id as max');
   const outboxIdBefore = Number(max ?? 0);
   const purged = await purgeOutbox(outboxIdBefore);
@@ -187,7 +194,7 @@ async function main(): Promise<void> {
   await writeFile(out, JSON.stringify(seed), { mode: 0o600 });
   console.log(
     `seed-payments: ${userCount} users, ${total} escrows with a pending sandbox link (${warmupCount} for the warm-up), ` +
-      `gateway row ${gateway}, ${purged.completed} completed outbox rows and ${purged.timers} timers of paid escrows purged, ` +
+      `gateway row ${gateway}, ${purged.completed} completed outbox rows and ${purged.timers} timers of paid escrows purged, ${queueKeys} queue keys of earlier runs deleted, ` +
       `VACUUM (ANALYZE) ${vacuumSeconds.toFixed(1)} s (${seed.seconds.toFixed(1)} s in all)`,
   );
 }

@@ -10,7 +10,7 @@ import { settings, type Memory, type MemoryPhase, type Throughput } from './load
 import { MB, type Corpus } from './seed.js';
 import { PEAK_LIMIT_MB, type Verdict } from './verify.js';
 
-export function report(at: Date, corpus: Corpus, mem: MemoryPhase, m3: Memory, t: Throughput, verdict: Verdict, workerConcurrency: string): { markdown: string; headlines: Headline[] } {
+export function report(at: Date, loads: string, corpus: Corpus, mem: MemoryPhase, m3: Memory, t: Throughput, verdict: Verdict, workerConcurrency: string): { markdown: string; headlines: Headline[] } {
   const memRow = (label: string, m: Memory) => [label, fmtNum(m.api.peak), fmtNum(m.api.now), fmtNum(m.worker.peak), fmtNum(m.worker.now)];
   const ok = t.latencies.length;
   const { bomb, pdf } = mem;
@@ -27,7 +27,7 @@ export function report(at: Date, corpus: Corpus, mem: MemoryPhase, m3: Memory, t
   ];
   const lines = [
     `${measuredLine(at)} Sharp ${sharp.versions.sharp} (libvips ${sharp.versions.vips}); worker concurrency ${workerConcurrency}; local storage; ` +
-      `${machine('nothing pinned: the API, the worker, Postgres and Redis share the cores')}.`,
+      `${machine('nothing pinned: the API, the worker, Postgres and Redis share the cores')}. Load average (1, 5, 15 min) before / after: ${loads}.`,
     '',
     `**Memory** (peak = VmHWM since the process started; current = VmRSS). Bomb: ${fmtNum(corpus.bomb.length / 1024)} KB PNG of 20,000 x 20,000 px -> ` +
       `${bomb.status} ${bomb.code} in ${fmtNum(bomb.ms)} ms. PDF: ${fmtNum(corpus.pdf.length / MB)} MB, ` +
