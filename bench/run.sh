@@ -22,10 +22,10 @@ resolve_stack
 trap stop_stack EXIT
 
 # The bench database sits beside the configured one, named <name>_bench (test databases are
-# <name>_test*); Redis uses db 14 and queue prefixes of its own (escrow-bench*), so nothing
+# <name>_test*); Redis uses db 1 (npm test counts down from 15) and queue prefixes of its own (escrow-bench*), so nothing
 # is shared with a development or test instance. Nothing in Redis is flushed: the benches
 # delete only their own prefixes' keys, and the chaos run starts a redis-server of its own.
-use_side_stores "{name}_bench" 14
+use_side_stores "{name}_bench" 1
 export QUEUE_PREFIX=escrow-bench
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"

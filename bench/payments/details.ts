@@ -118,11 +118,16 @@ export function statsLine(st: DbStats | null, n: number): string {
   );
 }
 
+/** The Redis database the run used (bench/run.sh sets REDIS_URL). */
+function redisDb(): string {
+  return /\/(\d+)$/.exec(process.env.REDIS_URL ?? '')?.[1] ?? '0';
+}
+
 export function seedLine(seed: PaymentSeed, escrows: number, database: string, warmupSeconds: number): string {
   return (
     `- Seeded ${fmtInt(escrows)} escrows with a pending sandbox link in ${fmtNum(seed.seconds)} s ` +
     `(\`createDirect\` + \`pay()\`, ${seed.users} users, sandbox gateway row ${seed.gateway}) in the bench's own database \`${database}\` ` +
-    `(Redis db 14, queue prefix \`${QUEUE_PREFIX}\`), after purging the outbox rows of earlier runs (${fmtInt(seed.purged.completed)} completed rows, ` +
+    `(Redis db ${redisDb()}, queue prefix \`${QUEUE_PREFIX}\`), after purging the outbox rows of earlier runs (${fmtInt(seed.purged.completed)} completed rows, ` +
     `as the sweeper would after its 7-day retention, and ${fmtInt(seed.purged.timers)} expiry timers of paid escrows), then \`VACUUM (ANALYZE)\` of ` +
     `the tables the pipeline writes (${fmtNum(seed.vacuumSeconds)} s; autovacuum is off on this server). Warm-up: ${fmtInt(seed.warmup.length)} orders' ` +
     `callbacks the same way, and the seed's escrow notices, drained in ${fmtNum(warmupSeconds)} s before the measured run.`

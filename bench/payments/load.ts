@@ -12,7 +12,7 @@ import { assertAlive, type Child } from '../lib/procs.js';
 import type { SeedOrder } from './seed.js';
 
 export const INBOUND = '/api/webhooks/inbound';
-/** Redis db 14 as the other benches, under a prefix of its own. */
+/** The benches' Redis database (bench/run.sh), under a prefix of its own. */
 export const QUEUE_PREFIX = 'escrow-bench-payments';
 /** Every order's callback is sent this many times. */
 export const COPIES = 2;

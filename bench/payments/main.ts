@@ -5,7 +5,7 @@
  *
  * 0. Creates and migrates its own database, `<bench db>_payments`, and points everything at
  *    it (the bench database holds the unrelayed outbox of benches that start no worker,
- *    which the relay would work through first); Redis db 14, prefix escrow-bench-payments.
+ *    which the relay would work through first); the benches' Redis db, prefix escrow-bench-payments.
  * 1. seed.ts: escrows, each with one pending sandbox payment link.
  * 2. Starts the compiled API and worker (`node dist/api/server.js`,
  *    `node dist/workers/index.js`), both with the per-run SANDBOX_GATEWAY_SECRET this

@@ -4,7 +4,7 @@
  *
  * 1. seed.ts: the callers (8 users) and the corpus (a pixel bomb, a 10 MB PDF, 2 MB JPEGs).
  * 2. Starts the compiled API and worker (every queue, the default WORKER_CONCURRENCY) with
- *    their own queue prefix (`escrow-bench-uploads`, Redis db 14) and a temporary
+ *    their own queue prefix (`escrow-bench-uploads`, the benches' Redis db) and a temporary
  *    UPLOAD_DIR. Nothing is pinned.
  * 3. load.ts: memory of both processes (VmHWM, VmRSS) after a warm-up upload, the bomb and
  *    the PDF, one at a time; then the JPEGs, BENCH_UPLOAD_CONNECTIONS at a time (the answer
