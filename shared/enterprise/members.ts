@@ -5,6 +5,7 @@
  * other at once leave one owner. Status moves are the compare-and-sets of states.ts.
  */
 import { clock } from '../clock.js';
+import { config } from '../config.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import * as users from '../users/repo.js';
@@ -12,6 +13,7 @@ import { byOf, type SignedIn, type WorkspaceActor } from './access.js';
 import { enterpriseErrors } from './errors.js';
 import { appendEvent } from './events.js';
 import { revokeKeysWhere } from './keys.js';
+import { mailUser, type MemberMail } from './mail.js';
 import { notify } from './notifications.js';
 import * as repo from './repo.js';
 import type { MemberRow, MemberWithUser } from './repo.js';
@@ -86,6 +88,32 @@ export async function acceptInvite(trx: Db | undefined, user: SignedIn, memberId
   });
 }
 
+/**
+ * The invitee's e-mail (Indonesian, then English): the workspace, the role, who invited
+ * them and how to accept. The invitee is not a member yet, so no preference applies.
+ */
+function inviteMail(invite: { memberId: string; workspaceName: string; role: Role; inviterName: string; inviteeName: string }): MemberMail {
+  const { memberId, workspaceName, role, inviterName, inviteeName } = invite;
+  const accept = `POST ${config.publicBaseUrl}/v1/enterprise/invites/${memberId}/accept`;
+  return {
+    template: 'enterprise.member-invited',
+    subject: `Undangan ke ${workspaceName} / You are invited to ${workspaceName}`,
+    text:
+      `Halo ${inviteeName},\n\n` +
+      `${inviterName} mengundang Anda bergabung ke workspace "${workspaceName}" sebagai ${role}.\n` +
+      `Untuk menerima undangan, masuk ke dasbor di ${config.publicBaseUrl} dan terima undangan yang menunggu,\n` +
+      `atau kirim ${accept} dari sesi dasbor Anda.\n` +
+      `Jika Anda tidak mengenal undangan ini, abaikan pesan ini.\n\n` +
+      `---\n\n` +
+      `Hello ${inviteeName},\n\n` +
+      `${inviterName} invited you to join the workspace "${workspaceName}" as ${role}.\n` +
+      `To accept, sign in to the dashboard at ${config.publicBaseUrl} and accept the pending invite,\n` +
+      `or send ${accept} from your dashboard session.\n` +
+      `If you do not expect this invite, you can ignore this message.\n`,
+  };
+}
+
+/** Invites an active account by e-mail and e-mails the invitee, in the same transaction. */
 export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, input: { email: string; role: Role }): Promise<MemberWithUser> {
   assertOwnerMoves(caller, [input.role]);
   return inTransaction(trx, async (t) => {
@@ -106,6 +134,13 @@ export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, 
       actor: byOf(actor),
       summary: `${invitee.full_name} invited as ${input.role}`,
     });
+    const workspace = await repo.workspaceById(t, actor.workspaceId); // locked by lockAsActor
+    if (!workspace) throw enterpriseErrors.noWorkspace();
+    await mailUser(
+      t,
+      invitee.id,
+      inviteMail({ memberId: member.id, workspaceName: workspace.display_name, role: input.role, inviterName: actor.userName, inviteeName: invitee.full_name }),
+    );
     return repo.memberWithUser(t, member.id);
   });
 }

@@ -1,0 +1,31 @@
+/**
+ * SQL of the e-mail that workspace members get (mail.ts): who receives it and at which
+ * address. Only accounts whose status is `active` receive e-mail (users.status; suspended,
+ * closed and deleting accounts get none), as consumer notices do.
+ */
+import type { Db } from '../db.js';
+import type { Role } from './states.js';
+
+export interface Recipient {
+  user_id: string;
+  email: string;
+}
+
+/**
+ * The active members of the workspace who opted in to e-mail (notify_email), with an
+ * active account, whose role is one of `roles` (every role when omitted); ordered by user
+ * id, so a caller sends in the same order each time.
+ */
+export async function optedInRecipients(trx: Db, workspaceId: string, roles?: readonly Role[]): Promise<Recipient[]> {
+  const q = trx('workspace_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.workspace_id': workspaceId, 'm.status': 'active', 'm.notify_email': true, 'u.status': 'active' });
+  if (roles) q.whereIn('m.role', roles);
+  return q.orderBy('u.id', 'asc').select<Recipient[]>('u.id as user_id', 'u.email');
+}
+
+/** The address of a user whose account is active; undefined for a missing or inactive account. */
+export async function activeUserEmail(trx: Db, userId: string): Promise<string | undefined> {
+  const row = await trx('users').where({ id: userId, status: 'active' }).first<{ email: string } | undefined>('email');
+  return row?.email;
+}
