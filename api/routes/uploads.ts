@@ -47,9 +47,10 @@ const localise = (): Middleware => async (ctx, next) => {
 
 const purposeOf = (ctx: Ctx): Purpose => ctx.state.input.params as Purpose;
 
+/** The consumer's types only (escrow, chat, kyc); `kyb` and anything else is 400 INVALID_TYPE. */
 const purpose = (): Middleware => async (ctx, next) => {
   const type = String(ctx.params.type ?? '');
-  if (!uploads.isPurpose(type)) throw uploadError('INVALID_TYPE');
+  if (!uploads.isConsumerPurpose(type)) throw uploadError('INVALID_TYPE');
   ctx.state.input.params = type;
   await next();
 };

@@ -2,7 +2,8 @@
 import type { Db } from '../db.js';
 import type { Purpose } from './sanitise/index.js';
 
-export type BoundKind = 'escrow' | 'chat' | 'dispute';
+/** What an upload is bound to; `kyb` is an enterprise KYB submission. */
+export type BoundKind = 'escrow' | 'chat' | 'dispute' | 'kyb';
 
 export interface UploadRow {
   id: string;
@@ -39,7 +40,7 @@ export async function countSince(trx: Db, userId: string, since: Date): Promise<
     .groupBy('purpose')
     .select('purpose')
     .count<{ purpose: Purpose; count: string }[]>('* as count')) as unknown as { purpose: Purpose; count: string }[];
-  const out: Record<Purpose, number> = { escrow: 0, chat: 0, kyc: 0 };
+  const out: Record<Purpose, number> = { escrow: 0, chat: 0, kyc: 0, kyb: 0 };
   for (const r of rows) out[r.purpose] = Number(r.count);
   return out;
 }

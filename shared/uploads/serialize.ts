@@ -2,7 +2,7 @@
 import { config } from '../config.js';
 import { signLink } from './links.js';
 import type { UploadRow } from './repo.js';
-import { DAILY_QUOTA, MAX_BYTES, RATE, UNBOUND_TTL_MS } from './rules.js';
+import { CONSUMER_PURPOSES, DAILY_QUOTA, MAX_BYTES, RATE, UNBOUND_TTL_MS } from './rules.js';
 import { ALLOWED } from './sanitise/index.js';
 import { KINDS } from './sanitise/detect.js';
 
@@ -29,13 +29,15 @@ export function serializeUpload(row: UploadRow, readerId: string): UploadAnswer 
   };
 }
 
+/** The consumer's upload configuration: its types only (`kyb` is not one), their limits and quotas. */
 export function serializeConfig(): Record<string, unknown> {
   const types = Object.fromEntries(
-    Object.entries(ALLOWED).map(([purpose, kinds]) => [
+    CONSUMER_PURPOSES.map((purpose) => [
       purpose,
-      { max_bytes: MAX_BYTES[purpose as keyof typeof MAX_BYTES], mime: kinds.map((k) => KINDS[k].mime), extensions: kinds.flatMap((k) => KINDS[k].exts) },
+      { max_bytes: MAX_BYTES[purpose], mime: ALLOWED[purpose].map((k) => KINDS[k].mime), extensions: ALLOWED[purpose].flatMap((k) => KINDS[k].exts) },
     ]),
   );
+  const dailyQuota = { ...Object.fromEntries(CONSUMER_PURPOSES.map((purpose) => [purpose, DAILY_QUOTA[purpose]])), total: DAILY_QUOTA.total };
   return {
     base_url: `${config.publicBaseUrl}/v1/upload`,
     field: 'file',
@@ -43,7 +45,7 @@ export function serializeConfig(): Record<string, unknown> {
     limits: {
       uploads_per_window: RATE.points,
       window_seconds: RATE.durationSeconds,
-      daily_quota: DAILY_QUOTA,
+      daily_quota: dailyQuota,
       max_megapixels: 40,
       max_side_px: 12_000,
       pdf_max_pages: config.uploads.pdfMaxPages,

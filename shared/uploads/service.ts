@@ -21,12 +21,13 @@ import * as repo from './repo.js';
 import * as escrowRepo from '../escrows/repo.js';
 import type { BoundKind, UploadRow } from './repo.js';
 import type { Purpose } from './sanitise/index.js';
-import { ACCEPTS, DAILY_QUOTA, MAX_BOUND, MAX_BYTES, QUOTA_WINDOW_MS, SANITISE_JOB, quarantineKey } from './rules.js';
+import { ACCEPTS, DAILY_QUOTA, MAX_BOUND, MAX_BYTES, PURPOSES, QUOTA_WINDOW_MS, SANITISE_JOB, quarantineKey } from './rules.js';
 import type { SanitiseJobResult } from './sanitise-job.js';
 import { storage, StorageError } from './storage/index.js';
 
 // The feature's front door: its rules, the worker's sanitise job and the purge live beside it.
-export { ACCEPTS, DAILY_QUOTA, isPurpose, MAX_BOUND, MAX_BYTES, PURPOSES, QUOTA_WINDOW_MS, RATE, SANITISE_JOB, UNBOUND_TTL_MS } from './rules.js';
+export { ACCEPTS, CONSUMER_PURPOSES, DAILY_QUOTA, isConsumerPurpose, isPurpose, MAX_BOUND, MAX_BYTES, PURPOSES, QUOTA_WINDOW_MS, RATE, SANITISE_JOB, UNBOUND_TTL_MS } from './rules.js';
+export type { ConsumerPurpose } from './rules.js';
 export { runSanitiseJob, type SanitiseJobResult } from './sanitise-job.js';
 export { purgeUnbound } from './purge.js';
 export { StorageError };
@@ -72,7 +73,7 @@ function storageFailed(err: unknown, what: string): Error {
 async function assertQuota(trx: Db, userId: string, purpose: Purpose): Promise<void> {
   const since = new Date(clock.nowMs() - QUOTA_WINDOW_MS);
   const counts = await repo.countSince(trx, userId, since);
-  const total = counts.escrow + counts.chat + counts.kyc;
+  const total = PURPOSES.reduce((sum, p) => sum + counts[p], 0);
   const typeFull = counts[purpose] >= DAILY_QUOTA[purpose];
   if (typeFull || total >= DAILY_QUOTA.total) {
     // The type's own quota frees up when its oldest upload leaves the window; the total when

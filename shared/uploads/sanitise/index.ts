@@ -10,12 +10,14 @@ import { declaredMatches, foreignSignature, KINDS, realKind, type Kind } from '.
 import { sanitiseImage } from './image.js';
 import { sanitisePdf } from './pdf.js';
 
-export type Purpose = 'escrow' | 'chat' | 'kyc';
+/** Upload purposes: the consumer's three (POST /v1/upload/:type) and `kyb`, enterprise KYB documents (not a consumer type). */
+export type Purpose = 'escrow' | 'chat' | 'kyc' | 'kyb';
 
 export const ALLOWED: Record<Purpose, readonly Kind[]> = {
   escrow: ['jpeg', 'png', 'webp', 'pdf'],
   chat: ['jpeg', 'png', 'webp', 'pdf'],
   kyc: ['jpeg', 'png', 'webp'],
+  kyb: ['jpeg', 'png', 'webp', 'pdf'],
 };
 
 export interface SanitiseInput {

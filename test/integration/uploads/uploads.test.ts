@@ -16,12 +16,13 @@ import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { inspect } from '../../../shared/uploads/sanitise/pdf.js';
 import { StorageError, useStorage, type Storage } from '../../../shared/uploads/storage/index.js';
+import * as uploads from '../../../shared/uploads/service.js';
 import { INCOMING_DIR } from '../../../api/routes/uploads.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
 import { api } from '../../helpers/app.js';
 import * as H from '../../helpers/hostile-files.js';
 import { createUser } from '../../factories/users.js';
-import { createUploadRows } from '../../factories/uploads.js';
+import { createUploadRow, createUploadRows } from '../../factories/uploads.js';
 import { bearer, expectUploadError, pathOf, postFile, startUploads, type Client, type Harness, type Part } from './support.js';
 
 const jpg = (bytes: Buffer, filename = 'foto.jpg'): Part => ({ bytes, filename, contentType: 'image/jpeg' });
@@ -89,6 +90,9 @@ describe('uploads: POST /v1/upload/:type', function () {
     expect(res.body.data.base_url).to.match(/\/v1\/upload$/);
     expect(res.body.data.types.chat.max_bytes).to.equal(5 * 1024 * 1024);
     expect(res.body.data.types.kyc.mime).to.not.include('application/pdf');
+    // The consumer's types only: kyb (enterprise KYB documents) is neither listed nor counted here.
+    expect(Object.keys(res.body.data.types)).to.deep.equal(['escrow', 'chat', 'kyc']);
+    expect(res.body.data.limits.daily_quota).to.deep.equal({ escrow: 300, chat: 300, kyc: 30, total: 400 });
   });
 
   for (const [type, part] of [
@@ -171,6 +175,7 @@ describe('uploads: POST /v1/upload/:type', function () {
   describe('refusals (each with message_id and message_en; Indonesian by default, English on request)', () => {
     const cases: { name: string; type?: string; part: () => Part | Promise<Part>; status: number; code: string }[] = [
       { name: 'an unknown upload type', type: 'avatar', part: async () => jpg(await H.photo('jpeg')), status: 400, code: 'INVALID_TYPE' },
+      { name: 'kyb (an enterprise purpose, not a consumer type)', type: 'kyb', part: async () => pdf(await H.plainPdf()), status: 400, code: 'INVALID_TYPE' },
       { name: 'an empty file', part: () => jpg(Buffer.alloc(0)), status: 400, code: 'FILE_EMPTY' },
       { name: 'a PNG declared as image/jpeg with a .jpg name', part: async () => jpg(await H.photo('png')), status: 400, code: 'TYPE_MISMATCH' },
       { name: 'a JPEG with a .png name', part: async () => ({ ...jpg(await H.photo('jpeg')), filename: 'foto.png' }), status: 400, code: 'TYPE_MISMATCH' },
@@ -377,6 +382,48 @@ describe('uploads: POST /v1/upload/:type', function () {
       const other = await createUser();
       const res = await postFile(client, await issueKey(other.user.id), 'kyc', jpg(await H.photo('jpeg')));
       expect(res.status).to.equal(200);
+    });
+  });
+
+  describe('kyb: an enterprise purpose the service takes, never the consumer route', () => {
+    const asFile = (p: Part) => ({ bytes: p.bytes, declaredMime: p.contentType, declaredExt: p.filename.split('.').pop()! });
+    async function codeOf(work: Promise<unknown>): Promise<string> {
+      try {
+        await work;
+      } catch (err) {
+        return (err as { code: string }).code;
+      }
+      return 'none';
+    }
+
+    it('a PDF is sanitised by the worker and recorded as kyb; it binds to a kyb target (the schema allows both) and only kyb uploads do', async () => {
+      const file = await uploads.sanitiseIncoming(userId, 'kyb', asFile(pdf(await H.plainPdf(2))));
+      const row = await uploads.record(db, userId, 'kyb', file);
+      expect(row).to.include({ user_id: userId, purpose: 'kyb', mime: 'application/pdf' });
+      expect(row.stored_name).to.match(/\.pdf$/);
+      const target = randomUUID();
+      const bound = await db.transaction((trx) => uploads.bindUploads(trx, userId, [row.stored_name], { kind: 'kyb', id: target }));
+      expect(bound[0]).to.include({ bound_kind: 'kyb', bound_id: target });
+      const escrowUpload = await createUploadRow(userId);
+      expect(await codeOf(db.transaction((trx) => uploads.bindUploads(trx, userId, [escrowUpload.stored_name], { kind: 'kyb', id: target })))).to.equal('UPLOAD_WRONG_PURPOSE');
+      const kybUpload = await createUploadRow(userId, { purpose: 'kyb' });
+      expect(await codeOf(db.transaction((trx) => uploads.bindUploads(trx, userId, [kybUpload.stored_name], { kind: 'escrow', id: randomUUID() })))).to.equal('UPLOAD_WRONG_PURPOSE');
+    });
+
+    it('a GIF or an HTML page as kyb -> TYPE_NOT_ALLOWED; nothing recorded', async () => {
+      const gif = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).gif().toBuffer();
+      expect(await codeOf(uploads.sanitiseIncoming(userId, 'kyb', { bytes: gif, declaredMime: 'image/gif', declaredExt: 'gif' }))).to.equal('TYPE_NOT_ALLOWED');
+      const html = Buffer.from('<html><script>alert(1)</script></html>');
+      expect(await codeOf(uploads.sanitiseIncoming(userId, 'kyb', { bytes: html, declaredMime: 'application/pdf', declaredExt: 'pdf' }))).to.equal('TYPE_NOT_ALLOWED');
+      expect(await countUploads()).to.equal(0);
+    });
+
+    it('kyb: 200 a day, and kyb uploads count toward the 400 in total', async () => {
+      await createUploadRows(userId, 200, 'kyb');
+      expect(await codeOf(uploads.sanitiseIncoming(userId, 'kyb', asFile(pdf(await H.plainPdf()))))).to.equal('QUOTA_EXCEEDED');
+      await createUploadRows(userId, 199, 'escrow');
+      expect((await postFile(client, key, 'escrow', jpg(await H.photo('jpeg')))).status).to.equal(200);
+      expectUploadError(await postFile(client, key, 'escrow', jpg(await H.photo('jpeg'))), 429, 'QUOTA_EXCEEDED');
     });
   });
 });

@@ -1,10 +1,13 @@
 /**
  * The polyglot scan and the declared-type check, without the API: foreign signatures are
  * found anywhere in the buffer, and random (compressed-looking) data does not trip them.
+ * And the kinds each purpose allows, as the sanitiser applies them.
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
+import sharp from 'sharp';
 import { declaredMatches, extensionOf, foreignSignature } from '../../../shared/uploads/sanitise/detect.js';
+import { sanitise } from '../../../shared/uploads/sanitise/index.js';
 import * as H from '../../helpers/hostile-files.js';
 
 describe('uploads: type detection and the polyglot scan', () => {
@@ -41,5 +44,18 @@ describe('uploads: type detection and the polyglot scan', () => {
     expect(declaredMatches('pdf', 'application/octet-stream', 'pdf')).to.equal(false);
     expect(extensionOf('a.b.PNG')).to.equal('png');
     expect(extensionOf('noext')).to.equal('');
+  });
+
+  it('kyb (enterprise KYB documents) takes JPEG, PNG, WebP and PDF; a GIF or an HTML page is TYPE_NOT_ALLOWED (a PDF is too for kyc)', async () => {
+    const input = (bytes: Buffer, declaredMime: string, declaredExt: string, purpose: 'kyb' | 'kyc' = 'kyb') => ({ bytes, purpose, declaredMime, declaredExt, pdfMaxPages: 100 });
+    const pdf = await sanitise(input(await H.plainPdf(2), 'application/pdf', 'pdf'));
+    expect(pdf).to.include({ ok: true, mime: 'application/pdf', ext: 'pdf' });
+    for (const kind of ['jpeg', 'png', 'webp'] as const) {
+      expect(await sanitise(input(await H.photo(kind), `image/${kind}`, kind)), kind).to.include({ ok: true, mime: `image/${kind}` });
+    }
+    const gif = await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).gif().toBuffer();
+    expect(await sanitise(input(gif, 'image/gif', 'gif'))).to.deep.equal({ ok: false, code: 'TYPE_NOT_ALLOWED' });
+    expect(await sanitise(input(Buffer.from('<html><script>alert(1)</script></html>'), 'application/pdf', 'pdf'))).to.deep.equal({ ok: false, code: 'TYPE_NOT_ALLOWED' });
+    expect(await sanitise(input(await H.plainPdf(), 'application/pdf', 'pdf', 'kyc'))).to.deep.equal({ ok: false, code: 'TYPE_NOT_ALLOWED' });
   });
 });
