@@ -1,4 +1,4 @@
-/** joi schemas of the upload routes (the multipart upload itself is read by api/routes/uploads.ts). */
+/** joi schemas of the upload routes (the multipart upload itself is read by readOneFile, api/middleware/multipart.ts). */
 import Joi from 'joi';
 
 /** POST /api/escrows/:id/attachments: the link as the upload endpoint returned it, or the upload id. */

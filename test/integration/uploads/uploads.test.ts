@@ -17,7 +17,7 @@ import { db } from '../../../shared/db.js';
 import { inspect } from '../../../shared/uploads/sanitise/pdf.js';
 import { StorageError, useStorage, type Storage } from '../../../shared/uploads/storage/index.js';
 import * as uploads from '../../../shared/uploads/service.js';
-import { INCOMING_DIR } from '../../../api/routes/uploads.js';
+import { INCOMING_DIR } from '../../../api/middleware/multipart.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
 import { api } from '../../helpers/app.js';
 import * as H from '../../helpers/hostile-files.js';
