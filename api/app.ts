@@ -23,6 +23,7 @@ import { paymentsRouter } from './routes/payments.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
+import { kybRouter } from './routes/kyb.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
 import { trackingRouter } from './routes/tracking.js';
@@ -52,6 +53,7 @@ export const routers: AppRouter[] = [
   withdrawalsRouter,
   uploadsRouter,
   enterpriseRouter,
+  kybRouter,
   ordersRouter,
   notificationsRouter,
   trackingRouter,

@@ -4,6 +4,7 @@ import { Router, type RouterContext, type RouterMiddleware } from '@koa/router';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../shared/logger.js';
 import type { Access } from '../shared/enterprise/access.js';
+import type { KybCaller, KybSubject } from '../shared/kyb/service.js';
 import type { UserRow } from '../shared/users/repo.js';
 
 /** Who is calling (set by the auth middleware; absent on anonymous requests). */
@@ -31,6 +32,8 @@ export interface AppState {
   prepared?: unknown;
   /** The enterprise access decision (set by `enterpriseAuth(rule)`; read it with `accessOf`). */
   enterprise?: Access;
+  /** The KYB subject and caller of an invite route (set when its link is opened). */
+  kyb?: { subject: KybSubject; caller: KybCaller };
 }
 
 export interface AppContext {

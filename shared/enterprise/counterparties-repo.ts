@@ -39,3 +39,10 @@ export async function updateCounterparty(trx: Db, workspaceId: string, id: strin
   const [row] = (await trx('counterparties').where({ id, workspace_id: workspaceId }).update(patch).returning('*')) as CounterpartyRow[];
   return row;
 }
+
+/** One counterparty by id (any workspace: the staff side), locked for the rest of the transaction when `lock`. */
+export async function counterpartyById(trx: Db, id: string, lock = false): Promise<CounterpartyRow | undefined> {
+  const q = trx('counterparties').where({ id }).first();
+  if (lock) q.forUpdate();
+  return (await q) as CounterpartyRow | undefined;
+}

@@ -5,6 +5,7 @@
  * enterprise request, before any transaction).
  */
 import { prepared, type Db } from '../db.js';
+import type { KybApplicationRow } from '../kyb/repo.js';
 import type { EntityType, KybStatus, MemberStatus, MemberTransition, Role } from './states.js';
 
 export interface WorkspaceRow {
@@ -44,18 +45,8 @@ export interface MemberRow {
   updated_at: Date;
 }
 
-export interface KybApplicationRow {
-  id: string;
-  workspace_id: string;
-  version: number;
-  status: 'draft' | 'submitted' | 'changes_requested' | 'approved' | 'rejected';
-  entity_type: string | null;
-  legal_name: string | null;
-  country_code: string | null;
-  nib: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The KYB application row (shared/kyb owns the table; registration opens version 1 here). */
+export type { KybApplicationRow };
 
 /** A member with the user fields the member list shows. */
 export interface MemberWithUser extends MemberRow {
