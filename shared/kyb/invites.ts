@@ -56,7 +56,8 @@ export async function createInvite(trx: Db | undefined, actor: WorkspaceActor, c
     if (!found || found.workspace_id !== actor.workspaceId) throw enterpriseErrors.counterpartyNotFound();
     const now = clock.now();
     const key = { workspaceId: actor.workspaceId, counterpartyId: found.id };
-    // The application's lock (or, for the first link, the counterparty's) serialises links of one counterparty.
+    // The subject's lock serialises links, edits and review of one counterparty (two first links: one version 1).
+    await repo.lockSubject(t, key);
     const app = await repo.currentApplication(t, key, true);
     const cp = (await counterpartyById(t, found.id, true))!;
     if (cp.kyb_status === 'verified') throw kybErrors.counterpartyVerified();

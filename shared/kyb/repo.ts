@@ -91,6 +91,16 @@ function toDb(patch: Record<string, unknown>): Record<string, unknown> {
 const ofSubject = (q: ReturnType<Db>, s: SubjectKey) =>
   s.counterpartyId === null ? q.where({ workspace_id: s.workspaceId }).whereNull('counterparty_id') : q.where({ workspace_id: s.workspaceId, counterparty_id: s.counterpartyId });
 
+/**
+ * Serialises every change of one subject's application for the rest of the transaction
+ * (edits, submission, review, new versions, new links). A row lock on the newest version
+ * would not do: a writer that waited for it would still see the version it first found,
+ * not the one the other writer added.
+ */
+export async function lockSubject(trx: Db, s: SubjectKey): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`kyb:${s.workspaceId}:${s.counterpartyId ?? '-'}`]);
+}
+
 /** The subject's newest version, locked for the rest of the transaction when `lock` (every edit takes it). */
 export async function currentApplication(trx: Db, s: SubjectKey, lock = false): Promise<KybApplicationRow | undefined> {
   const q = ofSubject(trx('kyb_applications'), s).orderBy('version', 'desc').first();

@@ -42,8 +42,10 @@ export interface Reviewed {
 /** The application to review, locked, with its subject (workspace locked too: approval changes it). */
 async function underReview(trx: Knex.Transaction, applicationId: string): Promise<{ app: KybApplicationRow; subject: KybSubject }> {
   if (!isUuid(applicationId)) throw kybErrors.applicationNotFound();
-  const app = await repo.applicationById(trx, applicationId, true);
-  if (!app) throw kybErrors.applicationNotFound();
+  const found = await repo.applicationById(trx, applicationId);
+  if (!found) throw kybErrors.applicationNotFound();
+  await repo.lockSubject(trx, { workspaceId: found.workspace_id, counterpartyId: found.counterparty_id });
+  const app = (await repo.applicationById(trx, applicationId, true))!;
   const workspace = await lockWorkspace(trx, app.workspace_id);
   if (!workspace) throw kybErrors.applicationNotFound();
   const counterparty = app.counterparty_id ? await counterpartyById(trx, app.counterparty_id, true) : undefined;
@@ -117,7 +119,8 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
     if (!isUuid(counterpartyId)) throw enterpriseErrors.counterpartyNotFound();
     const found = await counterpartyById(t, counterpartyId);
     if (!found) throw enterpriseErrors.counterpartyNotFound();
-    // Lock order as the review's: the application first, then the counterparty.
+    // Lock order as the review's: the subject first, then the counterparty.
+    await repo.lockSubject(t, { workspaceId: found.workspace_id, counterpartyId: found.id });
     const app = await repo.currentApplication(t, { workspaceId: found.workspace_id, counterpartyId: found.id }, true);
     const cp = (await counterpartyById(t, counterpartyId, true))!;
     if (cp.kyb_status === 'verified') throw kybErrors.counterpartyVerified();

@@ -40,8 +40,9 @@ export async function syncSubjectStatus(trx: Db, s: KybSubject, app: KybApplicat
   return { ...s, workspace: { ...s.workspace, kyb_status: status } };
 }
 
-/** The subject's current version, locked (every edit and move takes it first, so they run one at a time). */
+/** The subject's current version, under the subject's lock (every edit and move takes it first, so they run one at a time). */
 export async function lockCurrent(trx: Db, s: KybSubject): Promise<KybApplicationRow> {
+  await repo.lockSubject(trx, keyOf(s));
   const app = await repo.currentApplication(trx, keyOf(s), true);
   if (!app) throw kybErrors.applicationNotFound();
   return app;
