@@ -112,7 +112,7 @@ export async function reject(trx: Db | undefined, staff: StaffActor, application
 /**
  * POST /v1/admin/enterprise/counterparties/:id/verify (D10): the operator verifies a
  * counterparty (checked outside the service, or from its submitted application, which is
- * then approved with the standard risk tier). 409 INVALID_STATE when already verified.
+ * then approved with the standard risk tier) and revokes its links. 409 INVALID_STATE when already verified.
  */
 export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor, counterpartyId: string): Promise<CounterpartyRow> {
   return inTransaction(trx, async (t) => {
@@ -126,6 +126,8 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
     if (cp.kyb_status === 'verified') throw kybErrors.counterpartyVerified();
     if (app?.status === 'submitted') await repo.moveApplication(t, app.id, APPLICATION_TRANSITIONS.approve, { ...decided(staff), risk_tier_assigned: 'standard' }, clock.now());
     const updated = (await updateCounterparty(t, cp.workspace_id, cp.id, { kyb_status: 'verified', updated_at: clock.now() }))!;
+    // Verification is final: its links stop working, so no later submission can lower the status again.
+    await repo.revokeInvites(t, cp.id, clock.now());
     await recordStaffAction(t, { actorId: staff.actorId, action: 'counterparty.verified', targetType: 'counterparty', targetId: cp.id, note: staff.note ?? null, ip: staff.ip });
     await appendEvent(t, cp.workspace_id, {
       event: 'counterparty.verified',

@@ -1,15 +1,18 @@
 /**
- * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.9, 4.10):
+ * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.9, 4.10):
  * every enterprise route x every credential kind (session, personal key, workspace read
  * key, workspace read+write key) x every role, each answer checked against the spec's
  * rules written out here independently of the code: dashboard-only routes refuse keys
  * (KEY_NOT_ALLOWED), read keys never write (SCOPE_REQUIRED) and act as viewers, a role
- * below the route's answers FORBIDDEN, everything else succeeds. Then: nobody reads or
- * changes another workspace's data through any id-taking route or list.
+ * below the route's answers FORBIDDEN, everything else succeeds (or, where success needs
+ * setup the matrix cannot repeat cheaply, passes access and meets the route's own named
+ * refusal: `okCode`). Then: nobody reads or changes another workspace's data through any
+ * id-taking route or list, KYB documents and applications included.
  */
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createUser } from '../../factories/users.js';
+import { createUploadRow } from '../../factories/uploads.js';
 import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, workspaceKey, type Cred } from '../../factories/enterprise.js';
 import { routers } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
@@ -44,12 +47,36 @@ interface RouteCase {
   /** From the spec: lowest role, or 'signed_in' (no workspace needed). */
   role: Role | 'signed_in';
   dashboardOnly: boolean;
+  /** The status an allowed caller gets. */
   ok: number;
+  /**
+   * When success needs setup the matrix cannot repeat cheaply (a file through the upload
+   * worker, a complete application): an allowed caller passes access and gets this specific
+   * refusal, with status `ok` (e.g. 400 INVALID_BODY for an upload without a file).
+   */
+  okCode?: string;
   prepare: (w: World, c: Caller) => Promise<Prepared>;
 }
 
 const E = '/v1/enterprise';
 const fresh = async () => (await createUser()).user;
+
+async function insertCounterparty(workspaceId: string, name = 'PT Pemasok'): Promise<string> {
+  const [row] = await db('counterparties')
+    .insert({ workspace_id: workspaceId, name, country_code: 'ID', relationship: 'seller', created_at: clock.now(), updated_at: clock.now() })
+    .returning<{ id: string }[]>('id');
+  return row!.id;
+}
+
+/** A document of the workspace's own KYB draft (an upload of `userId`, bound to it as attaching binds it). */
+async function kybDocument(workspaceId: string, userId: string): Promise<string> {
+  const app = (await db('kyb_applications').where({ workspace_id: workspaceId }).whereNull('counterparty_id').orderBy('version', 'desc').first()) as { id: string };
+  const upload = await createUploadRow(userId, { purpose: 'kyb', bound: { kind: 'kyb', id: app.id } });
+  const [doc] = await db('kyb_documents')
+    .insert({ application_id: app.id, upload_id: upload.id, doc_type: 'bank_proof', person_id: null, created_by: userId, created_at: clock.now() })
+    .returning<{ id: string }[]>('id');
+  return doc!.id;
+}
 
 const ROUTES: RouteCase[] = [
   { method: 'POST', template: `${E}/register`, role: 'signed_in', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/register`, body: { legal_name: 'PT Baru', display_name: 'Baru', entity_type: 'cv', nib: '1234567890123' } }) },
@@ -104,6 +131,43 @@ const ROUTES: RouteCase[] = [
       return { path: `${E}/counterparties/${row!.id}`, body: { name: 'New name' } };
     },
   },
+  // 4.2 KYB: reading is for any member (the full view is a matter of the answer, not of access); every change is admin with a session.
+  { method: 'GET', template: `${E}/kyb`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/kyb` }) },
+  { method: 'PATCH', template: `${E}/kyb`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/kyb`, body: { company: { industry: 'Logistics' } } }) },
+  { method: 'POST', template: `${E}/kyb/uploads`, role: 'admin', dashboardOnly: true, ok: 400, okCode: 'INVALID_BODY', prepare: () => Promise.resolve({ path: `${E}/kyb/uploads` }) },
+  {
+    method: 'POST',
+    template: `${E}/kyb/documents`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 201,
+    prepare: async (_w, c) => ({ path: `${E}/kyb/documents`, body: { upload_id: (await createUploadRow(c.user.id, { purpose: 'kyb' })).id, doc_type: 'bank_proof' } }),
+  },
+  {
+    method: 'DELETE',
+    template: `${E}/kyb/documents/:id`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/kyb/documents/${await kybDocument(w.workspace.id, w.owner.id)}` }),
+  },
+  {
+    method: 'GET',
+    template: `${E}/kyb/documents/:id/url`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/kyb/documents/${await kybDocument(w.workspace.id, w.owner.id)}/url` }),
+  },
+  { method: 'POST', template: `${E}/kyb/submit`, role: 'admin', dashboardOnly: true, ok: 400, okCode: 'APPLICATION_INCOMPLETE', prepare: () => Promise.resolve({ path: `${E}/kyb/submit`, body: {} }) },
+  {
+    method: 'POST',
+    template: `${E}/counterparties/:id/kyb-invite`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 201,
+    prepare: async (w) => ({ path: `${E}/counterparties/${await insertCounterparty(w.workspace.id)}/kyb-invite`, body: {} }),
+  },
   { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
   { method: 'GET', template: `${E}/audit/export.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/audit/export.csv` }) },
   { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },
@@ -125,7 +189,7 @@ function expected(c: RouteCase, cred: CredKind, role: Role): { status: number; c
   if (cred === 'ws_read' && c.method !== 'GET') return { status: 403, code: 'SCOPE_REQUIRED' };
   const acting = cred === 'ws_read' ? 'viewer' : role;
   if (c.role !== 'signed_in' && RANK(acting) < RANK(c.role)) return { status: 403, code: 'FORBIDDEN' };
-  return { status: c.ok };
+  return c.okCode ? { status: c.ok, code: c.okCode } : { status: c.ok };
 }
 
 async function credentialFor(kind: CredKind, w: World, caller: Caller): Promise<Cred> {
@@ -204,7 +268,11 @@ describe('enterprise access matrix', () => {
         .insert({ workspace_id: b.workspace.id, name: 'B secret supplier', country_code: 'ID', relationship: 'seller', created_at: clock.now(), updated_at: clock.now() })
         .returning<{ id: string }[]>('id');
       const bKey = await workspaceKey(b.workspace.id, { member: b.ownerMember, user: b.owner }, ['read']);
-      return { a, b, bMember, cpId: cp!.id, bKeyId: bKey.id };
+      // B's own KYB draft, with distinctive data and one document.
+      await db('kyb_applications').where({ workspace_id: b.workspace.id }).update({ legal_name: 'PT B Rahasia', industry: 'B secret industry' });
+      const bDocId = await kybDocument(b.workspace.id, b.owner.id);
+      const bApp = (await db('kyb_applications').where({ workspace_id: b.workspace.id }).first()) as { id: string };
+      return { a, b, bMember, cpId: cp!.id, bKeyId: bKey.id, bDocId, bAppId: bApp.id };
     }
 
     const snapshot = async (workspaceId: string) => ({
@@ -213,12 +281,16 @@ describe('enterprise access matrix', () => {
       keys: await db('workspace_api_keys').where({ workspace_id: workspaceId }).orderBy('id'),
       events: await db('workspace_events').where({ workspace_id: workspaceId }).orderBy('seq'),
       ws: await db('workspaces').where({ id: workspaceId }),
+      kyb: await db('kyb_applications').where({ workspace_id: workspaceId }).orderBy('id'),
+      kybDocs: await db('kyb_documents').join('kyb_applications as a', 'a.id', 'kyb_documents.application_id').where('a.workspace_id', workspaceId).orderBy('kyb_documents.id').select('kyb_documents.*'),
+      kybInvites: await db('kyb_invites').where({ workspace_id: workspaceId }).orderBy('id'),
     });
 
     it("an owner of A gets 404 NOT_FOUND for every B id and changes nothing in B", async () => {
-      const { a, b, bMember, cpId, bKeyId } = await twoWorkspaces();
+      const { a, b, bMember, cpId, bKeyId, bDocId } = await twoWorkspaces();
       const s = await sessionOf(a.owner);
       const before = await snapshot(b.workspace.id);
+      const bUploads = await db('uploads').where({ user_id: b.owner.id }).orderBy('id');
       const attempts: [RouteCase['method'], string, Record<string, unknown> | undefined][] = [
         ['PATCH', `${E}/members/${bMember.member.id}`, { role: 'admin' }],
         ['DELETE', `${E}/members/${bMember.member.id}`, undefined],
@@ -226,6 +298,9 @@ describe('enterprise access matrix', () => {
         ['PATCH', `${E}/counterparties/${cpId}`, { name: 'Mine' }],
         ['DELETE', `${E}/api-keys/${bKeyId}`, undefined],
         ['POST', `${E}/invites/${bMember.member.id}/accept`, {}],
+        ['POST', `${E}/counterparties/${cpId}/kyb-invite`, {}],
+        ['DELETE', `${E}/kyb/documents/${bDocId}`, undefined],
+        ['GET', `${E}/kyb/documents/${bDocId}/url`, undefined],
       ];
       for (const [method, path, body] of attempts) {
         const res = await send(client, method, path, headersOf(s), body);
@@ -233,18 +308,30 @@ describe('enterprise access matrix', () => {
         expect(res.body.error.code).to.equal('NOT_FOUND');
         expect(JSON.stringify(res.body)).to.not.include('B secret supplier');
       }
+      // An upload of B's owner cannot be attached to A's application (it is not the caller's).
+      const bLoose = await createUploadRow(b.owner.id, { purpose: 'kyb' });
+      const stolen = await send(client, 'POST', `${E}/kyb/documents`, headersOf(s), { upload_id: bLoose.id, doc_type: 'bank_proof' });
+      expect(stolen.status, JSON.stringify(stolen.body)).to.equal(403);
+      expect(stolen.body.error.code).to.equal('FILE_NOT_OWNED');
       expect(await snapshot(b.workspace.id)).to.deep.equal(before);
+      expect(await db('uploads').where({ user_id: b.owner.id }).whereNot({ id: bLoose.id }).orderBy('id')).to.deep.equal(bUploads);
+      expect(await db('uploads').where({ id: bLoose.id }).first()).to.include({ bound_at: null });
     });
 
     it("A's lists and feed never include B's rows", async () => {
-      const { a, b } = await twoWorkspaces();
+      const { a, b, bDocId, bAppId } = await twoWorkspaces();
       const s = await sessionOf(a.owner);
-      const bIds = [b.workspace.id, b.owner.id, b.ownerMember.id, 'B secret supplier'];
-      for (const path of ['/members', '/counterparties', '/events?limit=100', '/api-keys', '/notifications', '/settings', '/me']) {
+      const bIds = [b.workspace.id, b.owner.id, b.ownerMember.id, 'B secret supplier', bDocId, bAppId, 'PT B Rahasia', 'B secret industry'];
+      for (const path of ['/members', '/counterparties', '/events?limit=100', '/api-keys', '/notifications', '/settings', '/me', '/kyb']) {
         const res = await client.get(`${E}${path}`).set(headersOf(s));
         expect(res.status, path).to.equal(200);
         for (const id of bIds) expect(JSON.stringify(res.body), `${path} leaks ${id}`).to.not.include(id);
       }
+      // A's GET /kyb is A's own application.
+      const kyb = await client.get(`${E}/kyb`).set(headersOf(s));
+      const aApp = (await db('kyb_applications').where({ workspace_id: a.workspace.id }).first()) as { id: string };
+      expect(kyb.body.data.application.id).to.equal(aApp.id);
+      expect(kyb.body.data.subject.id).to.equal(a.workspace.id);
       // Naming B's workspace explicitly is refused.
       const res = await client.get(`${E}/counterparties`).set(headersOf(s, b.workspace.id));
       expect(res.status).to.equal(403);
