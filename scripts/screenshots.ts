@@ -1,12 +1,14 @@
 /**
  * `npm run screenshots`: pictures of the hosted checkout and the operator console for
- * reviewers, written to docs/screenshots/*.png. Not run by the tests.
+ * reviewers, written to docs/screenshots/*.png (or SCREENSHOTS_DIR). Not run by the tests.
  *
  * It uses its own database beside the configured one (<name>_screens, recreated) and Redis
  * database 13 (SCREENSHOTS_REDIS_DB), fills them with a demo seller, buyer, escrows and a dispute through the
- * services, serves the app on 127.0.0.1 and drives Debian's chromium (playwright-core).
+ * services (and a workspace's submitted KYB application), serves the app on 127.0.0.1 and
+ * drives Debian's chromium (playwright-core).
  */
 import { spawnSync } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -47,6 +49,9 @@ const { hashPassword } = await import('../shared/auth/passwords.js');
 const users = await import('../shared/users/repo.js');
 const escrows = await import('../shared/escrows/service.js');
 const { openDispute } = await import('../shared/disputes/service.js');
+const enterprise = await import('../shared/enterprise/service.js');
+const kyb = await import('../shared/kyb/service.js');
+const uploadsRepo = await import('../shared/uploads/repo.js');
 
 const PASSWORD = 'Demo1Password';
 const now = clock.now();
@@ -85,10 +90,38 @@ await openDispute(asBuyer, disputed.id, { reason_category: 'item_not_as_describe
 const expired = await direct('Jam tangan', 600_000);
 await db('escrows').where({ id: expired.id }).update({ expires_at: new Date(now.getTime() - 60_000) });
 
+// A workspace's KYB application, complete and submitted (its documents are rows without files).
+const founder = await person('rina@kopisenja.example', 'Rina Wijaya');
+const registered = await enterprise.register(
+  { userId: founder.id, userName: founder.full_name },
+  { legal_name: 'PT Kopi Senja Nusantara', display_name: 'Kopi Senja', entity_type: 'pt', nib: '9120001234567', country_code: 'ID' },
+  { ip: '127.0.0.1' },
+);
+const kybSubject = { type: 'account' as const, workspace: registered.workspace, counterparty: null, invitedBy: null };
+const kybCaller = { userId: founder.id, userName: founder.full_name, full: true, mayEdit: true };
+const drafted = await kyb.saveDraft(undefined, kybCaller, kybSubject, {
+  company: { npwp: '012345678901234', address: 'Jl. Braga No. 21, Bandung', industry: 'Food and beverage', monthly_volume: '1b_to_10b', website: 'https://kopisenja.example' },
+  people: [
+    { full_name: 'Rina Wijaya', position: 'Direktur Utama', roles: ['director', 'beneficial_owner', 'signer'], id_type: 'nik', id_number: '3273014506890002', nationality: 'ID', ownership_pct: 70 },
+    { full_name: 'Arif Hidayat', position: 'Komisaris', roles: ['commissioner', 'shareholder'], id_type: 'nik', id_number: '3273011203850007', nationality: 'ID', ownership_pct: 30 },
+  ],
+  bank: { bank_name: 'BCA', bank_account_holder: 'PT Kopi Senja Nusantara', account_number: '7310456789' },
+});
+const [rina, arif] = drafted.application.people;
+for (const [doc_type, person_id] of [['akta_pendirian'], ['sk_kemenkumham'], ['bank_proof'], ['ktp', rina!.id], ['ktp', arif!.id]] as const) {
+  const id = randomUUID();
+  await uploadsRepo.insert(db, {
+    id, stored_name: `${id}.pdf`, user_id: founder.id, purpose: 'kyb', mime: 'application/pdf', size: 184_320,
+    sha256: createHash('sha256').update(id).digest('hex'), storage_key: `files/${id}.pdf`, created_at: now,
+  });
+  await kyb.attachDocument(undefined, kybCaller, kybSubject, { upload_id: id, doc_type, ...(person_id ? { person_id } : {}) });
+}
+const kybSubmitted = await kyb.submit(undefined, kybCaller, kybSubject);
+
 const server = createApp().listen(0, '127.0.0.1');
 await once(server, 'listening');
 const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-const out = path.resolve('docs/screenshots');
+const out = path.resolve(process.env.SCREENSHOTS_DIR ?? 'docs/screenshots');
 mkdirSync(out, { recursive: true });
 const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
 try {
@@ -96,7 +129,7 @@ try {
   const p = await phone.newPage();
   const shot = async (name: string) => {
     await p.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
-    console.log(`docs/screenshots/${name}.png`);
+    console.log(path.relative(process.cwd(), path.join(out, `${name}.png`)));
   };
   await p.goto(`/pay/${open.id}`);
   await shot('checkout-preview');
@@ -120,15 +153,21 @@ try {
 
   const desk = await browser.newContext({ baseURL: base, viewport: { width: 1280, height: 800 } });
   const c = await desk.newPage();
+  const desktopShot = async (name: string) => {
+    await c.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+    console.log(path.relative(process.cwd(), path.join(out, `${name}.png`)));
+  };
   await c.goto('/admin/disputes');
   await c.fill('#email', admin.email);
   await c.fill('#password', PASSWORD);
   await Promise.all([c.waitForURL('**/admin/disputes'), c.click('#sign-in-button')]);
-  await c.screenshot({ path: path.join(out, 'console-disputes.png'), fullPage: true });
-  console.log('docs/screenshots/console-disputes.png');
+  await desktopShot('console-disputes');
   await c.goto('/admin');
-  await c.screenshot({ path: path.join(out, 'console-overview.png'), fullPage: true });
-  console.log('docs/screenshots/console-overview.png');
+  await desktopShot('console-overview');
+  await c.goto('/admin/kyb');
+  await desktopShot('console-kyb-queue');
+  await c.goto(`/admin/kyb/${kybSubmitted.application.id}`);
+  await desktopShot('console-kyb-application');
 } finally {
   await browser.close();
   server.close();

@@ -1,13 +1,17 @@
 /** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
 import type { DisputeView } from '../../shared/disputes/repo.js';
-import type { ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import type { ConsoleCounts, ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import type { StaffApplication } from '../../shared/kyb/review.js';
+import type { serializeQueueItem } from '../../shared/kyb/serialize.js';
+import { reviewDueBy, slotOf, slotsOf } from '../../shared/kyb/slots.js';
+import { RISK_TIERS } from '../../shared/kyb/states.js';
 import { attentionOf } from '../../shared/payments/manual.js';
 import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/repo.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
-export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'users';
+export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'users';
 
 const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : '');
 
@@ -15,7 +19,7 @@ export function consoleNav(active: ConsoleSection, who: string, csrf: string): H
   const link = (section: ConsoleSection, href: string, label: string) =>
     html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<nav class="console card">
-${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('kyb', '/admin/kyb', 'KYB')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
 <span class="muted">${who}</span>
 <form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
 </nav>`;
@@ -25,12 +29,13 @@ export function flash(done: unknown): Html {
   return typeof done === 'string' && /^[a-z_.]{1,40}$/.test(done) ? html`<p class="notice" id="flash">Done: ${done}</p>` : html``;
 }
 
-export function overview(counts: { disputes: number; payments: number; withdrawals: number; orders: number }): Html {
+export function overview(counts: ConsoleCounts): Html {
   return html`<section class="card" id="overview"><h1>Operator console</h1><ul>
 <li><a href="/admin/disputes">Disputes to rule</a>: <strong id="count-disputes">${counts.disputes}</strong></li>
 <li><a href="/admin/payments">Payments needing staff</a>: <strong id="count-payments">${counts.payments}</strong></li>
 <li><a href="/admin/withdrawals">Withdrawals to approve</a>: <strong id="count-withdrawals">${counts.withdrawals}</strong></li>
 <li><a href="/admin/orders">Payment-service orders to move</a>: <strong id="count-orders">${counts.orders}</strong></li>
+<li><a href="/admin/kyb">KYB applications to review</a>: <strong id="count-kyb">${counts.kyb}</strong></li>
 <li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
 <li><a href="${QUEUE_DASHBOARD_PATH}">Queues (Bull Board)</a></li>
 </ul></section>`;
@@ -160,4 +165,139 @@ ${rows.map(
 </tr>`,
 )}
 </tbody></table></section>`;
+}
+
+// ---- KYB review (decision 0017) ------------------------------------------------------------
+
+export type KybQueueItem = ReturnType<typeof serializeQueueItem>;
+
+const isoText = (s: string | null) => (s ? iso(new Date(s)) : '');
+
+export function kybQueueTable(rows: KybQueueItem[]): Html {
+  return html`<section class="card"><h1>KYB applications to review</h1>
+<p class="muted">Submitted applications, oldest submission first. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
+${rows.length === 0 ? html`<p id="none">Nothing to review.</p>` : ''}
+<table id="kyb"><thead><tr><th>Submitted</th><th>Due by</th><th>Applicant</th><th>Workspace</th><th>Whose</th><th>Version</th><th>Entity type</th><th></th></tr></thead><tbody>
+${rows.map(
+  (q) => html`<tr data-id="${q.id}">
+<td>${isoText(q.submitted_at)}</td><td>${isoText(q.due_by)}</td>
+<td>${q.name}${q.legal_name && q.legal_name !== q.name ? html`<br><span class="muted">${q.legal_name}</span>` : ''}</td>
+<td>${q.workspace_name}</td><td>${q.subject_type === 'counterparty' ? 'Counterparty' : 'Workspace application'}</td>
+<td>v${q.version}</td><td>${q.entity_type ?? ''}</td>
+<td><a href="/admin/kyb/${q.id}" class="open">Open</a></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+/** A signed file link as a path of this origin (the console and the file route are served together). */
+function localPath(url: string): string {
+  const u = new URL(url);
+  return `${u.pathname}${u.search}`;
+}
+
+const kib = (bytes: number) => (bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(bytes < 10_240 ? 1 : 0)} KB`);
+const last4 = (v: string | null) => (v ? `···· ${v}` : 'not given');
+const entry = (label: string, value: Piece) => html`<dt>${label}</dt><dd>${value ?? ''}</dd>`;
+type Piece = Html | string | number | null | undefined;
+
+/** Fields a change request may name (the draft body's paths, the document slots); any other text may be typed. */
+function changeFieldOptions(v: StaffApplication): string[] {
+  const company = ['legal_name', 'entity_type', 'nib', 'npwp', 'country_code', 'address', 'industry', 'monthly_volume', 'website'].map((f) => `company.${f}`);
+  const bank = ['bank_name', 'bank_account_holder', 'account_number'].map((f) => `bank.${f}`);
+  return [...company, 'people', ...bank, ...slotsOf(v.application).map((s) => `documents.${s.key}`)];
+}
+
+const CHANGE_ROWS = 5;
+
+function kybDecisions(v: StaffApplication, csrf: string): Html {
+  const a = v.application;
+  if (a.status !== 'submitted') {
+    return html`<section class="card" id="decision"><h2>Decision</h2><p id="no-decision">This version is ${a.status}: there is nothing to decide.</p></section>`;
+  }
+  const note = html`<input type="text" name="note" placeholder="Note for the audit trail (optional)" maxlength="2000">`;
+  const approveConfirm = v.subject.counterparty
+    ? `Approve this application? ${v.subject.counterparty.name} becomes a verified counterparty.`
+    : `Approve this application? ${v.subject.workspace.display_name} goes live at once.`;
+  return html`<section class="card" id="decision"><h2>Decision</h2>
+<form method="post" action="/admin/kyb/${a.id}/request-changes" id="request-changes">${csrfField(csrf)}
+<h3>Request changes</h3>
+<p class="muted">One row per change: the field or document, and what the applicant must do. Version ${a.version + 1} opens as a draft carrying these notes.</p>
+<datalist id="kyb-fields">${changeFieldOptions(v).map((f) => html`<option value="${f}">`)}</datalist>
+${Array.from(
+  { length: CHANGE_ROWS },
+  (_, i) => html`<div class="change-row"><input type="text" name="change_field" list="kyb-fields" maxlength="120" placeholder="Field (e.g. company.npwp)" aria-label="Field ${i + 1}" ${i === 0 ? html`required` : ''}><input type="text" name="change_note" maxlength="1000" placeholder="What to change" aria-label="Note ${i + 1}" ${i === 0 ? html`required` : ''}></div>`,
+)}
+${note}<button type="submit">Request changes</button></form>
+<form method="post" action="/admin/kyb/${a.id}/approve" id="approve" data-confirm="${approveConfirm}">${csrfField(csrf)}
+<h3>Approve</h3>
+<label>Risk tier <select name="risk_tier" required>${RISK_TIERS.map((t) => html`<option value="${t}" ${t === 'standard' ? html`selected` : ''}>${t}</option>`)}</select></label>
+${note}<button type="submit">Approve</button></form>
+<form method="post" action="/admin/kyb/${a.id}/reject" id="reject" data-confirm="Reject this application? The applicant sees the reason.">${csrfField(csrf)}
+<h3>Reject</h3>
+<label>Reason (the applicant sees it) <input type="text" name="reason" minlength="2" maxlength="2000" required></label>
+${note}<button type="submit" class="danger">Reject</button></form>
+</section>`;
+}
+
+export function kybApplicationPage(v: StaffApplication, csrf: string): Html {
+  const a = v.application;
+  const s = v.subject;
+  const slots = slotsOf(a);
+  const personName = (id: string | null) => (id ? (a.people.find((p) => p.id === id)?.full_name ?? 'removed person') : null);
+  const earlier = v.history.filter((h) => h.version < a.version && h.status === 'changes_requested' && h.change_requests.length > 0);
+  const linksUntil = v.documents[0]?.expires_at ?? null;
+  return html`<section class="card" id="kyb-application" data-id="${a.id}" data-status="${a.status}">
+<p><a href="/admin/kyb">KYB queue</a></p>
+<h1>KYB application: ${s.counterparty ? s.counterparty.name : s.workspace.display_name}, version ${a.version}</h1>
+<dl>
+${entry('Whose', s.counterparty ? html`Counterparty of ${s.workspace.display_name} <span class="muted">(${s.counterparty.kyb_status})</span>` : 'Workspace application')}
+${entry('Workspace', html`${s.workspace.display_name} <span class="muted">${s.workspace.legal_name} · KYB ${s.workspace.kyb_status} · ${s.workspace.is_sandbox ? 'sandbox' : 'live'}</span>`)}
+${entry('Status', html`<strong id="application-status">${a.status}</strong>`)}
+${entry('Submitted', iso(a.submitted_at))}
+${a.status === 'submitted' && a.submitted_at ? entry('Due by', iso(reviewDueBy(new Date(a.submitted_at)))) : ''}
+${a.decided_at ? entry('Decided', iso(a.decided_at)) : ''}
+${a.risk_tier_assigned ? entry('Risk tier', a.risk_tier_assigned) : ''}
+${a.decision_reason ? entry('Reason', a.decision_reason) : ''}
+</dl></section>
+<section class="card" id="company"><h2>Company</h2><dl>
+${entry('Legal name', a.legal_name)}${entry('Entity type', a.entity_type)}${entry('NIB', a.nib)}${entry('NPWP', a.npwp)}
+${entry('Country', a.country_code)}${entry('Address', a.address)}${entry('Industry', a.industry)}${entry('Monthly volume', a.monthly_volume)}${entry('Website', a.website)}
+</dl></section>
+<section class="card" id="people"><h2>People</h2>
+${a.people.length === 0 ? html`<p class="muted">No one listed.</p>` : ''}
+<table><thead><tr><th>Name</th><th>Position</th><th>Roles</th><th>Identity</th><th>Nationality</th><th>Ownership</th></tr></thead><tbody>
+${a.people.map(
+  (p) => html`<tr data-person="${p.id}"><td>${p.full_name}</td><td>${p.position}</td><td>${p.roles.join(', ')}</td>
+<td>${p.id_type === 'nik' ? 'NIK' : 'Passport'} <span class="last4">${last4(p.id_number_last4)}</span></td><td>${p.nationality}</td><td>${p.ownership_pct === null ? '' : `${p.ownership_pct}%`}</td></tr>`,
+)}
+</tbody></table></section>
+<section class="card" id="bank"><h2>Bank account</h2><dl>
+${entry('Bank', a.bank_name)}${entry('Holder', a.bank_account_holder)}${entry('Account number', html`<span class="last4">${last4(a.bank_account_last4)}</span>`)}
+</dl></section>
+<section class="card" id="documents"><h2>Documents</h2>
+${v.documents.length === 0 ? html`<p class="muted">No documents.</p>` : html`<p class="muted">Each link is signed for you alone and works until ${iso(linksUntil)} UTC; reload the page for fresh links.</p>`}
+<table><thead><tr><th>Document</th><th>File</th><th>Added</th><th></th></tr></thead><tbody>
+${v.documents.map(
+  (d) => html`<tr data-doc="${d.id}"><td>${slotOf(slots, d.doc_type, d.person_id)?.label ?? (personName(d.person_id) ? `${d.doc_type}: ${personName(d.person_id)}` : d.doc_type)}</td>
+<td>${d.mime}, ${kib(d.size)}<br><span class="muted">sha256 ${d.sha256.slice(0, 16)}…</span></td><td>${iso(d.created_at)}</td>
+<td><a href="${localPath(d.url)}" target="_blank" rel="noopener" class="doc-link">Open</a></td></tr>`,
+)}
+</tbody></table></section>
+${
+  earlier.length === 0
+    ? ''
+    : html`<section class="card" id="change-requests"><h2>Change requests of earlier versions</h2>
+${earlier.map(
+  (h) => html`<h3>Version ${h.version} <span class="muted">${iso(h.decided_at)}</span></h3><ul>${h.change_requests.map((c) => html`<li><strong>${c.field}</strong>: ${c.note}</li>`)}</ul>`,
+)}</section>`
+}
+<section class="card" id="history"><h2>History</h2>
+<table><thead><tr><th>Version</th><th>Status</th><th>Submitted</th><th>Decided</th><th>Risk tier / reason</th></tr></thead><tbody>
+${v.history.map(
+  (h) => html`<tr data-version="${h.version}"><td>${h.id === a.id ? html`<strong>v${h.version}</strong> (this page)` : html`<a href="/admin/kyb/${h.id}">v${h.version}</a>`}</td>
+<td>${h.status}</td><td>${iso(h.submitted_at)}</td><td>${iso(h.decided_at)}</td><td>${h.risk_tier_assigned ?? ''}${h.decision_reason ? html`<span class="muted">${h.decision_reason}</span>` : ''}</td></tr>`,
+)}
+</tbody></table></section>
+${kybDecisions(v, csrf)}`;
 }

@@ -2,13 +2,19 @@
  * The operator console under /admin (an admin session only; decision D2). Plain
  * server-rendered pages; every move goes through the same service as its /v1/admin route
  * (which records the staff action), and every form is CSRF-checked with the session's
- * synchronizer token. Bull Board stays at /admin/queues (admin-queues.ts).
+ * synchronizer token. Bull Board stays at /admin/queues (admin-queues.ts). The KYB queue
+ * (/admin/kyb) opens each application with its documents (links signed for the staff
+ * member) and takes the review's three decisions (decision 0017).
  */
 import type { StaffActor } from '../../shared/actors.js';
 import { authErrors } from '../../shared/auth/errors.js';
 import * as authService from '../../shared/auth/service.js';
 import { attentionPayments, consoleCounts, disputesToResolve, findUsers, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
+import { db } from '../../shared/db.js';
+import * as kybReview from '../../shared/kyb/review.js';
+import { serializeQueueItem } from '../../shared/kyb/serialize.js';
+import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
@@ -186,6 +192,71 @@ consoleRouter.post(
   '/admin/orders/:id/refund',
   move('/admin/orders', 'order.refund', async (ctx, form) => {
     await orders.refund(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', { reason: textOf(form, 'reason', 2000) });
+  }),
+);
+
+// ---- KYB review (decision 0017): the queue, one application, its three decisions ------------
+
+consoleRouter.get(
+  '/admin/kyb',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'kyb', session, T.kybQueueTable((await kybReview.reviewQueue(db)).map(serializeQueueItem)));
+  }),
+);
+
+consoleRouter.get(
+  '/admin/kyb/:id',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (!session) return;
+    const view = await kybReview.applicationForStaff(db, ctx.params.id ?? '', session.userId);
+    consolePage(ctx, 'kyb', session, T.kybApplicationPage(view, session.csrfToken));
+  }),
+);
+
+/** The change requests of the form: `change_field` / `change_note` pairs, blank rows skipped (as the admin API's schema: 1 to 50). */
+function changeRequestsOf(form: URLSearchParams): { field: string; note: string }[] {
+  const fields = form.getAll('change_field');
+  const notes = form.getAll('change_note');
+  const out: { field: string; note: string }[] = [];
+  for (let i = 0; i < Math.max(fields.length, notes.length); i++) {
+    const field = (fields[i] ?? '').trim();
+    const note = (notes[i] ?? '').trim();
+    if (field === '' && note === '') continue;
+    if (field === '' || note === '') throw consoleErrors.changeRequestIncomplete(i + 1);
+    if (field.length > 120) throw consoleErrors.fieldTooLong('change_field', 120);
+    if (note.length > 1000) throw consoleErrors.fieldTooLong('change_note', 1000);
+    out.push({ field, note });
+  }
+  if (out.length === 0) throw consoleErrors.changeRequestsRequired();
+  if (out.length > 50) throw consoleErrors.tooManyChangeRequests(50);
+  return out;
+}
+
+consoleRouter.post(
+  '/admin/kyb/:id/request-changes',
+  move('/admin/kyb', 'kyb.request_changes', async (ctx, form) => {
+    await kybReview.requestChanges(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', changeRequestsOf(form));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/kyb/:id/approve',
+  move('/admin/kyb', 'kyb.approve', async (ctx, form) => {
+    const tier = form.get('risk_tier') ?? '';
+    if (!(RISK_TIERS as readonly string[]).includes(tier)) throw consoleErrors.invalidRiskTier();
+    await kybReview.approve(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', tier as RiskTier);
+  }),
+);
+
+consoleRouter.post(
+  '/admin/kyb/:id/reject',
+  move('/admin/kyb', 'kyb.reject', async (ctx, form) => {
+    const reason = (form.get('reason') ?? '').trim();
+    if (reason.length < 2) throw consoleErrors.reasonRequired();
+    if (reason.length > 2000) throw consoleErrors.fieldTooLong('reason', 2000);
+    await kybReview.reject(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', reason);
   }),
 );
 

@@ -6,6 +6,7 @@ import type { Actor } from '../actors.js';
 import { db } from '../db.js';
 import { listDisputes } from '../disputes/service.js';
 import type { DisputeView } from '../disputes/repo.js';
+import { queueCount } from '../kyb/review.js';
 import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './repo.js';
 
@@ -37,8 +38,18 @@ export async function ordersToMove(limit = 50): Promise<repo.ListedOrder[]> {
   return repo.ordersToMove(db, limit);
 }
 
-export async function consoleCounts(): Promise<{ disputes: number; payments: number; withdrawals: number; orders: number }> {
+export interface ConsoleCounts {
+  disputes: number;
+  payments: number;
+  withdrawals: number;
+  orders: number;
+  /** KYB applications waiting for review. */
+  kyb: number;
+}
+
+export async function consoleCounts(): Promise<ConsoleCounts> {
   const waiting = await repo.waitingCounts(db);
   const payments = (await listForStaff(db, { attention: true, page: 1, limit: 1 })).total;
-  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders };
+  const kyb = await queueCount(db);
+  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders, kyb };
 }

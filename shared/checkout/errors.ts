@@ -42,4 +42,15 @@ export const consoleErrors = {
     fail.badRequest('INVALID_BODY', { en: `${name} may be at most ${max} characters`, id: `${name} paling banyak ${max} karakter` }),
   credentialsOrNote: () =>
     fail.badRequest('MISSING_FIELDS', { en: 'Give the credentials or a delivery note', id: 'Isi kredensial atau catatan pengiriman' }),
+  // KYB review: the admin API's body rules (shared/kyb/schemas.ts) for the console's forms.
+  changeRequestsRequired: () =>
+    fail.badRequest('INVALID_BODY', { en: 'Give at least one change request: a field and a note', id: 'Isi setidaknya satu permintaan perubahan: kolom dan catatan' }),
+  changeRequestIncomplete: (row: number) =>
+    fail.badRequest('INVALID_BODY', { en: `Change request ${row} needs both a field and a note`, id: `Permintaan perubahan ${row} perlu kolom dan catatan` }),
+  tooManyChangeRequests: (max: number) =>
+    fail.badRequest('INVALID_BODY', { en: `At most ${max} change requests at once`, id: `Paling banyak ${max} permintaan perubahan sekaligus` }),
+  invalidRiskTier: () =>
+    fail.badRequest('INVALID_BODY', { en: 'risk_tier must be low, standard, elevated or high', id: 'risk_tier harus low, standard, elevated atau high' }),
+  reasonRequired: () =>
+    fail.badRequest('INVALID_BODY', { en: 'Give the reason for the rejection (at least 2 characters)', id: 'Isi alasan penolakan (minimal 2 karakter)' }),
 };

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { appendEvent } from '../enterprise/events.js';
 import { updateWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
+import { closeSandboxDeals } from '../deals/lifecycle.js';
 
 /** Work that must happen in the same transaction as a workspace going live. */
 export type LiveHook = (trx: Knex.Transaction, workspaceId: string) => Promise<void>;
@@ -33,6 +34,7 @@ export async function goLive(trx: Knex.Transaction, workspace: WorkspaceRow, inp
     legal_name: input.legalName ?? workspace.legal_name,
     updated_at: clock.now(),
   });
+  await closeSandboxDeals(trx, workspace.id, input.operatorLabel);
   for (const hook of [...hooks]) await hook(trx, workspace.id);
   await appendEvent(trx, workspace.id, {
     event: 'workspace.live',

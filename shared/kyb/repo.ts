@@ -272,7 +272,10 @@ export async function releaseUploadIfUnused(trx: Db, uploadId: string): Promise<
 
 // ---- The review queue ---------------------------------------------------------------------
 
-export interface QueueRow extends KybApplicationRow {
+/** What the queue shows: no sealed number ever leaves the database for a list. */
+const QUEUE_COLUMNS = ['a.id', 'a.workspace_id', 'a.counterparty_id', 'a.version', 'a.status', 'a.legal_name', 'a.entity_type', 'a.submitted_at'];
+
+export interface QueueRow extends Pick<KybApplicationRow, 'id' | 'workspace_id' | 'counterparty_id' | 'version' | 'status' | 'legal_name' | 'entity_type' | 'submitted_at'> {
   workspace_name: string;
   counterparty_name: string | null;
 }
@@ -285,7 +288,7 @@ export async function reviewQueue(trx: Db, limit: number): Promise<QueueRow[]> {
     .where('a.status', 'submitted')
     .orderBy([{ column: 'a.submitted_at' }, { column: 'a.id' }])
     .limit(limit)
-    .select<QueueRow[]>('a.*', 'w.display_name as workspace_name', 'c.name as counterparty_name'));
+    .select<QueueRow[]>([...QUEUE_COLUMNS, 'w.display_name as workspace_name', 'c.name as counterparty_name']));
 }
 
 // ---- Counterparty invite links ---------------------------------------------------------------

@@ -20,6 +20,7 @@ import { mailOptedInMembers, mailUser } from '../enterprise/mail.js';
 import { lockWorkspace, workspaceById } from '../enterprise/repo.js';
 import { enterpriseErrors } from '../enterprise/errors.js';
 import { kybErrors } from './errors.js';
+import { releaseTermsReview } from '../deals/lifecycle.js';
 import { goLive } from './live.js';
 import * as repo from './repo.js';
 import type { ChangeRequest, DocumentRow, KybApplicationRow, QueueRow } from './repo.js';
@@ -91,7 +92,8 @@ export async function approve(trx: Db | undefined, staff: StaffActor, applicatio
     const found = await underReview(t, applicationId);
     const moved = await transition(t, found.subject, found.app, 'approve', { ...decided(staff), risk_tier_assigned: riskTier });
     let subject = moved.subject;
-    if (!subject.counterparty) {
+    if (subject.counterparty) await releaseTermsReview(t, subject.counterparty.id, await operatorLabel(t));
+    else {
       await goLive(t, subject.workspace, { riskTier, legalName: moved.app.legal_name, operatorLabel: await operatorLabel(t) });
       subject = { ...subject, workspace: { ...subject.workspace, is_sandbox: false, kyb_status: 'verified', risk_tier: riskTier, legal_name: moved.app.legal_name ?? subject.workspace.legal_name } };
     }
@@ -122,12 +124,14 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
     // Lock order as the review's: the subject first, then the counterparty.
     await repo.lockSubject(t, { workspaceId: found.workspace_id, counterpartyId: found.id });
     const app = await repo.currentApplication(t, { workspaceId: found.workspace_id, counterpartyId: found.id }, true);
+    await lockWorkspace(t, found.workspace_id);
     const cp = (await counterpartyById(t, counterpartyId, true))!;
     if (cp.kyb_status === 'verified') throw kybErrors.counterpartyVerified();
     if (app?.status === 'submitted') await repo.moveApplication(t, app.id, APPLICATION_TRANSITIONS.approve, { ...decided(staff), risk_tier_assigned: 'standard' }, clock.now());
     const updated = (await updateCounterparty(t, cp.workspace_id, cp.id, { kyb_status: 'verified', updated_at: clock.now() }))!;
     // Verification is final: its links stop working, so no later submission can lower the status again.
     await repo.revokeInvites(t, cp.id, clock.now());
+    await releaseTermsReview(t, cp.id, await operatorLabel(t));
     await recordStaffAction(t, { actorId: staff.actorId, action: 'counterparty.verified', targetType: 'counterparty', targetId: cp.id, note: staff.note ?? null, ip: staff.ip });
     await appendEvent(t, cp.workspace_id, {
       event: 'counterparty.verified',
@@ -182,7 +186,8 @@ export async function applicationForStaff(trx: Db, applicationId: string, staffU
   const counterparty = application.counterparty_id ? ((await counterpartyById(trx, application.counterparty_id)) ?? null) : null;
   if (application.counterparty_id && !counterparty) throw kybErrors.applicationNotFound();
   const subject: KybSubject = { type: counterparty ? 'counterparty' : 'account', workspace, counterparty, invitedBy: null };
-  const expiresAt = new Date(clock.nowMs() + DOCUMENT_LINK_SECONDS * 1000);
+  // As signLink counts: whole seconds.
+  const expiresAt = new Date((Math.floor(clock.nowMs() / 1000) + DOCUMENT_LINK_SECONDS) * 1000);
   const documents = (await repo.documentsOf(trx, application.id)).map((d) => ({ ...d, url: signLink(d.stored_name, staffUserId, DOCUMENT_LINK_SECONDS), expires_at: expiresAt }));
   const history = await repo.versions(trx, { workspaceId: application.workspace_id, counterpartyId: application.counterparty_id });
   return { application, subject, documents, history };

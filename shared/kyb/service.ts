@@ -212,7 +212,9 @@ export async function documentLink(caller: KybCaller, subject: KybSubject, docum
   const app = await repo.currentApplication(db, keyOf(subject));
   const doc = app && isUuid(documentId) ? await repo.documentById(db, app.id, documentId) : undefined;
   if (!doc) throw kybErrors.documentNotFound();
-  return { url: signLink(doc.stored_name, caller.userId, DOCUMENT_LINK_SECONDS), expires_at: new Date(clock.nowMs() + DOCUMENT_LINK_SECONDS * 1000) };
+  // signLink counts whole seconds: the answer's expiry is the link's own.
+  const expires = (Math.floor(clock.nowMs() / 1000) + DOCUMENT_LINK_SECONDS) * 1000;
+  return { url: signLink(doc.stored_name, caller.userId, DOCUMENT_LINK_SECONDS), expires_at: new Date(expires) };
 }
 
 // ---- Submission ----------------------------------------------------------------------------

@@ -1,0 +1,209 @@
+/** SQL of deals and their milestones. */
+import type { Db } from '../db.js';
+import type { Allocation } from './fees.js';
+import type { MilestoneStatus, MilestoneTransition } from './states.js';
+
+export interface DealRow {
+  id: string;
+  workspace_id: string;
+  reference: string;
+  title: string;
+  description: string | null;
+  external_ref: string | null;
+  currency: string;
+  counterparty_id: string;
+  owner_id: string;
+  is_test: boolean;
+  activated_at: Date | null;
+  terms_review: boolean;
+  cancelled_at: Date | null;
+  fee_rate_bp: number;
+  fee_min: number;
+  fee_tier_min_volume: number | null;
+  fee_volume_basis: number;
+  fee_allocation: Allocation;
+  fee_buyer_percent: number;
+  platform_fee: number;
+  buyer_fee: number;
+  seller_fee: number;
+  fee_frozen: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A deal with the names its answers show. */
+export interface DealWithNames extends DealRow {
+  owner_name: string;
+  counterparty_name: string;
+  counterparty_country_code: string;
+  counterparty_kyb_status: string;
+  counterparty_relationship: string;
+}
+
+export interface MilestoneRow {
+  id: string;
+  deal_id: string;
+  workspace_id: string;
+  sequence_no: number;
+  title: string;
+  required_evidence: string | null;
+  amount: number;
+  status: MilestoneStatus;
+  due_at: Date | null;
+  funded_at: Date | null;
+  funding_method: string | null;
+  funding_reference: string | null;
+  evidence_summary: string | null;
+  evidence_document_ids: string[];
+  evidence_submitted_at: Date | null;
+  evidence_submitted_by: string | null;
+  approved_at: Date | null;
+  released_at: Date | null;
+  disputed_at: Date | null;
+  dispute_reason: string | null;
+  approvals_required: number;
+  buyer_fee: number;
+  seller_fee: number;
+  funding_amount: number;
+  payout_amount: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const BIGINT_DEAL = ['fee_min', 'fee_tier_min_volume', 'fee_volume_basis', 'platform_fee', 'buyer_fee', 'seller_fee'] as const;
+const BIGINT_MILESTONE = ['amount', 'buyer_fee', 'seller_fee', 'funding_amount', 'payout_amount'] as const;
+
+function numbers<T extends object>(row: T, keys: readonly string[]): T {
+  const out = { ...row } as Record<string, unknown>;
+  for (const k of keys) if (out[k] !== null && out[k] !== undefined) out[k] = Number(out[k]);
+  return out as T;
+}
+const toDeal = <T extends DealRow>(r: T): T => numbers(r, BIGINT_DEAL);
+const toMilestone = (r: MilestoneRow): MilestoneRow => numbers(r, BIGINT_MILESTONE);
+
+/** The next deal reference of the workspace (DL-000001, ...), counted on the locked workspace row. */
+export async function nextReference(trx: Db, workspaceId: string): Promise<string> {
+  const [row] = await trx('workspaces')
+    .where({ id: workspaceId })
+    .increment('last_deal_number', 1)
+    .returning<{ last_deal_number: number }[]>('last_deal_number');
+  return `DL-${String(row!.last_deal_number).padStart(6, '0')}`;
+}
+
+export async function insertDeal(trx: Db, row: Omit<DealRow, 'id' | 'activated_at' | 'terms_review' | 'cancelled_at' | 'fee_frozen'>): Promise<DealRow> {
+  const [created] = await trx('deals').insert(row).returning<DealRow[]>('*');
+  return toDeal(created!);
+}
+
+export type NewMilestone = Omit<
+  MilestoneRow,
+  | 'id'
+  | 'status'
+  | 'funded_at'
+  | 'funding_method'
+  | 'funding_reference'
+  | 'evidence_summary'
+  | 'evidence_document_ids'
+  | 'evidence_submitted_at'
+  | 'evidence_submitted_by'
+  | 'approved_at'
+  | 'released_at'
+  | 'disputed_at'
+  | 'dispute_reason'
+>;
+
+export async function insertMilestones(trx: Db, rows: NewMilestone[]): Promise<void> {
+  if (rows.length > 0) await trx('deal_milestones').insert(rows);
+}
+
+const dealWithNames = (trx: Db) =>
+  trx('deals as d')
+    .join('users as u', 'u.id', 'd.owner_id')
+    .join('counterparties as c', 'c.id', 'd.counterparty_id')
+    .select(
+      'd.*',
+      'u.full_name as owner_name',
+      'c.name as counterparty_name',
+      'c.country_code as counterparty_country_code',
+      'c.kyb_status as counterparty_kyb_status',
+      'c.relationship as counterparty_relationship',
+    );
+
+/** One deal of the workspace with its names; `lock` takes the deal row for the rest of the transaction. */
+export async function dealById(trx: Db, workspaceId: string, id: string, lock = false): Promise<DealWithNames | undefined> {
+  if (lock) await trx('deals').where({ id, workspace_id: workspaceId }).forUpdate().first('id');
+  const row = await dealWithNames(trx).where({ 'd.id': id, 'd.workspace_id': workspaceId }).first<DealWithNames | undefined>();
+  return row ? toDeal(row) : undefined;
+}
+
+export async function milestonesOf(trx: Db, dealId: string): Promise<MilestoneRow[]> {
+  const rows = await trx('deal_milestones').where({ deal_id: dealId }).orderBy('sequence_no').select<MilestoneRow[]>('*');
+  return rows.map(toMilestone);
+}
+
+export async function milestonesOfDeals(trx: Db, dealIds: string[]): Promise<MilestoneRow[]> {
+  if (dealIds.length === 0) return [];
+  const rows = await trx('deal_milestones').whereIn('deal_id', dealIds).orderBy([{ column: 'deal_id' }, { column: 'sequence_no' }]).select<MilestoneRow[]>('*');
+  return rows.map(toMilestone);
+}
+
+export async function updateDeal(trx: Db, id: string, patch: Partial<DealRow>): Promise<void> {
+  await trx('deals').where({ id }).update(patch);
+}
+
+export async function updateMilestone(trx: Db, id: string, patch: Partial<MilestoneRow>): Promise<void> {
+  await trx('deal_milestones').where({ id }).update(patch);
+}
+
+/** Compare-and-set status move of one milestone (states.ts); undefined when it is no longer in a from-state. */
+export async function moveMilestone(trx: Db, id: string, move: MilestoneTransition, changes: Partial<MilestoneRow>): Promise<MilestoneRow | undefined> {
+  const [row] = await trx('deal_milestones')
+    .where({ id })
+    .whereIn('status', move.from)
+    .update({ ...changes, status: move.to })
+    .returning<MilestoneRow[]>('*');
+  return row ? toMilestone(row) : undefined;
+}
+
+/** Moves every milestone of a deal that is in a from-state; answers how many moved. */
+export async function moveDealMilestones(trx: Db, dealId: string, move: MilestoneTransition, changes: Partial<MilestoneRow>): Promise<number> {
+  return trx('deal_milestones')
+    .where({ deal_id: dealId })
+    .whereIn('status', move.from)
+    .update({ ...changes, status: move.to });
+}
+
+/** Deals of the workspace, newest first, with their names (the status filter is applied by the caller over computed statuses). */
+export async function listDeals(trx: Db, workspaceId: string, f: { q?: string }): Promise<DealWithNames[]> {
+  const q = dealWithNames(trx).where('d.workspace_id', workspaceId);
+  if (f.q) {
+    const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q.andWhere((w) => w.whereILike('d.title', like).orWhereILike('d.reference', like));
+  }
+  const rows = await q.orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).select<DealWithNames[]>();
+  return rows.map(toDeal);
+}
+
+/** A counterparty of the workspace with its KYB status (deal creation and activation read it). */
+export async function counterpartyOf(trx: Db, workspaceId: string, id: string): Promise<{ id: string; kyb_status: string } | undefined> {
+  return trx('counterparties').where({ id, workspace_id: workspaceId }).first<{ id: string; kyb_status: string } | undefined>('id', 'kyb_status');
+}
+
+/** Draft deals held in terms_review for this counterparty (it was just verified). */
+export async function dealsInTermsReview(trx: Db, counterpartyId: string): Promise<{ id: string; workspace_id: string; reference: string }[]> {
+  return trx('deals')
+    .where({ counterparty_id: counterpartyId, terms_review: true })
+    .whereNull('cancelled_at')
+    .forUpdate()
+    .select<{ id: string; workspace_id: string; reference: string }[]>('id', 'workspace_id', 'reference');
+}
+
+/** Unfinished sandbox deals of a workspace (it went live). */
+export async function openSandboxDeals(trx: Db, workspaceId: string): Promise<{ id: string; reference: string }[]> {
+  return trx('deals')
+    .where({ workspace_id: workspaceId, is_test: true })
+    .whereNull('cancelled_at')
+    .whereExists(trx('deal_milestones as m').whereRaw('m.deal_id = deals.id').whereNotIn('m.status', ['released', 'cancelled']).select(trx.raw('1')))
+    .forUpdate()
+    .select<{ id: string; reference: string }[]>('id', 'reference');
+}
