@@ -178,7 +178,9 @@ export async function listDeals(trx: Db, workspaceId: string, f: { q?: string })
   const q = dealWithNames(trx).where('d.workspace_id', workspaceId);
   if (f.q) {
     const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q.andWhere((w) => w.whereILike('d.title', like).orWhereILike('d.reference', like));
+    q.andWhere((w) => {
+      void w.whereILike('d.title', like).orWhereILike('d.reference', like);
+    });
   }
   const rows = await q.orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).select<DealWithNames[]>();
   return rows.map(toDeal);
