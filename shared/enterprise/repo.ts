@@ -5,6 +5,7 @@
  * enterprise request, before any transaction).
  */
 import { prepared, type Db } from '../db.js';
+import type { Allocation } from '../deals/fees.js';
 import type { KybApplicationRow } from '../kyb/repo.js';
 import type { EntityType, KybStatus, MemberStatus, MemberTransition, Role } from './states.js';
 
@@ -24,6 +25,14 @@ export interface WorkspaceRow {
   account_manager_email: string | null;
   created_by: string;
   last_event_seq: string | number;
+  /** Deals (enterprise spec 2 "Fee terms"): operator pricing (NULL: the platform's) and the default split. */
+  fee_rate_bp: number | null;
+  fee_min: string | number | null;
+  fee_tiers: { min_volume: number; rate_bp: number }[];
+  fee_pricing_set_by: string | null;
+  fee_default_allocation: Allocation;
+  fee_default_buyer_percent: number;
+  last_deal_number: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -463,6 +463,13 @@ const ROUTES: Record<string, Entry> = {
     const key = await workspaceKey(ws.workspace.id, ws.admin, ['read']);
     return { headers: ws.headers, limits: [LIMITS.apiKeys.points], request: () => ({ path: `/v1/enterprise/api-keys/${key.id}` }) };
   },
+  'PUT /v1/enterprise/fees/default-allocation': async () => {
+    const ws = await createWorkspace(await person());
+    return {
+      headers: await sessionHeaders(ws.owner, ws.workspace.id),
+      request: (i) => ({ path: '/v1/enterprise/fees/default-allocation', body: i % 2 === 0 ? { fee_allocation: 'split', fee_buyer_percent: i } : { fee_allocation: 'buyer' } }),
+    };
+  },
 
   // Payment-service orders ("jasabayar")
   'POST /api/jasabayar/quote': async () => {
