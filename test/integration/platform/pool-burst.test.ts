@@ -21,6 +21,7 @@ import type { Middleware } from '../../../api/context.js';
 import { AUTHENTICATED_LIMIT } from '../../../api/middleware/auth.js';
 import { isIdempotentMiddleware } from '../../../api/middleware/idempotency.js';
 import { LIMITS } from '../../../api/routes/enterprise.js';
+import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
@@ -172,6 +173,14 @@ async function person(role: UserRole = 'user'): Promise<UserRow> {
 async function account(role: UserRole = 'user'): Promise<Account> {
   const user = await person(role);
   return { user, headers: bearer(await issueKey(user.id)) };
+}
+
+/** A deal template of the workspace, put straight into the table. */
+async function templateOf(workspaceId: string, createdBy: string): Promise<string> {
+  const [row] = await db('deal_templates')
+    .insert({ workspace_id: workspaceId, name: 'Templat', milestones: JSON.stringify([{ title: 'Semua', amount_pct: 100 }]), created_by: createdBy, created_at: clock.now(), updated_at: clock.now() })
+    .returning<{ id: string }[]>('id');
+  return row!.id;
 }
 
 async function funded(amount: number): Promise<UserRow> {
@@ -462,6 +471,29 @@ const ROUTES: Record<string, Entry> = {
     const ws = await workspaceWithAdmin();
     const key = await workspaceKey(ws.workspace.id, ws.admin, ['read']);
     return { headers: ws.headers, limits: [LIMITS.apiKeys.points], request: () => ({ path: `/v1/enterprise/api-keys/${key.id}` }) };
+  },
+  // Deal templates: a burst of one workspace's saves meets its template lock (one saves, the rest 409 TEMPLATE_BUSY or 404 once deleted).
+  'POST /v1/enterprise/templates': async () => {
+    const ws = await createWorkspace(await person());
+    return {
+      headers: await sessionHeaders(ws.owner, ws.workspace.id),
+      limits: [TEMPLATE_LIMITS.create.points],
+      request: (i) => ({ path: '/v1/enterprise/templates', body: { name: `Templat ${i}`, milestones: [{ title: 'Uang muka', amount_pct: 30 }, { title: 'Pelunasan', amount_pct: 70 }] } }),
+    };
+  },
+  'PATCH /v1/enterprise/templates/:id': async () => {
+    const ws = await createWorkspace(await person());
+    const id = await templateOf(ws.workspace.id, ws.owner.id);
+    return {
+      headers: await sessionHeaders(ws.owner, ws.workspace.id),
+      limits: [TEMPLATE_LIMITS.update.points],
+      request: (i) => ({ path: `/v1/enterprise/templates/${id}`, body: i % 2 === 0 ? { name: `Templat ${i}` } : { milestones: [{ title: 'Sekaligus', amount: 10_000 + i }] } }),
+    };
+  },
+  'DELETE /v1/enterprise/templates/:id': async () => {
+    const ws = await createWorkspace(await person());
+    const id = await templateOf(ws.workspace.id, ws.owner.id);
+    return { headers: await sessionHeaders(ws.owner, ws.workspace.id), limits: [TEMPLATE_LIMITS.remove.points], request: () => ({ path: `/v1/enterprise/templates/${id}` }) };
   },
   'PUT /v1/enterprise/fees/default-allocation': async () => {
     const ws = await createWorkspace(await person());
