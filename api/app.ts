@@ -24,6 +24,9 @@ import { webhooksRouter } from './routes/webhooks.js';
 import { uploadsRouter } from './routes/uploads.js';
 import { enterpriseRouter } from './routes/enterprise.js';
 import { kybRouter } from './routes/kyb.js';
+import { dealsRouter } from './routes/deals.js';
+import { feesRouter } from './routes/fees.js';
+import { templatesRouter } from './routes/templates.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
 import { trackingRouter } from './routes/tracking.js';
@@ -54,6 +57,9 @@ export const routers: AppRouter[] = [
   uploadsRouter,
   enterpriseRouter,
   kybRouter,
+  dealsRouter,
+  feesRouter,
+  templatesRouter,
   ordersRouter,
   notificationsRouter,
   trackingRouter,

@@ -209,3 +209,63 @@ export async function openSandboxDeals(trx: Db, workspaceId: string): Promise<{ 
     .forUpdate()
     .select<{ id: string; reference: string }[]>('id', 'reference');
 }
+
+/** Where a milestone lives (the staff side knows only its id): its deal and workspace. */
+export async function milestoneOwner(trx: Db, milestoneId: string): Promise<{ deal_id: string; workspace_id: string } | undefined> {
+  return trx('deal_milestones').where({ id: milestoneId }).first<{ deal_id: string; workspace_id: string } | undefined>('deal_id', 'workspace_id');
+}
+
+/** A deal's workspace (the staff side knows only the deal id). */
+export async function dealWorkspace(trx: Db, dealId: string): Promise<string | undefined> {
+  const row = await trx('deals').where({ id: dealId }).first<{ workspace_id: string } | undefined>('workspace_id');
+  return row?.workspace_id;
+}
+
+export interface AwaitingRow {
+  milestone_id: string;
+  deal_id: string;
+  reference: string;
+  title: string;
+  milestone_title: string;
+  sequence_no: number;
+  amount: number;
+  buyer_fee: number;
+  funding_amount: number;
+  currency: string;
+  workspace_name: string;
+  activated_at: Date | null;
+}
+
+/** Live milestones awaiting funding confirmation, oldest activation first. */
+export async function awaitingConfirmation(trx: Db, limit: number): Promise<AwaitingRow[]> {
+  const rows = await trx('deal_milestones as m')
+    .join('deals as d', 'd.id', 'm.deal_id')
+    .join('workspaces as w', 'w.id', 'd.workspace_id')
+    .where({ 'm.status': 'awaiting_funding', 'd.is_test': false })
+    .orderBy([{ column: 'd.activated_at' }, { column: 'd.id' }, { column: 'm.sequence_no' }])
+    .limit(limit)
+    .select<AwaitingRow[]>(
+      'm.id as milestone_id',
+      'd.id as deal_id',
+      'd.reference',
+      'd.title',
+      'm.title as milestone_title',
+      'm.sequence_no',
+      'm.amount',
+      'm.buyer_fee',
+      'm.funding_amount',
+      'd.currency',
+      'w.display_name as workspace_name',
+      'd.activated_at',
+    );
+  return rows.map((r) => ({ ...r, amount: Number(r.amount), buyer_fee: Number(r.buyer_fee), funding_amount: Number(r.funding_amount) }));
+}
+
+/** How many live milestones await funding confirmation (the console's overview count; the same rows as awaitingConfirmation). */
+export async function awaitingCount(trx: Db): Promise<number> {
+  const [row] = await trx('deal_milestones as m')
+    .join('deals as d', 'd.id', 'm.deal_id')
+    .where({ 'm.status': 'awaiting_funding', 'd.is_test': false })
+    .count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}

@@ -46,6 +46,9 @@ export const MILESTONE_TRANSITIONS = {
 
 export type MilestoneTransitionName = keyof typeof MILESTONE_TRANSITIONS;
 
+/** True when the table has this move from this status. */
+export const canMove = (status: MilestoneStatus, move: MilestoneTransitionName): boolean => (MILESTONE_TRANSITIONS[move].from as readonly MilestoneStatus[]).includes(status);
+
 /** Money is held for these (funded and not yet released or returned). */
 export const HELD: readonly MilestoneStatus[] = ['funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed'];
 

@@ -20,14 +20,19 @@ export const SYSTEM_ACCOUNTS = {
   // Money that came in (gateway clearing) and staff returned to the payer outside the service:
   // an amount mismatch or a late manual transfer (decision 0009; migration 20261202000200).
   returnedOutside: { code: 'payments:returned_outside', kind: 'system', allowNegative: false },
+  // Enterprise money that arrived from workspaces (bank transfers the operator confirmed):
+  // negative by what the platform holds for live milestones (issue 26).
+  enterpriseFunding: { code: 'enterprise:funding_received', kind: 'gateway_clearing', allowNegative: true },
+  // Buyer fees paid in with live milestone funding, held beside the milestone until release.
+  enterpriseFeesHeld: { code: 'enterprise:buyer_fees_held', kind: 'system', allowNegative: false },
   // Counterpart for corrections and opening balances made by staff.
   adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
 } as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;
 
 export type SystemAccount = keyof typeof SYSTEM_ACCOUNTS;
 
-/** Where a posting line goes: a user's balance, an escrow's held money, or a system account. */
-export type AccountRef = { userId: string } | { escrowId: string } | { system: SystemAccount };
+/** Where a posting line goes: a user's balance, an escrow's or an enterprise milestone's held money, or a system account. */
+export type AccountRef = { userId: string } | { escrowId: string } | { milestoneId: string } | { system: SystemAccount };
 
 export interface AccountSpec {
   code: string;
@@ -39,6 +44,7 @@ export interface AccountSpec {
 export function accountSpec(ref: AccountRef): AccountSpec {
   if ('userId' in ref) return { code: `user:${ref.userId}`, kind: 'user', userId: ref.userId, allowNegative: false };
   if ('escrowId' in ref) return { code: `escrow:${ref.escrowId}`, kind: 'escrow', userId: null, allowNegative: false };
+  if ('milestoneId' in ref) return { code: `milestone:${ref.milestoneId}`, kind: 'escrow', userId: null, allowNegative: false };
   const s = SYSTEM_ACCOUNTS[ref.system];
   return { code: s.code, kind: s.kind, userId: null, allowNegative: s.allowNegative };
 }

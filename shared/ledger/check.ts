@@ -62,6 +62,33 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
     out.push({ rule: 'user-account', detail: `user ${r.id} has no ledger account` });
   }
 
+  // Enterprise milestones (issue 26): a live milestone's account holds its amount exactly while
+  // money is held for it and nothing otherwise; sandbox milestones never touch the ledger
+  // (spec 4.5 rule 4); the buyer fees held equal those of the live milestones held.
+  const HELD = `('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed')`;
+  for (const r of await rows<{ id: string; status: string; amount: string; balance: string | null; is_test: boolean }>(
+    trx,
+    `SELECT m.id, m.status, m.amount::text, a.balance::text, d.is_test
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+       LEFT JOIN ledger_accounts a ON a.code = 'milestone:' || m.id::text
+      WHERE (d.is_test AND a.id IS NOT NULL)
+         OR (NOT d.is_test AND COALESCE(a.balance, 0) <> CASE WHEN m.status IN ${HELD} THEN m.amount ELSE 0 END)`,
+  )) {
+    out.push({
+      rule: 'milestone-held',
+      detail: `${r.is_test ? 'sandbox' : 'live'} milestone ${r.id} (${r.status}, amount ${r.amount}) has a ledger balance of ${r.balance ?? 'no account'}`,
+    });
+  }
+  const [fees] = await rows<{ held: string; expected: string }>(
+    trx,
+    `SELECT COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:buyer_fees_held'), 0)::text AS held,
+            COALESCE((SELECT SUM(m.buyer_fee) FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+                       WHERE NOT d.is_test AND m.status IN ${HELD}), 0)::text AS expected`,
+  );
+  if (fees && fees.held !== fees.expected) {
+    out.push({ rule: 'enterprise-fees-held', detail: `buyer fees held ${fees.held} but live held milestones carry ${fees.expected}` });
+  }
+
   const [total] = await rows<{ total: string }>(trx, `SELECT COALESCE(SUM(balance), 0)::text AS total FROM ledger_accounts`);
   if (total && total.total !== '0') {
     out.push({ rule: 'books-balance', detail: `all account balances sum to ${total.total}, not 0` });

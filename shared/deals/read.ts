@@ -1,0 +1,24 @@
+/** A deal as its answers show it: the deal, its milestones, the computed status, its last 100 events. */
+import type { Db } from '../db.js';
+import { feedPage, type EventRow } from '../enterprise/events-repo.js';
+import type { WorkspaceRow } from '../enterprise/repo.js';
+import * as repo from './repo.js';
+import type { DealWithNames, MilestoneRow } from './repo.js';
+import { dealStatus, type DealStatus } from './states.js';
+
+/** A deal as GET /deals/:id answers it (serialize.ts shapes it). */
+export interface DealDetail {
+  deal: DealWithNames;
+  milestones: MilestoneRow[];
+  status: DealStatus;
+  workspaceCountry: string;
+  events: EventRow[];
+}
+
+/** The deal's answer, read in the caller's transaction (after a write, it shows the write). */
+export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): Promise<DealDetail> {
+  const deal = (await repo.dealById(trx, workspace.id, dealId))!;
+  const milestones = await repo.milestonesOf(trx, dealId);
+  const events = await feedPage(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: dealId });
+  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events };
+}
