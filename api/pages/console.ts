@@ -1,6 +1,10 @@
 /** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
 import type { DisputeView } from '../../shared/disputes/repo.js';
 import type { ConsoleCounts, ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import { ALLOCATIONS, feeSharesOpen, type Allocation } from '../../shared/deals/fees.js';
+import type { AwaitingRow } from '../../shared/deals/repo.js';
+import { serializeFee } from '../../shared/deals/serialize.js';
+import type { StaffDeal } from '../../shared/deals/staff.js';
 import type { StaffApplication } from '../../shared/kyb/review.js';
 import type { serializeQueueItem } from '../../shared/kyb/serialize.js';
 import { reviewDueBy, slotOf, slotsOf } from '../../shared/kyb/slots.js';
@@ -11,7 +15,7 @@ import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
-export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'users';
+export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'funding' | 'users';
 
 const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : '');
 
@@ -19,7 +23,7 @@ export function consoleNav(active: ConsoleSection, who: string, csrf: string): H
   const link = (section: ConsoleSection, href: string, label: string) =>
     html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<nav class="console card">
-${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('kyb', '/admin/kyb', 'KYB')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('kyb', '/admin/kyb', 'KYB')}${link('funding', '/admin/funding', 'Funding')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
 <span class="muted">${who}</span>
 <form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
 </nav>`;
@@ -36,6 +40,7 @@ export function overview(counts: ConsoleCounts): Html {
 <li><a href="/admin/withdrawals">Withdrawals to approve</a>: <strong id="count-withdrawals">${counts.withdrawals}</strong></li>
 <li><a href="/admin/orders">Payment-service orders to move</a>: <strong id="count-orders">${counts.orders}</strong></li>
 <li><a href="/admin/kyb">KYB applications to review</a>: <strong id="count-kyb">${counts.kyb}</strong></li>
+<li><a href="/admin/funding">Live deal milestones awaiting funding confirmation</a>: <strong id="count-funding">${counts.funding}</strong></li>
 <li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
 <li><a href="${QUEUE_DASHBOARD_PATH}">Queues (Bull Board)</a></li>
 </ul></section>`;
@@ -300,4 +305,93 @@ ${v.history.map(
 )}
 </tbody></table></section>
 ${kybDecisions(v, csrf)}`;
+}
+
+// ---- Enterprise deals (decision 0018): live funding to confirm, one deal, the fee override ---
+
+/** An amount in the deal's currency (whole units): rupiah for IDR. */
+const money = (amount: number, currency: string) => (currency === 'IDR' ? rupiah(amount) : `${currency} ${Math.trunc(amount).toLocaleString('id-ID')}`);
+
+export function fundingTable(rows: AwaitingRow[], csrf: string): Html {
+  return html`<section class="card"><h1>Funding to confirm</h1>
+<p class="muted">Milestones of live deals awaiting funding, oldest activation first. Confirm one once its funding amount (the amount plus the workspace's fee share) has arrived: the milestone becomes funded and the money is posted to the ledger.</p>
+${rows.length === 0 ? html`<p id="none">Nothing to confirm.</p>` : ''}
+<table id="funding"><thead><tr><th>Activated</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Buyer fee</th><th>Funding to expect</th><th>Currency</th><th>Confirm</th></tr></thead><tbody>
+${rows.map(
+  (r) => html`<tr data-id="${r.milestone_id}" data-deal="${r.deal_id}">
+<td>${iso(r.activated_at)}</td><td>${r.workspace_name}</td>
+<td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
+<td>${r.sequence_no}. ${r.milestone_title}</td>
+<td>${money(r.amount, r.currency)}</td><td>${money(r.buyer_fee, r.currency)}</td><td class="expect"><strong>${money(r.funding_amount, r.currency)}</strong></td><td>${r.currency}</td>
+<td><form method="post" action="/admin/funding/${r.milestone_id}/confirm" data-confirm="Confirm that ${money(r.funding_amount, r.currency)} arrived for milestone ${r.sequence_no} of ${r.reference}?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (e.g. the bank reference)" maxlength="2000"><button type="submit">Confirm</button></form></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+const ALLOCATION_LABEL: Record<Allocation, string> = {
+  buyer: 'buyer: the workspace pays the fee',
+  seller: 'seller: the counterparty bears the fee',
+  split: 'split by percent',
+};
+
+function feeOverrideForm(v: StaffDeal, csrf: string): Html {
+  const d = v.deal;
+  if (v.status === 'cancelled') {
+    return html`<section class="card" id="fee-override"><h2>Override the fee split</h2><p id="no-override">This deal is cancelled: its fee split cannot be changed.</p></section>`;
+  }
+  return html`<section class="card" id="fee-override"><h2>Override the fee split</h2>
+<p class="muted">At both parties' request (spec 4.5 rule 6). The platform fee stays; only the shares of milestones not yet funded are recomputed. A split those shares cannot reach exactly is refused. The reason appears in the workspace's event feed.</p>
+<form method="post" action="/admin/deals/${d.id}/fee-allocation" id="override" data-confirm="Change the fee split of ${d.reference}?">${csrfField(csrf)}
+<label>Allocation <select name="fee_allocation" required>${ALLOCATIONS.map((a) => html`<option value="${a}" ${a === d.fee_allocation ? html`selected` : ''}>${ALLOCATION_LABEL[a]}</option>`)}</select></label>
+<label>Workspace's share in percent (required with split; buyer means 100, seller 0) <input type="number" name="fee_buyer_percent" min="0" max="100" step="1" inputmode="numeric"></label>
+<label>Reason <input type="text" name="reason" minlength="2" maxlength="2000" required></label>
+<input type="text" name="note" placeholder="Note for the audit trail (optional)" maxlength="2000">
+<button type="submit">Override</button></form></section>`;
+}
+
+export function dealPage(v: StaffDeal, csrf: string): Html {
+  const d = v.deal;
+  const w = v.workspace;
+  const fee = serializeFee(d, v.milestones);
+  const m = (amount: number) => money(amount, d.currency);
+  return html`<section class="card" id="deal" data-id="${d.id}" data-status="${v.status}">
+<p><a href="/admin/funding">Funding to confirm</a></p>
+<h1>Deal ${d.reference}: ${d.title}</h1>
+<dl>
+${entry('Workspace', html`${w.display_name} <span class="muted">${w.legal_name} · ${w.is_sandbox ? 'sandbox' : 'live'}</span>`)}
+${entry('Counterparty', html`${d.counterparty_name} <span class="muted">${d.counterparty_country_code} · KYB ${d.counterparty_kyb_status} · ${d.counterparty_relationship}</span>`)}
+${entry('Status', html`<strong id="deal-status">${v.status}</strong>${d.is_test ? html` <span class="muted">(sandbox deal: no real money)</span>` : ''}`)}
+${entry('Currency', d.currency)}
+${entry('Owner', d.owner_name)}
+${entry('Created', iso(d.created_at))}
+${d.activated_at ? entry('Activated', iso(d.activated_at)) : ''}
+${d.cancelled_at ? entry('Cancelled', iso(d.cancelled_at)) : ''}
+</dl></section>
+<section class="card" id="fee"><h2>Fee</h2><dl>
+${entry('Rate', html`${fee.rate_percent}%${d.currency === 'IDR' ? html` <span class="muted">minimum ${rupiah(fee.min_fee)}</span>` : ''}${fee.tier ? html` <span class="muted">volume tier from ${rupiah(fee.tier.min_volume)}</span>` : ''}`)}
+${entry('Platform fee', html`<span id="platform-fee">${m(fee.platform_fee)}</span>`)}
+${entry('Allocation', html`<strong id="fee-allocation">${fee.allocation}</strong> <span id="fee-percents">workspace ${fee.buyer_percent}% · counterparty ${fee.seller_percent}%</span>`)}
+${entry('Buyer fee (workspace)', html`<span id="buyer-fee">${m(fee.buyer_fee)}</span>`)}
+${entry('Seller fee (counterparty)', html`<span id="seller-fee">${m(fee.seller_fee)}</span>`)}
+${entry('Funding total', m(fee.funding_total))}
+${entry('Payout total', m(fee.payout_total))}
+${entry('Frozen', fee.frozen ? 'yes (activated)' : 'no (draft)')}
+</dl></section>
+<section class="card" id="milestones"><h2>Milestones</h2>
+<table><thead><tr><th>No.</th><th>Title</th><th>Status</th><th>Amount</th><th>Buyer fee</th><th>Seller fee</th><th>Funding amount</th><th>Payout amount</th><th>Shares</th><th>Funded</th></tr></thead><tbody>
+${v.milestones.map(
+  (ms) => html`<tr data-id="${ms.id}" data-status="${ms.status}">
+<td>${ms.sequence_no}</td><td>${ms.title}</td><td class="status">${ms.status}</td>
+<td>${m(ms.amount)}</td><td class="buyer-fee">${m(ms.buyer_fee)}</td><td class="seller-fee">${m(ms.seller_fee)}</td><td>${m(ms.funding_amount)}</td><td>${m(ms.payout_amount)}</td>
+<td>${feeSharesOpen(ms.status) ? 'open' : 'fixed'}</td><td>${iso(ms.funded_at)}${ms.funding_method ? html`<br><span class="muted">${ms.funding_method}</span>` : ''}</td>
+</tr>`,
+)}
+</tbody></table></section>
+${feeOverrideForm(v, csrf)}
+<section class="card" id="events"><h2>Recent events</h2>
+${v.events.length === 0 ? html`<p class="muted">No events.</p>` : ''}
+<table><thead><tr><th>When</th><th>Event</th><th>By</th><th>Summary</th></tr></thead><tbody>
+${v.events.map((e) => html`<tr data-event="${e.event}"><td>${iso(e.created_at)}</td><td>${e.event}</td><td>${e.actor_label ?? e.actor_name ?? ''}</td><td>${e.summary}</td></tr>`)}
+</tbody></table></section>`;
 }

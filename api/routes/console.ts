@@ -4,7 +4,9 @@
  * (which records the staff action), and every form is CSRF-checked with the session's
  * synchronizer token. Bull Board stays at /admin/queues (admin-queues.ts). The KYB queue
  * (/admin/kyb) opens each application with its documents (links signed for the staff
- * member) and takes the review's three decisions (decision 0017).
+ * member) and takes the review's three decisions (decision 0017). Enterprise deals (decision
+ * 0018): /admin/funding lists live milestones awaiting funding and confirms them; a deal's
+ * page (/admin/deals/:id) shows its fee and milestones and takes the fee-split override.
  */
 import type { StaffActor } from '../../shared/actors.js';
 import { authErrors } from '../../shared/auth/errors.js';
@@ -12,6 +14,8 @@ import * as authService from '../../shared/auth/service.js';
 import { attentionPayments, consoleCounts, disputesToResolve, findUsers, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
 import { db } from '../../shared/db.js';
+import { ALLOCATIONS, type Allocation } from '../../shared/deals/fees.js';
+import * as dealStaff from '../../shared/deals/staff.js';
 import * as kybReview from '../../shared/kyb/review.js';
 import { serializeQueueItem } from '../../shared/kyb/serialize.js';
 import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
@@ -59,15 +63,15 @@ const noteOf = (form: URLSearchParams): string | null => {
 /** The staff member making a console move (the session's admin, set by pageSession) with the form's note. */
 const staffWith = (ctx: Ctx, note: string | null): StaffActor => ({ ...staffOf(ctx), note });
 
-/** A console move: admin session, CSRF token, the service call, then back to the list. */
-function move(back: string, done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
+/** A console move: admin session, CSRF token, the service call, then back to the list (or the page `back` names). */
+function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
     const session = await staffSession(ctx);
     if (!session) return;
     assertCsrf(form, session);
     await run(ctx, form);
-    redirect(ctx, `${back}?done=${done}`);
+    redirect(ctx, `${typeof back === 'string' ? back : back(ctx)}?done=${done}`);
   });
 }
 
@@ -258,6 +262,59 @@ consoleRouter.post(
     if (reason.length > 2000) throw consoleErrors.fieldTooLong('reason', 2000);
     await kybReview.reject(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', reason);
   }),
+);
+
+// ---- Enterprise deals (decision 0018): live funding to confirm, one deal, the fee override ----
+
+consoleRouter.get(
+  '/admin/funding',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'funding', session, T.fundingTable(await dealStaff.awaitingConfirmation(db), session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/funding/:id/confirm',
+  move('/admin/funding', 'milestone.confirm_funding', async (ctx, form) => {
+    await dealStaff.confirmFunding(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.get(
+  '/admin/deals/:id',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'funding', session, T.dealPage(await dealStaff.dealForStaff(db, ctx.params.id ?? ''), session.csrfToken));
+  }),
+);
+
+/** The override form as the admin API's schema reads its body: an allocation and/or a whole percent 0 to 100, a reason of 2 to 2000 characters. */
+function overrideOf(form: URLSearchParams): dealStaff.OverrideInput {
+  const allocation = (form.get('fee_allocation') ?? '').trim();
+  if (allocation !== '' && !(ALLOCATIONS as readonly string[]).includes(allocation)) throw consoleErrors.invalidAllocation();
+  const percent = (form.get('fee_buyer_percent') ?? '').trim();
+  if (percent !== '' && (!/^\d{1,3}$/.test(percent) || Number(percent) > 100)) throw consoleErrors.invalidBuyerPercent();
+  if (allocation === '' && percent === '') throw consoleErrors.allocationRequired();
+  const reason = (form.get('reason') ?? '').trim();
+  if (reason.length < 2) throw consoleErrors.overrideReasonRequired();
+  if (reason.length > 2000) throw consoleErrors.fieldTooLong('reason', 2000);
+  return {
+    ...(allocation === '' ? {} : { fee_allocation: allocation as Allocation }),
+    ...(percent === '' ? {} : { fee_buyer_percent: Number(percent) }),
+    reason,
+  };
+}
+
+consoleRouter.post(
+  '/admin/deals/:id/fee-allocation',
+  move(
+    (ctx) => `/admin/deals/${encodeURIComponent(ctx.params.id ?? '')}`,
+    'deal.fee_allocation',
+    async (ctx, form) => {
+      await dealStaff.overrideFeeAllocation(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', overrideOf(form));
+    },
+  ),
 );
 
 consoleRouter.get(

@@ -7,6 +7,7 @@ import { db } from '../db.js';
 import { listDisputes } from '../disputes/service.js';
 import type { DisputeView } from '../disputes/repo.js';
 import { queueCount } from '../kyb/review.js';
+import { awaitingCount } from '../deals/repo.js';
 import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './repo.js';
 
@@ -45,11 +46,14 @@ export interface ConsoleCounts {
   orders: number;
   /** KYB applications waiting for review. */
   kyb: number;
+  /** Live deal milestones awaiting funding confirmation. */
+  funding: number;
 }
 
 export async function consoleCounts(): Promise<ConsoleCounts> {
   const waiting = await repo.waitingCounts(db);
   const payments = (await listForStaff(db, { attention: true, page: 1, limit: 1 })).total;
   const kyb = await queueCount(db);
-  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders, kyb };
+  const funding = await awaitingCount(db);
+  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders, kyb, funding };
 }

@@ -53,4 +53,19 @@ export const consoleErrors = {
     fail.badRequest('INVALID_BODY', { en: 'risk_tier must be low, standard, elevated or high', id: 'risk_tier harus low, standard, elevated atau high' }),
   reasonRequired: () =>
     fail.badRequest('INVALID_BODY', { en: 'Give the reason for the rejection (at least 2 characters)', id: 'Isi alasan penolakan (minimal 2 karakter)' }),
+  // Deal fee override: the admin API's body rules (shared/deals/schemas.ts feeOverride) for the console's form.
+  invalidAllocation: () =>
+    fail.badRequest('INVALID_BODY', { en: 'fee_allocation must be buyer, seller or split', id: 'fee_allocation harus buyer, seller atau split' }),
+  invalidBuyerPercent: () =>
+    fail.badRequest('INVALID_BODY', {
+      en: 'fee_buyer_percent must be a whole number from 0 to 100',
+      id: 'fee_buyer_percent harus bilangan bulat dari 0 sampai 100',
+    }),
+  allocationRequired: () =>
+    fail.badRequest('INVALID_BODY', { en: 'Choose fee_allocation or give fee_buyer_percent', id: 'Pilih fee_allocation atau isi fee_buyer_percent' }),
+  overrideReasonRequired: () =>
+    fail.badRequest('INVALID_BODY', {
+      en: 'Give the reason for the override (at least 2 characters)',
+      id: 'Isi alasan perubahan pembagian biaya (minimal 2 karakter)',
+    }),
 };

@@ -12,7 +12,7 @@ import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
-import type { WorkspaceRow } from '../enterprise/repo.js';
+import { lockWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
 import { dealErrors } from './errors.js';
 import { dealEvent } from './events.js';
 import { lockDeal } from './lock.js';
@@ -63,8 +63,11 @@ const fourEyes = (w: WorkspaceRow): number => Number(w.four_eyes_threshold);
 // ---- Create, read, list ------------------------------------------------------------------
 
 /** POST /deals (D7): milestones, or a template with total_amount; the fee priced now with the workspace's pricing and trailing volume. */
-export async function createDeal(trx: Db | undefined, actor: WorkspaceActor, workspace: WorkspaceRow, input: DealInput): Promise<DealDetail> {
+export async function createDeal(trx: Db | undefined, actor: WorkspaceActor, seen: WorkspaceRow, input: DealInput): Promise<DealDetail> {
   return inTransaction(trx, async (t) => {
+    // The workspace as it is now, locked: a KYB approval that committed since the request
+    // began has closed the sandbox, and a new deal must not be a sandbox deal after that.
+    const workspace = (await lockWorkspace(t, seen.id)) ?? seen;
     const cp = isUuid(input.counterparty_id) ? await repo.counterpartyOf(t, workspace.id, input.counterparty_id) : undefined;
     if (!cp) throw dealErrors.counterpartyNotFound();
     const entered: MilestoneInput[] =
@@ -169,7 +172,9 @@ export async function updateDeal(trx: Db | undefined, actor: WorkspaceActor, wor
     const { deal, milestones } = await lockDeal(t, actor, dealId);
     assertDraft(deal, milestones);
     const { fee_allocation, fee_buyer_percent, ...details } = patch;
-    if (Object.keys(details).length > 0) await repo.updateDeal(t, deal.id, { ...details, updated_at: clock.now() });
+    // An empty text clears the field, as create stores it: null.
+    const cleared = Object.fromEntries(Object.entries(details).map(([k, v]) => [k, v === '' ? null : v]));
+    if (Object.keys(cleared).length > 0) await repo.updateDeal(t, deal.id, { ...cleared, updated_at: clock.now() });
     if (fee_allocation !== undefined || fee_buyer_percent !== undefined) {
       const alloc = allocationOf(patch, { allocation: deal.fee_allocation, buyerPercent: deal.fee_buyer_percent });
       await writeSpread(t, deal, milestones, alloc.allocation, alloc.buyerPercent);
@@ -228,7 +233,7 @@ export async function updateMilestone(
     assertDraft(deal, milestones);
     const changes: Partial<MilestoneRow> = { updated_at: clock.now() };
     if (patch.title !== undefined) changes.title = patch.title;
-    if (patch.required_evidence !== undefined) changes.required_evidence = patch.required_evidence;
+    if (patch.required_evidence !== undefined) changes.required_evidence = patch.required_evidence || null;
     if (patch.due_offset_days !== undefined) changes.due_at = dueAt(deal.created_at, patch.due_offset_days);
     if (patch.amount !== undefined) changes.approvals_required = approvalsFor(patch.amount, fourEyes(workspace));
     await repo.updateMilestone(t, m.id, changes);

@@ -1,5 +1,5 @@
 /**
- * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.9, 4.10):
+ * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.3, 4.4, 4.5, 4.9, 4.10):
  * every enterprise route x every credential kind (session, personal key, workspace read
  * key, workspace read+write key) x every role, each answer checked against the spec's
  * rules written out here independently of the code: dashboard-only routes refuse keys
@@ -7,7 +7,7 @@
  * below the route's answers FORBIDDEN, everything else succeeds (or, where success needs
  * setup the matrix cannot repeat cheaply, passes access and meets the route's own named
  * refusal: `okCode`). Then: nobody reads or changes another workspace's data through any
- * id-taking route or list, KYB documents and applications included.
+ * id-taking route or list, KYB documents and applications and deal templates included.
  */
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
@@ -17,6 +17,7 @@ import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, worksp
 import { routers } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
+import * as dealService from '../../../shared/deals/service.js';
 import type { MemberRow, WorkspaceRow } from '../../../shared/enterprise/repo.js';
 import type { Role } from '../../../shared/enterprise/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
@@ -41,7 +42,7 @@ interface Prepared {
 }
 
 interface RouteCase {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** As registered. */
   template: string;
   /** From the spec: lowest role, or 'signed_in' (no workspace needed). */
@@ -76,6 +77,32 @@ async function kybDocument(workspaceId: string, userId: string): Promise<string>
     .insert({ application_id: app.id, upload_id: upload.id, doc_type: 'bank_proof', person_id: null, created_by: userId, created_at: clock.now() })
     .returning<{ id: string }[]>('id');
   return doc!.id;
+}
+
+const templateBody = { name: 'Three stages', milestones: [{ title: 'Down payment', amount_pct: 30 }, { title: 'Delivery', amount_pct: 70 }] };
+
+/** A deal template of the workspace, put straight into the table. */
+async function insertTemplate(workspaceId: string, createdBy: string, name = 'Template'): Promise<string> {
+  const [row] = await db('deal_templates')
+    .insert({ workspace_id: workspaceId, name, milestones: JSON.stringify([{ title: 'All', amount_pct: 100 }]), created_by: createdBy, created_at: clock.now(), updated_at: clock.now() })
+    .returning<{ id: string }[]>('id');
+  return row!.id;
+}
+
+/** A one-milestone deal of the workspace made by its owner through the deal service: draft, active (awaiting funding), or funded. */
+async function insertDeal(w: World, stage: 'draft' | 'active' | 'funded' = 'draft'): Promise<{ id: string; mid: string }> {
+  const actor = { workspaceId: w.workspace.id, memberId: w.ownerMember.id, role: w.ownerMember.role, userId: w.owner.id, userName: w.owner.full_name };
+  const workspace = (await db('workspaces').where({ id: w.workspace.id }).first()) as WorkspaceRow;
+  const made = await dealService.createDeal(undefined, actor, workspace, {
+    title: 'Matrix deal',
+    counterparty_id: await insertCounterparty(w.workspace.id),
+    currency: 'IDR',
+    milestones: [{ title: 'Only', amount: 1_000_000 }],
+  });
+  const deal = { id: made.deal.id, mid: made.milestones[0]!.id };
+  if (stage !== 'draft') await dealService.activateDeal(undefined, actor, workspace, deal.id);
+  if (stage === 'funded') await dealService.fundMilestone(undefined, actor, workspace, deal.id, deal.mid, { method: 'sandbox' });
+  return deal;
 }
 
 const ROUTES: RouteCase[] = [
@@ -168,6 +195,11 @@ const ROUTES: RouteCase[] = [
     ok: 201,
     prepare: async (w) => ({ path: `${E}/counterparties/${await insertCounterparty(w.workspace.id)}/kyb-invite`, body: {} }),
   },
+  // 4.3 Templates: viewers read, operators write; keys of both kinds may call them.
+  { method: 'GET', template: `${E}/templates`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/templates` }) },
+  { method: 'POST', template: `${E}/templates`, role: 'operator', dashboardOnly: false, ok: 201, prepare: () => Promise.resolve({ path: `${E}/templates`, body: templateBody }) },
+  { method: 'PATCH', template: `${E}/templates/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/templates/${await insertTemplate(w.workspace.id, w.owner.id)}`, body: { name: 'Renamed' } }) },
+  { method: 'DELETE', template: `${E}/templates/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/templates/${await insertTemplate(w.workspace.id, w.owner.id)}` }) },
   { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
   { method: 'GET', template: `${E}/audit/export.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/audit/export.csv` }) },
   { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },
@@ -179,6 +211,69 @@ const ROUTES: RouteCase[] = [
     dashboardOnly: true,
     ok: 200,
     prepare: async (w) => ({ path: `${E}/api-keys/${(await workspaceKey(w.workspace.id, { member: w.ownerMember, user: w.owner })).id}` }),
+  },
+  // 4.5 Platform fee: any member reads the terms and previews (a preview is a POST: read keys get SCOPE_REQUIRED); the default allocation is the owner's, dashboard only.
+  { method: 'GET', template: `${E}/fees`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/fees` }) },
+  { method: 'POST', template: `${E}/fees/preview`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/fees/preview`, body: { milestones: [{ amount: 1_000_000 }] } }) },
+  { method: 'PUT', template: `${E}/fees/default-allocation`, role: 'owner', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/fees/default-allocation`, body: { fee_allocation: 'seller' } }) },
+  // 4.4 Deals: viewers read, operators create, edit, activate, cancel, submit evidence and dispute; finance funds (sandbox); keys of both kinds may call them.
+  { method: 'GET', template: `${E}/deals`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/deals` }) },
+  { method: 'GET', template: `${E}/deals/:id`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}` }) },
+  {
+    method: 'POST',
+    template: `${E}/deals`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 201,
+    prepare: async (w) => ({ path: `${E}/deals`, body: { title: 'Matrix deal', counterparty_id: await insertCounterparty(w.workspace.id), milestones: [{ title: 'Only', amount: 1_000_000 }] } }),
+  },
+  { method: 'PATCH', template: `${E}/deals/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}`, body: { title: 'Renamed deal' } }) },
+  { method: 'POST', template: `${E}/deals/:id/milestones`, role: 'operator', dashboardOnly: false, ok: 201, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}/milestones`, body: { title: 'Extra', amount: 500_000 } }) },
+  {
+    method: 'PATCH',
+    template: `${E}/deals/:id/milestones/:mid`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w);
+      return { path: `${E}/deals/${d.id}/milestones/${d.mid}`, body: { amount: 2_000_000 } };
+    },
+  },
+  { method: 'POST', template: `${E}/deals/:id/activate`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}/activate`, body: {} }) },
+  { method: 'POST', template: `${E}/deals/:id/cancel`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}/cancel`, body: {} }) },
+  {
+    method: 'POST',
+    template: `${E}/deals/:id/milestones/:mid/fund`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w, 'active');
+      return { path: `${E}/deals/${d.id}/milestones/${d.mid}/fund`, body: { method: 'sandbox' } };
+    },
+  },
+  {
+    method: 'POST',
+    template: `${E}/deals/:id/milestones/:mid/submit-evidence`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w, 'funded');
+      return { path: `${E}/deals/${d.id}/milestones/${d.mid}/submit-evidence`, body: { summary: 'Delivered' } };
+    },
+  },
+  {
+    method: 'POST',
+    template: `${E}/deals/:id/milestones/:mid/dispute`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w, 'funded');
+      return { path: `${E}/deals/${d.id}/milestones/${d.mid}/dispute`, body: { reason: 'Damaged' } };
+    },
   },
 ];
 
@@ -207,7 +302,7 @@ async function credentialFor(kind: CredKind, w: World, caller: Caller): Promise<
 
 function send(client: ReturnType<typeof api>, method: RouteCase['method'], path: string, headers: Record<string, string>, body?: Record<string, unknown>) {
   const req =
-    method === 'GET' ? client.get(path) : method === 'POST' ? client.post(path) : method === 'PATCH' ? client.patch(path) : client.delete(path);
+    method === 'GET' ? client.get(path) : method === 'POST' ? client.post(path) : method === 'PUT' ? client.put(path) : method === 'PATCH' ? client.patch(path) : client.delete(path);
   req.set(headers);
   return body === undefined ? req : req.send(body);
 }
@@ -272,7 +367,8 @@ describe('enterprise access matrix', () => {
       await db('kyb_applications').where({ workspace_id: b.workspace.id }).update({ legal_name: 'PT B Rahasia', industry: 'B secret industry' });
       const bDocId = await kybDocument(b.workspace.id, b.owner.id);
       const bApp = (await db('kyb_applications').where({ workspace_id: b.workspace.id }).first()) as { id: string };
-      return { a, b, bMember, cpId: cp!.id, bKeyId: bKey.id, bDocId, bAppId: bApp.id };
+      const bTemplateId = await insertTemplate(b.workspace.id, b.owner.id, 'B secret template');
+      return { a, b, bMember, cpId: cp!.id, bKeyId: bKey.id, bDocId, bAppId: bApp.id, bTemplateId };
     }
 
     const snapshot = async (workspaceId: string) => ({
@@ -284,10 +380,11 @@ describe('enterprise access matrix', () => {
       kyb: await db('kyb_applications').where({ workspace_id: workspaceId }).orderBy('id'),
       kybDocs: await db('kyb_documents').join('kyb_applications as a', 'a.id', 'kyb_documents.application_id').where('a.workspace_id', workspaceId).orderBy('kyb_documents.id').select('kyb_documents.*'),
       kybInvites: await db('kyb_invites').where({ workspace_id: workspaceId }).orderBy('id'),
+      templates: await db('deal_templates').where({ workspace_id: workspaceId }).orderBy('id'),
     });
 
     it("an owner of A gets 404 NOT_FOUND for every B id and changes nothing in B", async () => {
-      const { a, b, bMember, cpId, bKeyId, bDocId } = await twoWorkspaces();
+      const { a, b, bMember, cpId, bKeyId, bDocId, bTemplateId } = await twoWorkspaces();
       const s = await sessionOf(a.owner);
       const before = await snapshot(b.workspace.id);
       const bUploads = await db('uploads').where({ user_id: b.owner.id }).orderBy('id');
@@ -301,6 +398,8 @@ describe('enterprise access matrix', () => {
         ['POST', `${E}/counterparties/${cpId}/kyb-invite`, {}],
         ['DELETE', `${E}/kyb/documents/${bDocId}`, undefined],
         ['GET', `${E}/kyb/documents/${bDocId}/url`, undefined],
+        ['PATCH', `${E}/templates/${bTemplateId}`, { name: 'Mine' }],
+        ['DELETE', `${E}/templates/${bTemplateId}`, undefined],
       ];
       for (const [method, path, body] of attempts) {
         const res = await send(client, method, path, headersOf(s), body);
@@ -319,10 +418,10 @@ describe('enterprise access matrix', () => {
     });
 
     it("A's lists and feed never include B's rows", async () => {
-      const { a, b, bDocId, bAppId } = await twoWorkspaces();
+      const { a, b, bDocId, bAppId, bTemplateId } = await twoWorkspaces();
       const s = await sessionOf(a.owner);
-      const bIds = [b.workspace.id, b.owner.id, b.ownerMember.id, 'B secret supplier', bDocId, bAppId, 'PT B Rahasia', 'B secret industry'];
-      for (const path of ['/members', '/counterparties', '/events?limit=100', '/api-keys', '/notifications', '/settings', '/me', '/kyb']) {
+      const bIds = [b.workspace.id, b.owner.id, b.ownerMember.id, 'B secret supplier', bDocId, bAppId, 'PT B Rahasia', 'B secret industry', bTemplateId, 'B secret template'];
+      for (const path of ['/members', '/counterparties', '/events?limit=100', '/api-keys', '/notifications', '/settings', '/me', '/kyb', '/templates']) {
         const res = await client.get(`${E}${path}`).set(headersOf(s));
         expect(res.status, path).to.equal(200);
         for (const id of bIds) expect(JSON.stringify(res.body), `${path} leaks ${id}`).to.not.include(id);
