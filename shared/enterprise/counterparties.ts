@@ -7,6 +7,7 @@ import * as repo from './counterparties-repo.js';
 import type { CounterpartyRow } from './counterparties-repo.js';
 import { enterpriseErrors } from './errors.js';
 import { appendEvent } from './events.js';
+import { lockWorkspace } from './repo.js';
 
 export type { CounterpartyRow } from './counterparties-repo.js';
 
@@ -51,6 +52,8 @@ export async function createCounterparty(trx: Db | undefined, actor: WorkspaceAc
 export async function updateCounterparty(trx: Db | undefined, actor: WorkspaceActor, id: string, input: CounterpartyPatch): Promise<CounterpartyRow> {
   if (!isUuid(id)) throw enterpriseErrors.counterpartyNotFound();
   return inTransaction(trx, async (t) => {
+    // The workspace row before the counterparty's: the order KYB review and verification take.
+    await lockWorkspace(t, actor.workspaceId);
     const row = await repo.updateCounterparty(t, actor.workspaceId, id, { ...input, updated_at: clock.now() });
     if (!row) throw enterpriseErrors.counterpartyNotFound();
     await appendEvent(t, actor.workspaceId, {

@@ -17,7 +17,7 @@ import type { WorkspaceActor } from '../enterprise/access.js';
 import { counterpartyById } from '../enterprise/counterparties-repo.js';
 import { enterpriseErrors } from '../enterprise/errors.js';
 import { appendEvent } from '../enterprise/events.js';
-import { workspaceById } from '../enterprise/repo.js';
+import { lockWorkspace, workspaceById } from '../enterprise/repo.js';
 import { kybErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { InviteRow } from './repo.js';
@@ -59,6 +59,7 @@ export async function createInvite(trx: Db | undefined, actor: WorkspaceActor, c
     // The subject's lock serialises links, edits and review of one counterparty (two first links: one version 1).
     await repo.lockSubject(t, key);
     const app = await repo.currentApplication(t, key, true);
+    await lockWorkspace(t, actor.workspaceId);
     const cp = (await counterpartyById(t, found.id, true))!;
     if (cp.kyb_status === 'verified') throw kybErrors.counterpartyVerified();
     if (!app) {

@@ -7,7 +7,7 @@ import { clock } from '../clock.js';
 import type { Db } from '../db.js';
 import type { CounterpartyRow } from '../enterprise/counterparties-repo.js';
 import { updateCounterparty } from '../enterprise/counterparties-repo.js';
-import { updateWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
+import { lockWorkspace, updateWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
 import { kybErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { ChangeRequest, KybApplicationRow, SubjectKey } from './repo.js';
@@ -31,6 +31,8 @@ export async function syncSubjectStatus(trx: Db, s: KybSubject, app: KybApplicat
   if (s.counterparty) {
     const status = subjectStatus('counterparty', app.status, app.version > 1);
     if (status === s.counterparty.kyb_status) return s;
+    // Lock order: the workspace row before the counterparty's (as review, verification and counterparty edits).
+    await lockWorkspace(trx, s.workspace.id);
     const updated = await updateCounterparty(trx, s.workspace.id, s.counterparty.id, { kyb_status: status, updated_at: now });
     return { ...s, counterparty: updated ?? s.counterparty };
   }

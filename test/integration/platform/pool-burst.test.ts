@@ -21,14 +21,24 @@ import type { Middleware } from '../../../api/context.js';
 import { AUTHENTICATED_LIMIT } from '../../../api/middleware/auth.js';
 import { isIdempotentMiddleware } from '../../../api/middleware/idempotency.js';
 import { LIMITS } from '../../../api/routes/enterprise.js';
+import { LIMITS as DEAL_LIMITS } from '../../../api/routes/deals.js';
+import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
+import * as deals from '../../../shared/deals/service.js';
+import type { WorkspaceActor } from '../../../shared/enterprise/access.js';
+import { createCounterparty } from '../../../shared/enterprise/counterparties.js';
+import { workspaceById, type WorkspaceRow } from '../../../shared/enterprise/repo.js';
+import type { Role } from '../../../shared/enterprise/states.js';
 import { rotateLinkSecret } from '../../../shared/escrows/links.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import type { EscrowStatus } from '../../../shared/escrows/states.js';
+import { createInvite, openInvite } from '../../../shared/kyb/invites.js';
+import * as kyb from '../../../shared/kyb/service.js';
+import { MAX_DOCUMENTS } from '../../../shared/kyb/slots.js';
 import * as orders from '../../../shared/orders/service.js';
 import type { OrderRow } from '../../../shared/orders/repo.js';
 import { closeSandboxGateway } from '../../../shared/payments/gateways/sandbox.js';
@@ -93,6 +103,8 @@ interface Burst {
   limits?: number[];
   /** The i-th request of the burst. */
   request: (i: number) => BurstRequest;
+  /** When given, every answer is one of these (`201`, `409 INVALID_STATE`): the route's success and the spec's answers to a collision. */
+  answers?: string[];
 }
 
 interface Answer {
@@ -270,6 +282,204 @@ async function workspaceWithAdmin() {
 async function startBurst(move: 'start' | 'process'): Promise<Burst> {
   const { order } = await orderIn('paid');
   return { headers: (await account('admin')).headers, request: () => ({ path: `/v1/admin/jasabayar/${order.id}/${move}`, body: { note: 'dibeli' } }) };
+}
+
+// ---- KYB and deals (the applicant, the workspace and its counterparty, made through their services) --
+
+type MadeWorkspace = Awaited<ReturnType<typeof createWorkspace>>;
+
+/** The workspace's owner as the services take their caller. */
+const ownerOf = (ws: MadeWorkspace): WorkspaceActor => ({
+  workspaceId: ws.workspace.id,
+  memberId: ws.ownerMember.id,
+  role: ws.ownerMember.role,
+  userId: ws.owner.id,
+  userName: ws.owner.full_name,
+});
+
+/** A seller counterparty of the workspace (not verified). */
+async function counterpartyOf(ws: MadeWorkspace, email?: string): Promise<string> {
+  const cp = await createCounterparty(undefined, ownerOf(ws), { name: 'Pemasok Jaya', country_code: 'ID', relationship: 'seller', ...(email ? { email } : {}) });
+  return cp.id;
+}
+
+/** Session headers of a new active member of the workspace with `role`. */
+async function memberHeaders(workspaceId: string, role: Role): Promise<Record<string, string>> {
+  const m = await addMember(workspaceId, role, await person());
+  return sessionHeaders(m.user, workspaceId);
+}
+
+const KYB_DIRECTOR = {
+  full_name: 'Budi Santoso',
+  position: 'Direktur Utama',
+  roles: ['director', 'beneficial_owner'],
+  id_type: 'nik',
+  id_number: '3171234567890123',
+  nationality: 'ID',
+  ownership_pct: 60,
+} satisfies kyb.PersonInput;
+
+/** Everything a pt needs besides the documents (registration stored the workspace's legal name, entity type, NIB and country). */
+const KYB_DRAFT = {
+  company: { npwp: '012345678901234', address: 'Jl. Jend. Sudirman 1, Jakarta', industry: 'Retail', monthly_volume: '1b_to_10b' },
+  people: [KYB_DIRECTOR],
+  bank: { bank_name: 'BCA', bank_account_holder: 'PT Contoh', account_number: '0987654321012' },
+} satisfies kyb.DraftInput;
+
+/** The company documents of a pt, required and optional, and the director's identity document. */
+const KYB_DOCS = ['akta_pendirian', 'sk_kemenkumham', 'bank_proof', 'akta_perubahan', 'ktp'] as const;
+
+/** A KYB application as its applicant fills it: the workspace's own (its owner) or a counterparty's, opened (claimed) from a verification link by a new user. */
+interface KybCase {
+  ws: MadeWorkspace;
+  subject: kyb.KybSubject;
+  caller: kyb.KybCaller;
+  applicant: UserRow;
+  /** The applicant's session (with the workspace for its own application). */
+  headers: Record<string, string>;
+  /** The routes of this application: /v1/enterprise/kyb or /v1/kyb/invite/<token>. */
+  base: string;
+  counterpartyId: string | null;
+  personId: string;
+  applicationId: string;
+}
+
+/**
+ * Company, one director and bank filled; then per `stage` no document, every required
+ * one (complete), or complete and submitted.
+ */
+async function kybApplication(stage: 'draft' | 'complete' | 'submitted', side: 'account' | 'counterparty' = 'account'): Promise<KybCase> {
+  const ws = await createWorkspace(await person());
+  let applicant = ws.owner;
+  let subject: kyb.KybSubject = { type: 'account', workspace: ws.workspace, counterparty: null, invitedBy: null };
+  let base = '/v1/enterprise/kyb';
+  let company: kyb.DraftInput['company'] = KYB_DRAFT.company;
+  if (side === 'counterparty') {
+    const { token } = await createInvite(undefined, ownerOf(ws), await counterpartyOf(ws));
+    applicant = await person();
+    subject = await openInvite(token, { userId: applicant.id });
+    base = `/v1/kyb/invite/${token}`;
+    company = { ...company, legal_name: 'PT Pemasok Jaya', entity_type: 'pt', nib: '9876543210987' };
+  }
+  const caller: kyb.KybCaller = { userId: applicant.id, userName: applicant.full_name, full: true, mayEdit: true };
+  const drafted = await kyb.saveDraft(undefined, caller, subject, { ...KYB_DRAFT, company });
+  const personId = drafted.application.people[0]!.id;
+  const made: KybCase = {
+    ws,
+    subject: drafted.subject,
+    caller,
+    applicant,
+    headers: await sessionHeaders(applicant, side === 'account' ? ws.workspace.id : undefined),
+    base,
+    counterpartyId: subject.counterparty?.id ?? null,
+    personId,
+    applicationId: drafted.application.id,
+  };
+  if (stage === 'draft') return made;
+  for (const docType of ['akta_pendirian', 'sk_kemenkumham', 'bank_proof', 'ktp'] as const) await kybAttach(made, docType);
+  if (stage === 'submitted') await kyb.submit(undefined, caller, made.subject);
+  return made;
+}
+
+/** A fresh KYB upload of the applicant attached to the draft as `docType`; the document's id. */
+async function kybAttach(app: KybCase, docType: (typeof KYB_DOCS)[number]): Promise<string> {
+  const up = await createUploadRow(app.applicant.id, { purpose: 'kyb' });
+  const view = await kyb.attachDocument(undefined, app.caller, app.subject, { upload_id: up.id, doc_type: docType, ...(docType === 'ktp' ? { person_id: app.personId } : {}) });
+  return view.documents.find((d) => d.upload_id === up.id)!.id;
+}
+
+/** A burst attaching a fresh upload each (company documents and the director's KTP in turn). */
+async function kybAttachBurst(app: KybCase): Promise<Burst> {
+  const ups: UploadRow[] = [];
+  for (let i = 0; i < BURST; i++) ups.push(await createUploadRow(app.applicant.id, { purpose: 'kyb' }));
+  return {
+    headers: app.headers,
+    limits: [KYB_LIMITS.attach.points],
+    answers: ['201'],
+    request: (i) => {
+      const docType = KYB_DOCS[i % KYB_DOCS.length]!;
+      return { path: `${app.base}/documents`, body: { upload_id: ups[i]!.id, doc_type: docType, ...(docType === 'ktp' ? { person_id: app.personId } : {}) } };
+    },
+  };
+}
+
+/** A burst removing the draft's documents, a different one each while there are enough (at most MAX_DOCUMENTS per version). */
+async function kybRemoveBurst(app: KybCase): Promise<Burst> {
+  const ids: string[] = [];
+  for (let i = 0; i < Math.min(BURST, MAX_DOCUMENTS); i++) ids.push(await kybAttach(app, KYB_DOCS[i % KYB_DOCS.length]!));
+  return { headers: app.headers, answers: ['200', '404 NOT_FOUND'], request: (i) => ({ path: `${app.base}/documents/${ids[i % ids.length]!}` }) };
+}
+
+/** A burst saving the draft: company, people (the listed director kept, its sealed number too) and bank in turn. */
+function kybSaveBurst(app: KybCase): Burst {
+  const { id_number: _sealed, ...director } = KYB_DIRECTOR;
+  return {
+    headers: app.headers,
+    answers: ['200'],
+    request: (i) => {
+      const body =
+        i % 3 === 0
+          ? { company: { industry: `Ritel ${i}` } }
+          : i % 3 === 1
+            ? { people: [{ ...director, id: app.personId, position: `Direktur ${i}` }] }
+            : { bank: { bank_name: `Bank ${i}` } };
+      return { path: app.base, body };
+    },
+  };
+}
+
+/** A staff member's burst of one review move on a submitted application (one decides, the rest 409 INVALID_STATE). */
+async function kybReviewBurst(app: KybCase, move: 'request-changes' | 'approve' | 'reject', body: (i: number) => unknown): Promise<Burst> {
+  return {
+    headers: (await account('admin')).headers,
+    answers: ['200', '409 INVALID_STATE'],
+    request: (i) => ({ path: `/v1/admin/enterprise/kyb/${app.applicationId}/${move}`, body: body(i) }),
+  };
+}
+
+/** A workspace with a seller counterparty, for deals; live (verified, the counterparty verified too) or sandbox. */
+interface DealCase {
+  ws: MadeWorkspace;
+  workspace: WorkspaceRow;
+  actor: WorkspaceActor;
+  cpId: string;
+}
+
+async function dealWorkspace(mode: 'sandbox' | 'live' = 'sandbox'): Promise<DealCase> {
+  const ws = await createWorkspace(await person());
+  const cpId = await counterpartyOf(ws);
+  if (mode === 'live') {
+    await db('workspaces').where({ id: ws.workspace.id }).update({ is_sandbox: false, kyb_status: 'verified' });
+    await db('counterparties').where({ id: cpId }).update({ kyb_status: 'verified' });
+  }
+  return { ws, workspace: (await workspaceById(db, ws.workspace.id))!, actor: ownerOf(ws), cpId };
+}
+
+/** A deal of four milestones made by the owner, left a draft, activated (awaiting funding, or terms_review), or with every milestone funded (sandbox). */
+async function dealIn(d: DealCase, stage: 'draft' | 'active' | 'funded', amounts = [1_000_000, 2_000_000, 3_000_000, 4_000_000]): Promise<{ id: string; milestoneIds: string[] }> {
+  const made = await deals.createDeal(undefined, d.actor, d.workspace, {
+    title: 'Pengadaan server',
+    counterparty_id: d.cpId,
+    currency: 'IDR',
+    milestones: amounts.map((amount, i) => ({ title: `Tahap ${i + 1}`, amount })),
+  });
+  const id = made.deal.id;
+  const milestoneIds = made.milestones.map((m) => m.id);
+  if (stage !== 'draft') await deals.activateDeal(undefined, d.actor, d.workspace, id);
+  if (stage === 'funded') for (const mid of milestoneIds) await deals.fundMilestone(undefined, d.actor, d.workspace, id, mid, { method: 'sandbox' });
+  return { id, milestoneIds };
+}
+
+/** A burst of one milestone move over a deal's milestones in turn (one move per milestone wins, the rest 409 CONCURRENT_MODIFICATION). */
+async function milestoneBurst(stage: 'active' | 'funded', role: Role, move: 'fund' | 'submit-evidence' | 'dispute', limit: number, body: (i: number) => unknown): Promise<Burst> {
+  const d = await dealWorkspace();
+  const deal = await dealIn(d, stage);
+  return {
+    headers: await memberHeaders(d.workspace.id, role),
+    limits: [limit],
+    answers: ['200', '409 CONCURRENT_MODIFICATION'],
+    request: (i) => ({ path: `/v1/enterprise/deals/${deal.id}/milestones/${deal.milestoneIds[i % deal.milestoneIds.length]!}/${move}`, body: body(i) }),
+  };
 }
 
 // ---- The table: one entry per keyed route ---------------------------------------------------
@@ -503,6 +713,163 @@ const ROUTES: Record<string, Entry> = {
     };
   },
 
+  // KYB (decision 0017): every edit, the submission and each review move take the subject's lock, so a burst on one
+  // application runs one at a time; a second submission answers 409 APPLICATION_LOCKED, a second decision 409 INVALID_STATE.
+  'PATCH /v1/enterprise/kyb': async () => kybSaveBurst(await kybApplication('draft')),
+  'POST /v1/enterprise/kyb/documents': async () => kybAttachBurst(await kybApplication('draft')),
+  'DELETE /v1/enterprise/kyb/documents/:id': async () => kybRemoveBurst(await kybApplication('draft')),
+  'POST /v1/enterprise/kyb/submit': async () => {
+    const app = await kybApplication('complete');
+    return { headers: app.headers, answers: ['200', '409 APPLICATION_LOCKED'], request: () => ({ path: `${app.base}/submit`, body: {} }) };
+  },
+  'POST /v1/enterprise/counterparties/:id/kyb-invite': async () => {
+    // Each link revokes the ones before it; the counterparty has an address, so each is e-mailed in the key's transaction.
+    const ws = await createWorkspace(await person());
+    const cpId = await counterpartyOf(ws, `pemasok_${randomUUID().slice(0, 8)}@example.com`);
+    return {
+      headers: await sessionHeaders(ws.owner, ws.workspace.id),
+      limits: [KYB_LIMITS.invite.points],
+      answers: ['201'],
+      request: () => ({ path: `/v1/enterprise/counterparties/${cpId}/kyb-invite`, body: {} }),
+    };
+  },
+  // A counterparty's application, through its verification link (claimed by the applicant; the link is opened before the key's transaction).
+  'PATCH /v1/kyb/invite/:token': async () => kybSaveBurst(await kybApplication('draft', 'counterparty')),
+  'POST /v1/kyb/invite/:token/documents': async () => kybAttachBurst(await kybApplication('draft', 'counterparty')),
+  'DELETE /v1/kyb/invite/:token/documents/:id': async () => kybRemoveBurst(await kybApplication('draft', 'counterparty')),
+  'POST /v1/kyb/invite/:token/submit': async () => {
+    const app = await kybApplication('complete', 'counterparty');
+    return { headers: app.headers, answers: ['200', '409 APPLICATION_LOCKED'], request: () => ({ path: `${app.base}/submit`, body: {} }) };
+  },
+  // Staff review (an admin's personal key).
+  'POST /v1/admin/enterprise/kyb/:applicationId/request-changes': async () =>
+    kybReviewBurst(await kybApplication('submitted'), 'request-changes', (i) => ({ change_requests: [{ field: 'company.npwp', note: `Periksa NPWP ${i}` }], note: 'tinjauan' })),
+  'POST /v1/admin/enterprise/kyb/:applicationId/approve': async () => {
+    // The workspace goes live in the approval's transaction: its sandbox deals (one draft, one funded) are closed there too.
+    const app = await kybApplication('submitted');
+    const d: DealCase = { ws: app.ws, workspace: app.ws.workspace, actor: ownerOf(app.ws), cpId: await counterpartyOf(app.ws) };
+    await dealIn(d, 'draft');
+    await dealIn(d, 'funded');
+    return kybReviewBurst(app, 'approve', (i) => ({ risk_tier: i % 2 === 0 ? 'standard' : 'low' }));
+  },
+  'POST /v1/admin/enterprise/kyb/:applicationId/reject': async () =>
+    kybReviewBurst(await kybApplication('submitted', 'counterparty'), 'reject', (i) => ({ reason: `Dokumen tidak terbaca ${i}` })),
+  'POST /v1/admin/enterprise/counterparties/:id/verify': async () => {
+    // A submitted counterparty application of a live workspace whose deal with it waits in terms_review: verifying approves the one and releases the other.
+    const app = await kybApplication('submitted', 'counterparty');
+    await db('workspaces').where({ id: app.ws.workspace.id }).update({ is_sandbox: false, kyb_status: 'verified' });
+    const d: DealCase = { ws: app.ws, workspace: (await workspaceById(db, app.ws.workspace.id))!, actor: ownerOf(app.ws), cpId: app.counterpartyId! };
+    await dealIn(d, 'active');
+    return {
+      headers: (await account('admin')).headers,
+      answers: ['200', '409 INVALID_STATE'],
+      request: (i) => ({ path: `/v1/admin/enterprise/counterparties/${app.counterpartyId!}/verify`, body: { note: `cek ${i}` } }),
+    };
+  },
+
+  // Deals (decision 0018): every write locks the workspace row, then the deal; a move from the wrong state answers
+  // 409 CONCURRENT_MODIFICATION (milestones) or INVALID_STATE (the deal).
+  'POST /v1/enterprise/deals': async () => {
+    // An API client (an operator's workspace key): milestones, or a template with its total.
+    const d = await dealWorkspace();
+    const operator = await addMember(d.workspace.id, 'operator', await person());
+    const key = await workspaceKey(d.workspace.id, operator, ['read', 'write']);
+    const templateId = await templateOf(d.workspace.id, d.ws.owner.id);
+    return {
+      headers: { ...bearer(key.key), 'X-Enterprise-Account': d.workspace.id },
+      answers: ['201'],
+      request: (i) => ({
+        path: '/v1/enterprise/deals',
+        body:
+          i % 2 === 0
+            ? { title: `Pesanan ${i}`, counterparty_id: d.cpId, milestones: [{ title: 'Uang muka', amount: 1_000_000 + i }, { title: 'Pelunasan', amount: 2_000_000 }] }
+            : { title: `Pesanan ${i}`, counterparty_id: d.cpId, template_id: templateId, total_amount: 5_000_000 + i, fee_allocation: 'split', fee_buyer_percent: 50 },
+      }),
+    };
+  },
+  'PATCH /v1/enterprise/deals/:id': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'draft');
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200'],
+      request: (i) => ({
+        path: `/v1/enterprise/deals/${deal.id}`,
+        body: i % 3 === 0 ? { title: `Pengadaan ${i}` } : i % 3 === 1 ? { fee_allocation: 'split', fee_buyer_percent: i } : { fee_allocation: 'seller', external_ref: `PO-${i}` },
+      }),
+    };
+  },
+  'POST /v1/enterprise/deals/:id/milestones': async () => {
+    // One milestone to start with: the burst fills the deal to 20, the rest 409 INVALID_STATE.
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'draft', [1_000_000]);
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['201', '409 INVALID_STATE'],
+      request: (i) => ({ path: `/v1/enterprise/deals/${deal.id}/milestones`, body: { title: `Tahap tambahan ${i}`, amount: 500_000 + i, due_offset_days: i } }),
+    };
+  },
+  'PATCH /v1/enterprise/deals/:id/milestones/:mid': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'draft');
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200'],
+      request: (i) => ({
+        path: `/v1/enterprise/deals/${deal.id}/milestones/${deal.milestoneIds[i % deal.milestoneIds.length]!}`,
+        body: i % 2 === 0 ? { amount: 1_500_000 + i * 1000 } : { title: `Tahap ${i}`, required_evidence: 'Foto barang' },
+      }),
+    };
+  },
+  'POST /v1/enterprise/deals/:id/activate': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'draft');
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200', '409 INVALID_STATE'],
+      request: () => ({ path: `/v1/enterprise/deals/${deal.id}/activate`, body: {} }),
+    };
+  },
+  'POST /v1/enterprise/deals/:id/cancel': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200', '409 INVALID_STATE'],
+      request: () => ({ path: `/v1/enterprise/deals/${deal.id}/cancel`, body: {} }),
+    };
+  },
+  'POST /v1/enterprise/deals/:id/milestones/:mid/fund': async () =>
+    milestoneBurst('active', 'finance', 'fund', DEAL_LIMITS.fund.points, (i) => ({ method: 'sandbox', reference: `SB-${i}` })),
+  'POST /v1/enterprise/deals/:id/milestones/:mid/submit-evidence': async () =>
+    milestoneBurst('funded', 'operator', 'submit-evidence', DEAL_LIMITS.evidence.points, (i) => ({ summary: `Barang dikirim, resi ${i}` })),
+  'POST /v1/enterprise/deals/:id/milestones/:mid/dispute': async () =>
+    milestoneBurst('funded', 'operator', 'dispute', DEAL_LIMITS.dispute.points, (i) => ({ reason: `Barang rusak ${i}` })),
+  // Staff (an admin's personal key).
+  'POST /v1/admin/enterprise/milestones/:id/confirm-funding': async () => {
+    // A live deal awaiting funding: each milestone's confirmation posts to the ledger once, the rest 409 CONCURRENT_MODIFICATION.
+    const d = await dealWorkspace('live');
+    const deal = await dealIn(d, 'active');
+    return {
+      headers: (await account('admin')).headers,
+      answers: ['200', '409 CONCURRENT_MODIFICATION'],
+      request: (i) => ({ path: `/v1/admin/enterprise/milestones/${deal.milestoneIds[i % deal.milestoneIds.length]!}/confirm-funding`, body: { note: `Mutasi BCA ${i}` } }),
+    };
+  },
+  'POST /v1/admin/enterprise/deals/:id/fee-allocation': async () => {
+    // An active deal with every share still open: each override recomputes them.
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    return {
+      headers: (await account('admin')).headers,
+      answers: ['200'],
+      request: (i) => ({
+        path: `/v1/admin/enterprise/deals/${deal.id}/fee-allocation`,
+        body: { ...(i % 3 === 0 ? { fee_allocation: 'buyer' } : i % 3 === 1 ? { fee_allocation: 'seller' } : { fee_allocation: 'split', fee_buyer_percent: 50 }), reason: `Permintaan kedua pihak ${i}` },
+      }),
+    };
+  },
+
   // Payment-service orders ("jasabayar")
   'POST /api/jasabayar/quote': async () => {
     const buyer = await account();
@@ -688,6 +1055,10 @@ describe(`platform: a burst of ${BURST} keyed requests on every keyed route (poo
         statuses[label] = (statuses[label] ?? 0) + 1;
       }
       expect(lines, `${route}: a burst of ${size} (answers ${JSON.stringify(statuses)})\n${lines.join('\n')}`).to.deep.equal([]);
+      if (burst.answers) {
+        const unexpected = Object.keys(statuses).filter((label) => !burst.answers!.includes(label));
+        expect(unexpected, `${route}: answers other than ${JSON.stringify(burst.answers)} (answers ${JSON.stringify(statuses)})`).to.deep.equal([]);
+      }
       // The burst reached the handler: at least one request did what the route is for.
       const succeeded = answers.filter((a) => !(a instanceof Error) && a.status >= 200 && a.status < 300).length;
       expect(succeeded, `${route}: no request of the burst succeeded (answers ${JSON.stringify(statuses)})`).to.be.greaterThan(0);
