@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `bash bench/run.sh [bench|file] [args...]` (what the npm scripts run): Postgres and Redis
 # (found or started, as `npm start` does), a migrated <name>_bench database, a fresh dist/
-# build, then the bench: a folder name (`auth-read`, the default; `escrows`, `payments`,
+# build, then the bench: a folder name (`auth-read`, the default; `escrows`, `deals`, `payments`,
 # `uploads`, `public-users`, `chaos`) runs bench/<name>/main.ts, a path runs that file
 # (`bench/auth-read/profile.ts`). Further arguments go to it (`npm run chaos -- --overload`).
 set -euo pipefail
