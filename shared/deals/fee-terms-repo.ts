@@ -38,3 +38,16 @@ export async function setDefaultAllocation(trx: Db, workspaceId: string, allocat
   await trx('workspaces').where({ id: workspaceId }).update({ fee_default_allocation: allocation, fee_default_buyer_percent: buyerPercent, updated_at: now });
 }
 
+
+/** The operator's pricing of one workspace (null rate or minimum: the platform's). */
+export async function setPricing(
+  trx: Db,
+  workspaceId: string,
+  pricing: { rateBp: number | null; minFee: number | null; tiers: { min_volume: number; rate_bp: number }[]; setBy: string },
+  now: Date,
+): Promise<boolean> {
+  const n = await trx('workspaces')
+    .where({ id: workspaceId })
+    .update({ fee_rate_bp: pricing.rateBp, fee_min: pricing.minFee, fee_tiers: JSON.stringify(pricing.tiers), fee_pricing_set_by: pricing.setBy, updated_at: now });
+  return n === 1;
+}
