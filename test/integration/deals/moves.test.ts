@@ -36,6 +36,7 @@ import {
 } from '../../factories/deals.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
+import { balanceOf, checkLedger } from '../../../shared/ledger/index.js';
 import type { MilestoneStatus } from '../../../shared/deals/states.js';
 
 const ALL: MilestoneStatus[] = ['draft', 'awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved', 'released', 'disputed', 'cancelled'];
@@ -337,6 +338,25 @@ describe('enterprise milestone moves', () => {
         expect(results.find((r) => r.status === 409)!.body.error.code).to.equal('CONCURRENT_MODIFICATION');
         expect(await statusesOf(d.deal.id)).to.deep.equal(['funded', 'awaiting_funding']);
         expect((await feedRows(w.workspace.id, d.deal.id)).filter((e) => e.event === 'milestone.funded')).to.have.length(1);
+      }
+    });
+
+    it('two staff confirming one live milestone at once: one 200, one 409; posted once, and the ledger check holds', async () => {
+      const w = await dealWorld(client);
+      await db('workspaces').where({ id: w.workspace.id }).update({ is_sandbox: false, kyb_status: 'verified' });
+      await db('counterparties').where({ id: w.cpId }).update({ kyb_status: 'verified' });
+      const [s1, s2] = [await staffHeaders(), await staffHeaders()];
+      for (let round = 0; round < 3; round++) {
+        const d = await activeDeal(client, w);
+        const mid = d.milestones[0]!.id;
+        const path = `/v1/admin/enterprise/milestones/${mid}/confirm-funding`;
+        const results = await Promise.all([client.post(path).set(s1).send({}), client.post(path).set(s2).send({})]);
+        expect(results.map((r) => r.status).sort(), JSON.stringify(results.map((r) => r.body as unknown))).to.deep.equal([200, 409]);
+        expect(results.find((r) => r.status === 409)!.body.error.code).to.equal('CONCURRENT_MODIFICATION');
+        const entries = await db('journal_entries').where({ ref_type: 'deal_milestone', ref_id: mid });
+        expect(entries).to.have.length(1);
+        expect(await balanceOf(db, { milestoneId: mid })).to.equal(d.milestones[0]!.amount);
+        expect(await checkLedger(db)).to.deep.equal([]);
       }
     });
 
