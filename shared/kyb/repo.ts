@@ -225,17 +225,6 @@ export async function deleteDocument(trx: Db, applicationId: string, id: string)
   return row?.upload_id;
 }
 
-/** Removes the documents of people no longer on the application; answers their upload ids. */
-export async function deletePeopleDocuments(trx: Db, applicationId: string, keptPeople: string[]): Promise<string[]> {
-  const rows = (await trx('kyb_documents')
-    .where({ application_id: applicationId })
-    .whereNotNull('person_id')
-    .whereNotIn('person_id', keptPeople.length ? keptPeople : ['00000000-0000-0000-0000-000000000000'])
-    .delete()
-    .returning<{ upload_id: string }[]>('upload_id'));
-  return rows.map((r) => r.upload_id);
-}
-
 /** A new version carries the previous version's documents (same files, rows of its own). */
 export async function copyDocuments(trx: Db, fromId: string, toId: string): Promise<void> {
   await trx.raw(

@@ -128,10 +128,16 @@ export async function saveDraft(trx: Db | undefined, caller: KybCaller, subject:
   return inTransaction(trx, async (t) => {
     const { app, subject: s } = await editableVersion(t, subject);
     const patch = draftPatch(app, input);
-    checkMerged({ ...app, ...patch });
-    if (patch.people) {
-      const removed = await repo.deletePeopleDocuments(t, app.id, patch.people.map((p) => p.id));
-      for (const uploadId of removed) await repo.releaseUploadIfUnused(t, uploadId);
+    const merged = { ...app, ...patch };
+    checkMerged(merged);
+    // Documents that no slot of the saved draft takes any more go: a dropped person's, a
+    // ktp after the person's id type became passport (or the other way), a company
+    // document the new entity type does not bring. Their files are purged once no version holds them.
+    const slots = slotsOf(merged);
+    for (const doc of await repo.documentsOf(t, app.id)) {
+      if (slotOf(slots, doc.doc_type, doc.person_id)) continue;
+      const uploadId = await repo.deleteDocument(t, app.id, doc.id);
+      if (uploadId) await repo.releaseUploadIfUnused(t, uploadId);
     }
     if (!(await repo.updateDraft(t, app.id, patch, clock.now()))) throw kybErrors.changed();
     return viewOf(s, caller, t);

@@ -380,6 +380,24 @@ describe('KYB application (workspace)', () => {
   });
 
   describe('documents', () => {
+    it('a save drops the documents no slot takes any more: a person whose id type changed, a company document the new entity type does not bring', async () => {
+      const { owner } = await createWorkspace();
+      const h = headersOf(await sessionOf(owner));
+      const person = fullOf(await patchOk(client, h, completeDraft())).application.people[0]!;
+      const sk = await attachOk(client, h, owner.id, 'sk_kemenkumham');
+      const ktp = await attachOk(client, h, owner.id, 'ktp', person.id);
+      await attachOk(client, h, owner.id, 'bank_proof');
+      // The director now identifies with a passport: the ktp no longer fits a slot.
+      const v1 = fullOf(await patchOk(client, h, { people: [director({ id: person.id, id_type: 'passport', id_number: PASSPORT_NO, nationality: 'SG' })] }));
+      expect(v1.application.documents.map((d) => d.doc_type).sort()).to.deep.equal(['bank_proof', 'sk_kemenkumham']);
+      expect(v1.progress.missing_documents).to.include(`passport:${person.id}`);
+      expect(await db('uploads').where({ id: ktp.uploadId }).first()).to.include({ bound_kind: null, bound_at: null });
+      // A ud brings no SK Kemenkumham: it goes too; the bank proof stays.
+      const v2 = fullOf(await patchOk(client, h, { company: { entity_type: 'ud' } }));
+      expect(v2.application.documents.map((d) => d.doc_type)).to.deep.equal(['bank_proof']);
+      expect(await db('uploads').where({ id: sk.uploadId }).first()).to.include({ bound_kind: null, bound_at: null });
+    });
+
     it('attach answers 201 with the full view; removal answers the view without it and releases the file', async () => {
       clock.set(new Date('2026-12-01T08:00:00.500Z'));
       const { workspace, owner } = await createWorkspace();
