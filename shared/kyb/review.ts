@@ -91,13 +91,14 @@ export async function approve(trx: Db | undefined, staff: StaffActor, applicatio
   return inTransaction(trx, async (t) => {
     const found = await underReview(t, applicationId);
     const moved = await transition(t, found.subject, found.app, 'approve', { ...decided(staff), risk_tier_assigned: riskTier });
+    // The decision first in the feed, then what follows from it (the switch to live, deals released from terms review).
+    await record(t, staff, 'kyb.approved', moved, `KYB application v${moved.app.version} of ${subjectName(moved.subject)} approved (risk tier ${riskTier})`, { risk_tier: riskTier });
     let subject = moved.subject;
     if (subject.counterparty) await releaseTermsReview(t, subject.counterparty.id, await operatorLabel(t));
     else {
       await goLive(t, subject.workspace, { riskTier, legalName: moved.app.legal_name, operatorLabel: await operatorLabel(t) });
       subject = { ...subject, workspace: { ...subject.workspace, is_sandbox: false, kyb_status: 'verified', risk_tier: riskTier, legal_name: moved.app.legal_name ?? subject.workspace.legal_name } };
     }
-    await record(t, staff, 'kyb.approved', { app: moved.app, subject }, `KYB application v${moved.app.version} of ${subjectName(subject)} approved (risk tier ${riskTier})`, { risk_tier: riskTier });
     return { application: moved.app, documents: await repo.documentsOf(t, moved.app.id), subject, nextVersion: null };
   });
 }

@@ -184,7 +184,8 @@ describe('KYB staff review', () => {
     expect(await applicationRows(workspace.id)).to.have.length(1);
 
     const evs = (await events(workspace.id)).filter((e) => ['kyb.approved', 'workspace.live'].includes(e.event));
-    expect(evs.map((e) => e.event).sort()).to.deep.equal(['kyb.approved', 'workspace.live']);
+    // The decision first, then what follows from it.
+    expect(evs.map((e) => e.event)).to.deep.equal(['kyb.approved', 'workspace.live']);
     for (const e of evs) expect([e.event, e.actor_label, e.actor_id, e.actor_name, e.livemode]).to.deep.equal([e.event, 'Operator', null, null, false]);
     expect(JSON.stringify(await events(workspace.id))).to.not.include('Rina Reviewer');
     const rows = await audit(applicationId);
