@@ -11,10 +11,9 @@
  * 24,000 in 5 s, far above what the API answers. A run that met the limit would show 429s
  * and stop (more than 1% non-2xx).
  */
-import { checkedLoad, cyclingHeader, cyclingRequests, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
+import { checkedLoad, cyclingHeader, cyclingRequests, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
 import { deleteRedisKeys } from '../lib/db.js';
 import { intFromEnv } from '../lib/env.js';
-import { fmtInt, fmtNum } from '../lib/format.js';
 import type { Child } from '../lib/procs.js';
 import type { DealCaller, DealSeed } from './seed.js';
 
@@ -94,22 +93,8 @@ async function load(api: { base: string; child: Child }, route: Route, requests:
   return r;
 }
 
-/** Warm-up per route, then the rounds; every route's results in round order. */
+/** Warm-up per route, then the rounds (bench/lib/autocannon.ts `runRounds`): every route's results in round order. */
 export async function runRounds(api: { base: string; child: Child }, seed: DealSeed): Promise<Map<Route, AutocannonResult[]>> {
   const makers = new Map(ROUTES.map((r) => [r, requestsFor(r, seed)]));
-  if (settings.warmup > 0) {
-    for (const route of ROUTES) {
-      console.log(`bench: warming up ${route} (${settings.warmup} s)`);
-      await load(api, route, makers.get(route)!(), settings.warmup);
-    }
-  }
-  const results = new Map<Route, AutocannonResult[]>(ROUTES.map((r) => [r, []]));
-  for (let round = 1; round <= settings.rounds; round++) {
-    for (const route of round % 2 === 1 ? ROUTES : [...ROUTES].reverse()) {
-      const r = await load(api, route, makers.get(route)!(), settings.duration);
-      results.get(route)!.push(r);
-      console.log(`bench: round ${round}/${settings.rounds} ${route}: ${fmtInt(r.requests.average)} req/s, p50 ${fmtNum(r.latency.p50)} ms, p99 ${fmtNum(r.latency.p99)} ms`);
-    }
-  }
-  return results;
+  return roundsOf(ROUTES, makers, (route, requests, seconds) => load(api, route, requests, seconds), settings);
 }

@@ -3,9 +3,8 @@
  * (a different caller on every request), and the rounds: every route back to back,
  * forward in odd rounds and backward in even ones.
  */
-import { checkedLoad, cyclingHeader, cyclingRequests, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
+import { checkedLoad, cyclingHeader, cyclingRequests, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
 import { intFromEnv, scenariosFromEnv } from '../lib/env.js';
-import { fmtInt, fmtNum } from '../lib/format.js';
 import type { Child } from '../lib/procs.js';
 import type { EscrowSeed, SeedUser } from './seed.js';
 
@@ -94,23 +93,9 @@ async function load(api: { base: string; child: Child }, route: Route, requests:
   });
 }
 
-/** Warm-up per route, then the rounds; every route's results in round order. */
+/** Warm-up per route, then the rounds (bench/lib/autocannon.ts `runRounds`): every route's results in round order. */
 export async function runRounds(api: { base: string; child: Child }, seed: EscrowSeed): Promise<Map<Route, AutocannonResult[]>> {
   const routes: Route[] = ['me', ...settings.scenarios];
   const makers = new Map(routes.map((r) => [r, requestsFor(r, seed)]));
-  if (settings.warmup > 0) {
-    for (const route of routes) {
-      console.log(`bench: warming up ${route} (${settings.warmup} s)`);
-      await load(api, route, makers.get(route)!(), settings.warmup);
-    }
-  }
-  const results = new Map<Route, AutocannonResult[]>(routes.map((r) => [r, []]));
-  for (let round = 1; round <= settings.rounds; round++) {
-    for (const route of round % 2 === 1 ? routes : [...routes].reverse()) {
-      const r = await load(api, route, makers.get(route)!(), settings.duration);
-      results.get(route)!.push(r);
-      console.log(`bench: round ${round}/${settings.rounds} ${route}: ${fmtInt(r.requests.average)} req/s, p50 ${fmtNum(r.latency.p50)} ms, p99 ${fmtNum(r.latency.p99)} ms`);
-    }
-  }
-  return results;
+  return roundsOf(routes, makers, (route, requests, seconds) => load(api, route, requests, seconds), settings);
 }

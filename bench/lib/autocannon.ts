@@ -5,6 +5,7 @@
  * lib/aggregateResult.js).
  */
 import { createRequire } from 'node:module';
+import { fmtInt, fmtNum } from './format.js';
 import { describeExit, type Child } from './procs.js';
 
 /**
@@ -177,3 +178,39 @@ export async function checkedLoad(child: Child, what: string, opts: AutocannonOp
 
 /** Requests/s (autocannon's mean of per-second counts): what rounds are ranked by. */
 export const byRps = (r: AutocannonResult): number => r.requests.average;
+
+export interface RoundSettings {
+  /** Seconds of warm-up per route before the rounds (0: none). */
+  warmup: number;
+  rounds: number;
+  /** Seconds per route and round. */
+  duration: number;
+}
+
+/**
+ * Warm-up per route, then the rounds, the route order reversed every other round (so no
+ * route always runs on a machine just warmed or just loaded by another): every route's
+ * results in round order. `load` runs one route for the given seconds.
+ */
+export async function runRounds<R extends string>(
+  routes: readonly R[],
+  makers: Map<R, () => AutocannonRequestSpec[]>,
+  load: (route: R, requests: AutocannonRequestSpec[], seconds: number) => Promise<AutocannonResult>,
+  settings: RoundSettings,
+): Promise<Map<R, AutocannonResult[]>> {
+  if (settings.warmup > 0) {
+    for (const route of routes) {
+      console.log(`bench: warming up ${route} (${settings.warmup} s)`);
+      await load(route, makers.get(route)!(), settings.warmup);
+    }
+  }
+  const results = new Map<R, AutocannonResult[]>(routes.map((r) => [r, []]));
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const route of round % 2 === 1 ? routes : [...routes].reverse()) {
+      const r = await load(route, makers.get(route)!(), settings.duration);
+      results.get(route)!.push(r);
+      console.log(`bench: round ${round}/${settings.rounds} ${route}: ${fmtInt(r.requests.average)} req/s, p50 ${fmtNum(r.latency.p50)} ms, p99 ${fmtNum(r.latency.p99)} ms`);
+    }
+  }
+  return results;
+}
