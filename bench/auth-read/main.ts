@@ -19,7 +19,7 @@
  * load.ts and bench/auth-read/README.md.
  */
 import { requireStores, LOG_LEVEL } from '../lib/env.js';
-import { freePort, HOST, pinLoadGenerator, startChild, stopAll, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
+import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { alternate, alternatePaced, ALL_SCENARIOS, HEALTHZ, keyCycler, keyLoad, ME, runs, settings, type Target } from './load.js';
 import { report, type Measured } from './report.js';
@@ -101,12 +101,4 @@ async function main(): Promise<void> {
   }
 }
 
-stopChildrenOnSignals('bench');
-try {
-  await main();
-} catch (err) {
-  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-}
+await runMain('bench', main);

@@ -24,7 +24,7 @@ import { cyclingHeader, runAutocannon } from '../lib/autocannon.js';
 import { formatSummary, readProfile, summarize } from '../lib/cpu-profile.js';
 import { intFromEnv, LOG_LEVEL, requireStores } from '../lib/env.js';
 import { fmtInt, fmtNum } from '../lib/format.js';
-import { describeExit, freePort, HOST, isPinned, pinLoadGenerator, startChild, stopAll, stopChild, stopChildrenOnSignals, waitFor, type Child } from '../lib/procs.js';
+import { describeExit, freePort, HOST, isPinned, pinLoadGenerator, startChild, runMain, stopChild, waitFor, type Child } from '../lib/procs.js';
 import { measuredLine, publish, warnIfDirty } from '../lib/report.js';
 import { ME } from './load.js';
 import { seedCallers } from './seed.js';
@@ -103,12 +103,4 @@ async function main(): Promise<void> {
   if (process.env.BENCH_PROFILE_README !== '0') await publish({ page: 'auth-read', marker: 'profile', markdown: section, headlines: [], at, tag: 'profile' });
 }
 
-stopChildrenOnSignals('profile');
-try {
-  await main();
-} catch (err) {
-  console.error(`profile failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-}
+await runMain('profile', main);

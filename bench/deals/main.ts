@@ -13,7 +13,7 @@
  */
 import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL } from '../lib/env.js';
-import { freePort, HOST, pinLoadGenerator, startChild, stopAll, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
+import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { creations, ME, runRounds, settings } from './load.js';
@@ -50,13 +50,4 @@ async function main(): Promise<void> {
   await publish({ page: 'deals', marker: 'results', markdown, headlines, at, tag: 'bench' });
 }
 
-stopChildrenOnSignals('bench');
-try {
-  await main();
-} catch (err) {
-  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-  await closeBenchDb();
-}
+await runMain('bench', main, closeBenchDb);

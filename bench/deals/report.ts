@@ -4,7 +4,7 @@
  * (requests/s and p99, each the median of the per-round ratios), what the run added to
  * the database and the checks after it.
  */
-import { badCount, byRps, type AutocannonResult } from '../lib/autocannon.js';
+import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
 import { LOG_LEVEL } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
@@ -31,14 +31,6 @@ export interface RunInfo {
   check: DealCheck;
   at: Date;
   seconds: number;
-}
-
-function answersNote(results: Map<Route, AutocannonResult[]>): string {
-  const all = [...results.values()].flat();
-  const bad = all.reduce((n, r) => n + badCount(r), 0);
-  if (bad === 0) return 'Every answer in every round was 2xx (201 for the creation; no 429).';
-  const total = all.reduce((n, r) => n + r.requests.total + r.errors, 0);
-  return `${fmtInt(bad)} of ${fmtInt(total)} answers were errors or not 2xx (under 1% in every round, or the run would have stopped).`;
 }
 
 export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): { markdown: string; headlines: Headline[] } {
@@ -96,7 +88,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `amounts sent and fee shares adding up to the deal's fee, and every ledger invariant held (\`checkLedger\`, as \`npm run ledger:check\`).`,
     `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
       `/dev/null), with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the enterprise routes' shared per-user limit: still checked on ` +
-      `every request, never answering 429). ${answersNote(results)}`,
+      `every request, never answering 429). ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation; no 429).')}`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
   ];
   return { markdown: markdown.join('\n'), headlines };

@@ -14,7 +14,7 @@
  */
 import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL } from '../lib/env.js';
-import { freePort, HOST, pinLoadGenerator, startChild, stopAll, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
+import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { ALL_SCENARIOS, ME, runRounds, settings } from './load.js';
@@ -60,13 +60,4 @@ async function main(): Promise<void> {
   }
 }
 
-stopChildrenOnSignals('bench');
-try {
-  await main();
-} catch (err) {
-  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-  await closeBenchDb();
-}
+await runMain('bench', main, closeBenchDb);

@@ -3,7 +3,7 @@
  * `GET /v1/auth/me` (the median of the per-round ratios), and what the run added to the
  * database.
  */
-import { badCount, byRps, type AutocannonResult } from '../lib/autocannon.js';
+import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
 import { LOG_LEVEL } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
@@ -32,14 +32,6 @@ export interface RunInfo {
   rowsAfter: RowCounts;
   at: Date;
   seconds: number;
-}
-
-function answersNote(results: Map<Route, AutocannonResult[]>): string {
-  const all = [...results.values()].flat();
-  const bad = all.reduce((n, r) => n + badCount(r), 0);
-  if (bad === 0) return 'Every answer in every round was 2xx (201 for the creation).';
-  const total = all.reduce((n, r) => n + r.requests.total + r.errors, 0);
-  return `${fmtInt(bad)} of ${fmtInt(total)} answers were errors or not 2xx (under 1% in every round, or the run would have stopped).`;
 }
 
 export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): { markdown: string; headlines: Headline[] } {
@@ -87,7 +79,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `No worker runs in the bench, so the outbox is never relayed and grows run after run.`,
     `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
       `/dev/null), with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` and \`PUBLIC_RATE_LIMIT_PER_MINUTE=${settings.publicLimit}\`: both limits ` +
-      `are still checked on every request, they never answer 429. ${answersNote(results)}`,
+      `are still checked on every request, they never answer 429. ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation).')}`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
   ];
   return { markdown: markdown.join('\n'), headlines };

@@ -214,3 +214,12 @@ export async function runRounds<R extends string>(
   }
   return results;
 }
+
+/** The report line about bad answers over every run of every route; `allOk` is the line when there were none. */
+export function answersNote(results: Map<string, AutocannonResult[]>, allOk: string): string {
+  const all = [...results.values()].flat();
+  const bad = all.reduce((n, r) => n + badCount(r), 0);
+  if (bad === 0) return allOk;
+  const total = all.reduce((n, r) => n + r.requests.total + r.errors, 0);
+  return `${fmtInt(bad)} of ${fmtInt(total)} answers were errors or not 2xx (under 1% in every round, or the run would have stopped).`;
+}

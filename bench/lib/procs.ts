@@ -201,3 +201,21 @@ export async function runJsonScript<T>(script: string, args: readonly string[], 
 export function isMain(metaUrl: string): boolean {
   return !!process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(metaUrl);
 }
+
+/**
+ * Runs a bench's `main` as the process's whole work: children stopped on SIGINT/SIGTERM,
+ * a failure printed as "<tag> failed: ..." with exit code 1, and every child (then
+ * `cleanup`, e.g. the bench database) stopped however it ended.
+ */
+export async function runMain(tag: string, main: () => Promise<void>, cleanup?: () => Promise<void>): Promise<void> {
+  stopChildrenOnSignals(tag);
+  try {
+    await main();
+  } catch (err) {
+    console.error(`${tag} failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  } finally {
+    await stopAll();
+    if (cleanup) await cleanup();
+  }
+}

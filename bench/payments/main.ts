@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { closeBenchDb, databaseName, sideDatabase } from '../lib/db.js';
 import { requireStores, LOG_LEVEL } from '../lib/env.js';
 import { fmtInt, fmtPct, statusList } from '../lib/format.js';
-import { freePort, HOST, startChild, stopAll, stopChild, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
+import { freePort, HOST, startChild, runMain, stopChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { COPIES, openOutbox, pendingOf, QUEUE_PREFIX, sendCallbacks, settings, TARGET_SHARE, waitUntil, type Signer } from './load.js';
@@ -137,13 +137,4 @@ async function main(): Promise<void> {
   if ([v, ...(bv ? [bv] : [])].some((x) => x.problems.length > 0 || x.lost > 0 || x.doubled > 0)) process.exitCode = 1;
 }
 
-stopChildrenOnSignals('bench');
-try {
-  await main();
-} catch (err) {
-  console.error(`bench failed: ${err instanceof Error ? err.message : String(err)}`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-  await closeBenchDb();
-}
+await runMain('bench', main, closeBenchDb);
