@@ -111,6 +111,8 @@ export interface FlatDetails {
 export const errors = {
   invalidBody: (details: FlatDetails, text: Text = { en: 'Request body is invalid', id: 'Isi permintaan tidak valid' }) =>
     fail.badRequest('INVALID_BODY', text, { extras: { details } }),
+  /** One field's rule that the body schema cannot see (it needs other fields or stored state): INVALID_BODY naming that field. */
+  invalidField: (field: string, message: string) => errors.invalidBody({ formErrors: [], fieldErrors: { [field]: [message] } }),
   invalidQuery: (details: FlatDetails, text: Text = { en: 'Query parameters are invalid', id: 'Parameter kueri tidak valid' }) =>
     fail.badRequest('INVALID_QUERY', text, { extras: { details } }),
   malformedBody: () =>

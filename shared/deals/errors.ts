@@ -11,7 +11,7 @@ export const dealErrors = {
   counterpartyNotFound: () =>
     errors.invalidBody({ formErrors: [], fieldErrors: { counterparty_id: ['is not a counterparty of this workspace'] } }),
   /** A field rule the body schema cannot see (fee allocation against percent, template totals). */
-  invalidField: (field: string, message: string) => errors.invalidBody({ formErrors: [], fieldErrors: { [field]: [message] } }),
+  invalidField: errors.invalidField,
   notDraft: () =>
     fail.conflict('INVALID_STATE', {
       en: 'Only a draft deal can be changed; its terms are fixed from activation on',

@@ -11,5 +11,5 @@ export const feeErrors = {
    * seller with one other than 0, split without one): 400 INVALID_BODY with the reason of
    * `resolveAllocation` as a field error of `fee_buyer_percent`, like joi's.
    */
-  allocationDisagrees: (reason: string) => errors.invalidBody({ formErrors: [], fieldErrors: { fee_buyer_percent: [reason] } }),
+  allocationDisagrees: (reason: string) => errors.invalidField('fee_buyer_percent', reason),
 };

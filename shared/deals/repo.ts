@@ -131,8 +131,10 @@ const dealWithNames = (trx: Db) =>
 
 /** One deal of the workspace with its names; `lock` takes the deal row for the rest of the transaction. */
 export async function dealById(trx: Db, workspaceId: string, id: string, lock = false): Promise<DealWithNames | undefined> {
-  if (lock) await trx('deals').where({ id, workspace_id: workspaceId }).forUpdate().first('id');
-  const row = await dealWithNames(trx).where({ 'd.id': id, 'd.workspace_id': workspaceId }).first<DealWithNames | undefined>();
+  const q = dealWithNames(trx).where({ 'd.id': id, 'd.workspace_id': workspaceId }).first<DealWithNames | undefined>();
+  // One query: the deal row alone is locked (FOR UPDATE OF d), not the owner or counterparty it is read with.
+  if (lock) q.forUpdate('d');
+  const row = await q;
   return row ? toDeal(row) : undefined;
 }
 
@@ -184,11 +186,6 @@ export async function listDeals(trx: Db, workspaceId: string, f: { q?: string })
   }
   const rows = await q.orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).select<DealWithNames[]>();
   return rows.map(toDeal);
-}
-
-/** A counterparty of the workspace with its KYB status (deal creation and activation read it). */
-export async function counterpartyOf(trx: Db, workspaceId: string, id: string): Promise<{ id: string; kyb_status: string } | undefined> {
-  return trx('counterparties').where({ id, workspace_id: workspaceId }).first<{ id: string; kyb_status: string } | undefined>('id', 'kyb_status');
 }
 
 /** Draft deals held in terms_review for this counterparty (it was just verified). */

@@ -12,6 +12,7 @@ import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
+import { counterpartyById } from '../enterprise/counterparties-repo.js';
 import { lockWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
 import { dealErrors } from './errors.js';
 import { dealEvent } from './events.js';
@@ -68,8 +69,8 @@ export async function createDeal(trx: Db | undefined, actor: WorkspaceActor, see
     // The workspace as it is now, locked: a KYB approval that committed since the request
     // began has closed the sandbox, and a new deal must not be a sandbox deal after that.
     const workspace = (await lockWorkspace(t, seen.id)) ?? seen;
-    const cp = isUuid(input.counterparty_id) ? await repo.counterpartyOf(t, workspace.id, input.counterparty_id) : undefined;
-    if (!cp) throw dealErrors.counterpartyNotFound();
+    const cp = isUuid(input.counterparty_id) ? await counterpartyById(t, input.counterparty_id) : undefined;
+    if (!cp || cp.workspace_id !== workspace.id) throw dealErrors.counterpartyNotFound();
     const entered: MilestoneInput[] =
       input.template_id !== undefined ? await templateMilestones(t, workspace.id, input.template_id, input.total_amount!) : input.milestones!;
     const alloc = allocationOf(input, defaultAllocation(workspace));

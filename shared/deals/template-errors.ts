@@ -18,5 +18,5 @@ export const templateErrors = {
       id: 'Templat lain di workspace ini sedang disimpan; coba lagi sebentar lagi',
     }),
   /** One field of the body is wrong (e.g. `total_amount` of a deal made from a template). */
-  invalidField: (field: string, message: string) => errors.invalidBody({ formErrors: [], fieldErrors: { [field]: [message] } }),
+  invalidField: errors.invalidField,
 };

@@ -45,7 +45,7 @@ export const kybErrors = {
       id: `Satu aplikasi paling banyak memuat ${max} dokumen; hapus salah satu terlebih dahulu`,
     }),
   /** A field rule that needs the whole draft (joi sees one section): INVALID_BODY with field errors. */
-  invalidField: (field: string, message: string) => errors.invalidBody({ formErrors: [], fieldErrors: { [field]: [message] } }),
+  invalidField: errors.invalidField,
 
   // ---- Counterparty invite links (4.2)
   inviteInvalid: () =>

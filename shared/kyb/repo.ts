@@ -234,20 +234,6 @@ export async function copyDocuments(trx: Db, fromId: string, toId: string): Prom
   );
 }
 
-/** Compare-and-set: binds the user's own unattached KYB upload to the application (false when it is not). */
-export async function bindUpload(trx: Db, uploadId: string, userId: string, applicationId: string, now: Date): Promise<boolean> {
-  const n = await trx('uploads')
-    .where({ id: uploadId, user_id: userId, purpose: 'kyb' })
-    .whereNull('bound_at')
-    .update({ bound_kind: 'kyb', bound_id: applicationId, bound_at: now });
-  return n === 1;
-}
-
-/** What a refused binding found: the upload's owner, purpose and binding, or undefined. */
-export async function uploadState(trx: Db, uploadId: string): Promise<{ user_id: string; purpose: string; bound_at: Date | null } | undefined> {
-  return trx('uploads').where({ id: uploadId }).first<{ user_id: string; purpose: string; bound_at: Date | null } | undefined>('user_id', 'purpose', 'bound_at');
-}
-
 /**
  * Lets the purge take an upload no version holds any more (its binding is cleared; the
  * daily `uploads.purge-unbound` deletes it, as it does any upload unbound for a day).

@@ -53,13 +53,14 @@ async function underReview(trx: Knex.Transaction, applicationId: string): Promis
   return { app, subject: { type: counterparty ? 'counterparty' : 'account', workspace, counterparty: counterparty ?? null, invitedBy: null } };
 }
 
-async function record(trx: Knex.Transaction, staff: StaffActor, action: string, r: { app: KybApplicationRow; subject: KybSubject }, summary: string, details: Record<string, unknown>) {
+/** The staff audit row, the feed event (with the operator label, read once per move by the caller) and the outcome e-mail. */
+async function record(trx: Knex.Transaction, staff: StaffActor, label: string, action: string, r: { app: KybApplicationRow; subject: KybSubject }, summary: string, details: Record<string, unknown>) {
   await recordStaffAction(trx, { actorId: staff.actorId, action, targetType: 'kyb_application', targetId: r.app.id, note: staff.note ?? null, details, ip: staff.ip });
   await appendEvent(trx, r.subject.workspace.id, {
     event: action,
     entityType: r.subject.counterparty ? 'counterparty' : 'kyb_application',
     entityId: r.subject.counterparty?.id ?? r.app.id,
-    actorLabel: await operatorLabel(trx),
+    actorLabel: label,
     summary,
     realMoney: false,
   });
@@ -80,7 +81,7 @@ export async function requestChanges(trx: Db | undefined, staff: StaffActor, app
     const moved = await transition(t, found.subject, found.app, 'request_changes', { ...decided(staff), change_requests: changeRequests });
     const next = await nextVersion(t, moved.app, changeRequests);
     const subject = await syncSubjectStatus(t, moved.subject, next);
-    await record(t, staff, 'kyb.changes_requested', { app: moved.app, subject }, `Changes requested on KYB application v${moved.app.version} of ${subjectName(subject)}`, {
+    await record(t, staff, await operatorLabel(t), 'kyb.changes_requested', { app: moved.app, subject }, `Changes requested on KYB application v${moved.app.version} of ${subjectName(subject)}`, {
       fields: changeRequests.map((c) => c.field),
     });
     return { application: moved.app, documents: await repo.documentsOf(t, moved.app.id), subject, nextVersion: next };
@@ -92,11 +93,12 @@ export async function approve(trx: Db | undefined, staff: StaffActor, applicatio
     const found = await underReview(t, applicationId);
     const moved = await transition(t, found.subject, found.app, 'approve', { ...decided(staff), risk_tier_assigned: riskTier });
     // The decision first in the feed, then what follows from it (the switch to live, deals released from terms review).
-    await record(t, staff, 'kyb.approved', moved, `KYB application v${moved.app.version} of ${subjectName(moved.subject)} approved (risk tier ${riskTier})`, { risk_tier: riskTier });
+    const label = await operatorLabel(t);
+    await record(t, staff, label, 'kyb.approved', moved, `KYB application v${moved.app.version} of ${subjectName(moved.subject)} approved (risk tier ${riskTier})`, { risk_tier: riskTier });
     let subject = moved.subject;
-    if (subject.counterparty) await releaseTermsReview(t, subject.counterparty.id, await operatorLabel(t));
+    if (subject.counterparty) await releaseTermsReview(t, subject.counterparty.id, label);
     else {
-      await goLive(t, subject.workspace, { riskTier, legalName: moved.app.legal_name, operatorLabel: await operatorLabel(t) });
+      await goLive(t, subject.workspace, { riskTier, legalName: moved.app.legal_name, operatorLabel: label });
       subject = { ...subject, workspace: { ...subject.workspace, is_sandbox: false, kyb_status: 'verified', risk_tier: riskTier, legal_name: moved.app.legal_name ?? subject.workspace.legal_name } };
     }
     return { application: moved.app, documents: await repo.documentsOf(t, moved.app.id), subject, nextVersion: null };
@@ -107,7 +109,7 @@ export async function reject(trx: Db | undefined, staff: StaffActor, application
   return inTransaction(trx, async (t) => {
     const found = await underReview(t, applicationId);
     const moved = await transition(t, found.subject, found.app, 'reject', { ...decided(staff), decision_reason: reason });
-    await record(t, staff, 'kyb.rejected', moved, `KYB application v${moved.app.version} of ${subjectName(moved.subject)} rejected`, {});
+    await record(t, staff, await operatorLabel(t), 'kyb.rejected', moved, `KYB application v${moved.app.version} of ${subjectName(moved.subject)} rejected`, {});
     return { application: moved.app, documents: await repo.documentsOf(t, moved.app.id), subject: moved.subject, nextVersion: null };
   });
 }
@@ -132,13 +134,14 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
     const updated = (await updateCounterparty(t, cp.workspace_id, cp.id, { kyb_status: 'verified', updated_at: clock.now() }))!;
     // Verification is final: its links stop working, so no later submission can lower the status again.
     await repo.revokeInvites(t, cp.id, clock.now());
-    await releaseTermsReview(t, cp.id, await operatorLabel(t));
+    const label = await operatorLabel(t);
+    await releaseTermsReview(t, cp.id, label);
     await recordStaffAction(t, { actorId: staff.actorId, action: 'counterparty.verified', targetType: 'counterparty', targetId: cp.id, note: staff.note ?? null, ip: staff.ip });
     await appendEvent(t, cp.workspace_id, {
       event: 'counterparty.verified',
       entityType: 'counterparty',
       entityId: cp.id,
-      actorLabel: await operatorLabel(t),
+      actorLabel: label,
       summary: `Counterparty ${cp.name} verified`,
       realMoney: false,
     });

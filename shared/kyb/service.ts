@@ -15,7 +15,9 @@ import { isUuid } from '../ids.js';
 import { appendEvent } from '../enterprise/events.js';
 import { signLink } from '../uploads/links.js';
 import * as uploads from '../uploads/service.js';
+import * as uploadsRepo from '../uploads/repo.js';
 import type { UploadRow } from '../uploads/repo.js';
+import { ACCEPTS } from '../uploads/rules.js';
 import { enterpriseUploadError, kybErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { DocumentRow, KybApplicationRow, StoredPerson } from './repo.js';
@@ -180,12 +182,11 @@ export async function attachDocument(trx: Db | undefined, caller: KybCaller, sub
     }
     if ((await repo.countDocuments(t, app.id)) >= MAX_DOCUMENTS) throw kybErrors.tooManyDocuments(MAX_DOCUMENTS);
     const now = clock.now();
-    if (!(await repo.bindUpload(t, input.upload_id, caller.userId, app.id, now))) {
-      const found = await repo.uploadState(t, input.upload_id);
-      if (!found) throw kybErrors.uploadNotFound();
-      if (found.user_id !== caller.userId) throw kybErrors.fileNotOwned();
-      throw kybErrors.uploadAttached();
-    }
+    // The upload pipeline's own compare-and-set binding (the caller's, a kyb upload, still unbound).
+    const upload = await uploadsRepo.byId(t, input.upload_id);
+    if (!upload) throw kybErrors.uploadNotFound();
+    if (upload.user_id !== caller.userId) throw kybErrors.fileNotOwned();
+    if (!(await uploadsRepo.bind(t, upload.stored_name, caller.userId, ACCEPTS.kyb, { kind: 'kyb', id: app.id, at: now }))) throw kybErrors.uploadAttached();
     await repo.insertDocument(t, { application_id: app.id, upload_id: input.upload_id, doc_type: input.doc_type, person_id: personId, created_by: caller.userId }, now);
     return viewOf(s, caller, t);
   });

@@ -58,6 +58,11 @@ export async function insert(trx: Db, row: Omit<UploadRow, 'bound_kind' | 'bound
   return toRow(created!);
 }
 
+export async function byId(trx: Db, id: string): Promise<UploadRow | null> {
+  const row = (await trx('uploads').where({ id }).first()) as UploadRow | undefined;
+  return row ? toRow(row) : null;
+}
+
 export async function byStoredName(trx: Db, name: string): Promise<UploadRow | null> {
   const row = (await trx('uploads').where('stored_name', name).first()) as UploadRow | undefined;
   return row ? toRow(row) : null;
