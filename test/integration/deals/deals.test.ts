@@ -37,6 +37,7 @@ import { clock } from '../../../shared/clock.js';
 import { db, inTransaction } from '../../../shared/db.js';
 import { appendEvent } from '../../../shared/enterprise/events.js';
 import { templateMilestones } from '../../../shared/deals/templates.js';
+import { createDeal } from '../../../shared/deals/service.js';
 
 const DAY = 86_400_000;
 const KEY = () => randomUUID();
@@ -569,6 +570,16 @@ describe('enterprise deals', () => {
     });
   });
 
+  it('a deal created while the workspace went live (the request saw it as a sandbox) is a live deal: the workspace is read again under its lock', async () => {
+    const w = await dealWorld(client);
+    const seen = { ...w.workspace };
+    await db('workspaces').where({ id: w.workspace.id }).update({ is_sandbox: false, kyb_status: 'verified' });
+    const actor = { workspaceId: w.workspace.id, memberId: w.ownerMember.id, userId: w.owner.id, userName: w.owner.full_name, role: 'owner' as const };
+    const made = await createDeal(undefined, actor, seen, { title: 'Balapan', counterparty_id: w.cpId, currency: 'IDR', milestones: milestones([1_000_000]) });
+    expect(made.deal.is_test).to.equal(false);
+    expect((await dealRow(made.deal.id)).is_test).to.equal(false);
+  });
+
   describe('draft edits', () => {
     it('PATCH changes the details and writes deal.updated', async () => {
       const w = await dealWorld(client);
@@ -584,6 +595,11 @@ describe('enterprise deals', () => {
       expect(g.events.map((e) => e.event)).to.deep.equal(['deal.updated', 'deal.created']);
       const cleared = await patch(w.h.operator, d.deal.id, { description: null, external_ref: null });
       expect(cleared.body.data.deal).to.deep.include({ description: null, external_ref: null, title: 'Pengadaan server baru' });
+      // An empty text clears the field too, as create stores it: null, not ''.
+      await patch(w.h.operator, d.deal.id, { description: 'Lagi', external_ref: 'PO-3' });
+      const emptied = await patch(w.h.operator, d.deal.id, { description: '', external_ref: '' });
+      expect(emptied.body.data.deal).to.deep.include({ description: null, external_ref: null });
+      expect(await dealRow(d.deal.id)).to.include({ description: null, external_ref: null });
       expectError(await patch(w.h.operator, d.deal.id, {}), 400, 'INVALID_BODY');
       expectError(await patch(w.h.operator, d.deal.id, { title: 'x' }), 400, 'INVALID_BODY');
       expectError(await patch(w.h.operator, d.deal.id, { counterparty_id: w.cpId }), 400, 'INVALID_BODY');
