@@ -73,7 +73,10 @@ export async function submitEvidence(trx: Db | undefined, actor: WorkspaceActor,
       evidence_document_ids: [],
       evidence_submitted_at: clock.now(),
       evidence_submitted_by: actor.userId,
+      approval_round: milestone.approval_round + 1,
     });
+    // Each submission opens a new approval round with its empty slots (1, or 2 for four-eyes).
+    await repo.openApprovalRound(t, moved);
     await dealEvent(t, actor, deal, 'milestone.evidence_submitted', `Evidence submitted for milestone ${moved.sequence_no} of deal ${deal.reference}`, {
       entityType: 'milestone',
       entityId: moved.id,

@@ -2,6 +2,7 @@
 import type { Db } from '../db.js';
 import { feedPage, type EventRow } from '../enterprise/events-repo.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
+import { milestoneExtras, type MilestoneExtras } from './extras.js';
 import * as repo from './repo.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
 import { dealStatus, type DealStatus } from './states.js';
@@ -13,6 +14,8 @@ export interface DealDetail {
   status: DealStatus;
   workspaceCountry: string;
   events: EventRow[];
+  /** Approval slots, documents and payouts of each milestone. */
+  extras: MilestoneExtras;
 }
 
 /** The deal's answer, read in the caller's transaction (after a write, it shows the write). */
@@ -20,5 +23,6 @@ export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): 
   const deal = (await repo.dealById(trx, workspace.id, dealId))!;
   const milestones = await repo.milestonesOf(trx, dealId);
   const events = await feedPage(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: dealId });
-  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events };
+  const extras = await milestoneExtras(trx, milestones);
+  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events, extras };
 }

@@ -62,6 +62,14 @@ export interface MilestoneRow {
   disputed_at: Date | null;
   dispute_reason: string | null;
   approvals_required: number;
+  /** Evidence rounds so far (one per submit-evidence); approvals and decisions belong to a round. */
+  approval_round: number;
+  /** Payouts that failed and came back to the milestone's held balance, waiting for a re-release. */
+  returned_amount: number;
+  /** What a staff ruling refunded to the workspace (of `amount`). */
+  refunded_amount: number;
+  ruling: 'release' | 'refund' | 'split' | null;
+  ruled_at: Date | null;
   buyer_fee: number;
   seller_fee: number;
   funding_amount: number;
@@ -71,7 +79,7 @@ export interface MilestoneRow {
 }
 
 const BIGINT_DEAL = ['fee_min', 'fee_tier_min_volume', 'fee_volume_basis', 'platform_fee', 'buyer_fee', 'seller_fee'] as const;
-const BIGINT_MILESTONE = ['amount', 'buyer_fee', 'seller_fee', 'funding_amount', 'payout_amount'] as const;
+const BIGINT_MILESTONE = ['amount', 'buyer_fee', 'seller_fee', 'funding_amount', 'payout_amount', 'returned_amount', 'refunded_amount'] as const;
 
 function numbers<T extends object>(row: T, keys: readonly string[]): T {
   const out = { ...row } as Record<string, unknown>;
@@ -110,6 +118,11 @@ export type NewMilestone = Omit<
   | 'released_at'
   | 'disputed_at'
   | 'dispute_reason'
+  | 'approval_round'
+  | 'returned_amount'
+  | 'refunded_amount'
+  | 'ruling'
+  | 'ruled_at'
 >;
 
 export async function insertMilestones(trx: Db, rows: NewMilestone[]): Promise<void> {
@@ -165,6 +178,18 @@ export async function moveMilestone(trx: Db, id: string, move: MilestoneTransiti
     .update({ ...changes, status: move.to })
     .returning<MilestoneRow[]>('*');
   return row ? toMilestone(row) : undefined;
+}
+
+/** The pending approval slots of the milestone's current round (`approval_round`), one per approval required. */
+export async function openApprovalRound(trx: Db, m: Pick<MilestoneRow, 'id' | 'workspace_id' | 'approval_round' | 'approvals_required' | 'updated_at'>): Promise<void> {
+  const slots = Array.from({ length: m.approvals_required }, (_, i) => ({
+    milestone_id: m.id,
+    workspace_id: m.workspace_id,
+    round: m.approval_round,
+    slot: i + 1,
+    created_at: m.updated_at,
+  }));
+  await trx('milestone_approvals').insert(slots);
 }
 
 /** Moves every milestone of a deal that is in a from-state; answers how many moved. */

@@ -4,6 +4,7 @@ import { FEE_PAYEE, FEE_PAYER } from './fees.js';
 import type { DealDetail, DealListItem } from './service.js';
 import type { Funded } from './moves.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
+import { NO_EXTRAS, serializeApprovalSlot, serializeDisbursementBrief, serializeDocument, type MilestoneExtras } from './extras.js';
 import { HELD, type DealStatus } from './states.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -63,7 +64,7 @@ export function serializeDeal(d: DealWithNames, milestones: MilestoneRow[], stat
   };
 }
 
-export function serializeMilestone(m: MilestoneRow) {
+export function serializeMilestone(m: MilestoneRow, extras: MilestoneExtras = NO_EXTRAS) {
   return {
     id: m.id,
     sequence_no: m.sequence_no,
@@ -81,10 +82,9 @@ export function serializeMilestone(m: MilestoneRow) {
     disputed_at: iso(m.disputed_at),
     dispute_reason: m.dispute_reason,
     approvals_required: m.approvals_required,
-    // Approvals, deal documents and payouts come with their features (spec 4.6, 4.7).
-    approvals: [],
-    documents: [],
-    disbursements: [],
+    approvals: (extras.approvals.get(m.id) ?? []).map(serializeApprovalSlot),
+    documents: (extras.documents.get(m.id) ?? []).map(serializeDocument),
+    disbursements: (extras.disbursements.get(m.id) ?? []).map(serializeDisbursementBrief),
     buyer_fee: m.buyer_fee,
     seller_fee: m.seller_fee,
     funding_amount: m.funding_amount,
@@ -98,7 +98,7 @@ export function serializeDetail(d: DealDetail) {
   const minutes = released.map((m) => (new Date(m.released_at!).getTime() - new Date(m.funded_at!).getTime()) / 60_000);
   return {
     deal: serializeDeal(d.deal, d.milestones, d.status, d.workspaceCountry),
-    milestones: d.milestones.map(serializeMilestone),
+    milestones: d.milestones.map((m) => serializeMilestone(m, d.extras)),
     events: d.events.map(serializeEvent),
     outcome: {
       time_to_release_minutes: minutes.length ? Math.round(minutes.reduce((a, b) => a + b, 0) / minutes.length) : null,

@@ -25,6 +25,14 @@ export const SYSTEM_ACCOUNTS = {
   enterpriseFunding: { code: 'enterprise:funding_received', kind: 'gateway_clearing', allowNegative: true },
   // Buyer fees paid in with live milestone funding, held beside the milestone until release.
   enterpriseFeesHeld: { code: 'enterprise:buyer_fees_held', kind: 'system', allowNegative: false },
+  // Enterprise payouts released to counterparties' verified instructions and not settled yet (issue 27).
+  enterprisePayoutsInFlight: { code: 'enterprise:payouts_in_flight', kind: 'payout_in_flight', allowNegative: false },
+  // Enterprise payouts the payout provider (or staff by hand) settled: money that left the platform.
+  enterprisePayoutsSent: { code: 'enterprise:payouts_sent', kind: 'system', allowNegative: false },
+  // Platform fees earned on released enterprise milestones (buyer and seller shares).
+  enterpriseFees: { code: 'platform:enterprise_fees', kind: 'platform_fee', allowNegative: false },
+  // Milestone money a staff ruling returned to the workspace (sent back by bank transfer).
+  enterpriseRefunds: { code: 'enterprise:refunds_sent', kind: 'system', allowNegative: false },
   // Counterpart for corrections and opening balances made by staff.
   adjustments: { code: 'system:adjustments', kind: 'system', allowNegative: true },
 } as const satisfies Record<string, { code: string; kind: AccountKind; allowNegative: boolean }>;

@@ -1,0 +1,129 @@
+/**
+ * What a milestone answer shows beside its own row (enterprise spec 2 Milestone): the
+ * approval slots of its current round, its documents, its payouts. One query per kind for
+ * all milestones of a deal (never one per milestone).
+ */
+import type { Db } from '../db.js';
+
+const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
+
+export interface ApprovalSlotRow {
+  id: string;
+  milestone_id: string;
+  round: number;
+  slot: number;
+  status: 'pending' | 'approved';
+  approver_id: string | null;
+  approver_name: string | null;
+  note: string | null;
+  decided_at: Date | null;
+}
+
+export interface DocumentRow {
+  id: string;
+  workspace_id: string;
+  deal_id: string | null;
+  deal_reference: string | null;
+  milestone_id: string | null;
+  milestone_title: string | null;
+  document_type: string;
+  title: string;
+  file_url: string;
+  upload_id: string | null;
+  checksum_sha256: string | null;
+  visibility: 'account' | 'counterparty';
+  uploaded_by: string;
+  uploaded_by_name: string;
+  created_at: Date;
+}
+
+export interface DisbursementBrief {
+  id: string;
+  milestone_id: string;
+  amount: number;
+  status: string;
+  instruction_label: string;
+  settled_at: Date | null;
+}
+
+export interface MilestoneExtras {
+  approvals: Map<string, ApprovalSlotRow[]>;
+  documents: Map<string, DocumentRow[]>;
+  disbursements: Map<string, DisbursementBrief[]>;
+}
+
+export const NO_EXTRAS: MilestoneExtras = { approvals: new Map(), documents: new Map(), disbursements: new Map() };
+
+function byMilestone<T extends { milestone_id: string | null }>(rows: T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) if (r.milestone_id) out.set(r.milestone_id, [...(out.get(r.milestone_id) ?? []), r]);
+  return out;
+}
+
+/** The document records with their names (deal reference, milestone title, uploader), for lists and milestone answers. */
+export const documentsWithNames = (trx: Db) =>
+  trx('deal_documents as doc')
+    .leftJoin('deals as d', 'd.id', 'doc.deal_id')
+    .leftJoin('deal_milestones as m', 'm.id', 'doc.milestone_id')
+    .join('users as u', 'u.id', 'doc.uploaded_by')
+    .select('doc.*', 'd.reference as deal_reference', 'm.title as milestone_title', 'u.full_name as uploaded_by_name');
+
+/** Approval slots of each milestone's current round, its documents and its payouts. */
+export async function milestoneExtras(trx: Db, milestones: readonly { id: string; approval_round: number }[]): Promise<MilestoneExtras> {
+  if (milestones.length === 0) return NO_EXTRAS;
+  const ids = milestones.map((m) => m.id);
+  const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
+  const [slots, docs, payouts] = await Promise.all([
+    trx('milestone_approvals as a')
+      .leftJoin('users as u', 'u.id', 'a.approver_id')
+      .whereIn('a.milestone_id', ids)
+      .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
+      .select<ApprovalSlotRow[]>('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at'),
+    documentsWithNames(trx)
+      .whereIn('doc.milestone_id', ids)
+      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }]) as Promise<DocumentRow[]>,
+    trx('disbursements')
+      .whereIn('milestone_id', ids)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .select<DisbursementBrief[]>('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at'),
+  ]);
+  return {
+    approvals: byMilestone(slots.filter((s) => s.round === rounds.get(s.milestone_id))),
+    documents: byMilestone(docs),
+    disbursements: byMilestone(payouts.map((p) => ({ ...p, amount: Number(p.amount) }))),
+  };
+}
+
+/** Milestone `approvals` item: { id, approver { id, name } or null, status, note, decided_at }. */
+export function serializeApprovalSlot(s: ApprovalSlotRow) {
+  return {
+    id: s.id,
+    approver: s.approver_id ? { id: s.approver_id, name: s.approver_name } : null,
+    status: s.status,
+    note: s.note,
+    decided_at: iso(s.decided_at),
+  };
+}
+
+/** Document record (spec 2): `uploaded_by` { id, name } in lists; creation answers it as an id (4.7). */
+export function serializeDocument(d: DocumentRow) {
+  return {
+    id: d.id,
+    deal_id: d.deal_id,
+    deal_reference: d.deal_reference,
+    milestone_id: d.milestone_id,
+    milestone_title: d.milestone_title,
+    document_type: d.document_type,
+    title: d.title,
+    file_url: d.file_url,
+    checksum_sha256: d.checksum_sha256,
+    visibility: d.visibility,
+    uploaded_by: { id: d.uploaded_by, name: d.uploaded_by_name },
+    created_at: iso(d.created_at),
+  };
+}
+
+/** Milestone `disbursements` item: { id, amount, status, instruction_label, settled_at }. */
+export function serializeDisbursementBrief(p: DisbursementBrief) {
+  return { id: p.id, amount: p.amount, status: p.status, instruction_label: p.instruction_label, settled_at: iso(p.settled_at) };
+}
