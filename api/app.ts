@@ -27,6 +27,7 @@ import { kybRouter } from './routes/kyb.js';
 import { dealsRouter } from './routes/deals.js';
 import { feesRouter } from './routes/fees.js';
 import { templatesRouter } from './routes/templates.js';
+import { payoutInstructionsRouter } from './routes/payout-instructions.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
 import { trackingRouter } from './routes/tracking.js';
@@ -60,6 +61,7 @@ export const routers: AppRouter[] = [
   dealsRouter,
   feesRouter,
   templatesRouter,
+  payoutInstructionsRouter,
   ordersRouter,
   notificationsRouter,
   trackingRouter,

@@ -13,6 +13,7 @@ import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createUser } from '../../factories/users.js';
 import { createUploadRow } from '../../factories/uploads.js';
+import { createInstruction } from '../../factories/payouts.js';
 import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, workspaceKey, type Cred } from '../../factories/enterprise.js';
 import { routers } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
@@ -274,6 +275,43 @@ const ROUTES: RouteCase[] = [
       const d = await insertDeal(w, 'funded');
       return { path: `${E}/deals/${d.id}/milestones/${d.mid}/dispute`, body: { reason: 'Damaged' } };
     },
+  },
+  // 4.6 Payout instructions: viewers read, finance creates, changes and deletes; keys of both kinds may call them.
+  { method: 'GET', template: `${E}/payout-instructions`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/payout-instructions` }) },
+  {
+    method: 'GET',
+    template: `${E}/payout-instructions/:id`,
+    role: 'viewer',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id))).id}` }),
+  },
+  {
+    method: 'POST',
+    template: `${E}/payout-instructions`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 201,
+    prepare: async (w) => ({
+      path: `${E}/payout-instructions`,
+      body: { label: 'Main account', counterparty_id: await insertCounterparty(w.workspace.id), bank_name: 'BCA', account_number: '1234567890', account_holder: 'PT Pemasok' },
+    }),
+  },
+  {
+    method: 'PATCH',
+    template: `${E}/payout-instructions/:id`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id), { verified: true })).id}`, body: { bank_name: 'BNI' } }),
+  },
+  {
+    method: 'DELETE',
+    template: `${E}/payout-instructions/:id`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id))).id}` }),
   },
 ];
 

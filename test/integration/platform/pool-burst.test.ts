@@ -24,6 +24,7 @@ import { LIMITS } from '../../../api/routes/enterprise.js';
 import { LIMITS as DEAL_LIMITS } from '../../../api/routes/deals.js';
 import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
+import { LIMITS as INSTRUCTION_LIMITS } from '../../../api/routes/payout-instructions.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
@@ -52,6 +53,7 @@ import type { UserRole, UserRow } from '../../../shared/users/repo.js';
 import { addMember, createWorkspace, workspaceKey } from '../../factories/enterprise.js';
 import { createEscrow, signFields, type MadeEscrow } from '../../factories/escrows.js';
 import { createOrder } from '../../factories/orders.js';
+import { createInstruction } from '../../factories/payouts.js';
 import { createGateway } from '../../factories/payments.js';
 import { createUploadRow } from '../../factories/uploads.js';
 import { createWithdrawal, freshBank } from '../../factories/withdrawals.js';
@@ -710,6 +712,51 @@ const ROUTES: Record<string, Entry> = {
     return {
       headers: await sessionHeaders(ws.owner, ws.workspace.id),
       request: (i) => ({ path: '/v1/enterprise/fees/default-allocation', body: i % 2 === 0 ? { fee_allocation: 'split', fee_buyer_percent: i } : { fee_allocation: 'buyer' } }),
+    };
+  },
+  // Payout instructions (spec 4.6, D7): every write locks the workspace row, then the instruction; edits run one at a time,
+  // a delete of a gone row answers 404; a second staff verification 409 INVALID_STATE.
+  'POST /v1/enterprise/payout-instructions': async () => {
+    const d = await dealWorkspace();
+    return {
+      headers: await memberHeaders(d.workspace.id, 'finance'),
+      limits: [INSTRUCTION_LIMITS.write.points],
+      answers: ['201'],
+      request: (i) => ({
+        path: '/v1/enterprise/payout-instructions',
+        body: { label: `Rekening ${i}`, counterparty_id: d.cpId, bank_name: 'BCA', account_number: `12345${i}6789`, account_holder: 'PT Pemasok Jaya' },
+      }),
+    };
+  },
+  'PATCH /v1/enterprise/payout-instructions/:id': async () => {
+    const d = await dealWorkspace();
+    const { id } = await createInstruction(d.workspace, d.cpId, { verified: true });
+    return {
+      headers: await memberHeaders(d.workspace.id, 'finance'),
+      limits: [INSTRUCTION_LIMITS.write.points],
+      answers: ['200'],
+      request: (i) => ({ path: `/v1/enterprise/payout-instructions/${id}`, body: i % 3 === 0 ? { label: `Rekening ${i}` } : i % 3 === 1 ? { bank_name: `Bank ${i}` } : { account_number: `98765${i}4321` } }),
+    };
+  },
+  'DELETE /v1/enterprise/payout-instructions/:id': async () => {
+    const d = await dealWorkspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
+    return {
+      headers: await memberHeaders(d.workspace.id, 'finance'),
+      limits: [INSTRUCTION_LIMITS.write.points],
+      answers: ['200', '404 NOT_FOUND'],
+      request: (i) => ({ path: `/v1/enterprise/payout-instructions/${ids[i % ids.length]!}` }),
+    };
+  },
+  'POST /v1/admin/enterprise/payout-instructions/:id/verify': async () => {
+    const d = await dealWorkspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
+    return {
+      headers: (await account('admin')).headers,
+      answers: ['200', '409 INVALID_STATE'],
+      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/verify`, body: { note: `Dicek ${i}` } }),
     };
   },
 

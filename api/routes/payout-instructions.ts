@@ -1,0 +1,61 @@
+/**
+ * Payout instructions (enterprise spec 4.6, 8; D7, D10). Each route states its spec rule in
+ * `enterpriseAuth(rule)` (viewers read, finance writes), then the section 8 limit "payout
+ * instruction writes 30 per minute" (one counter for the three writes, before validation
+ * so invalid bodies count), validation and `enterpriseIdempotent`; a keyed write passes
+ * `txOf(ctx)` so its change and the stored answer commit together. The staff verification
+ * of D10 is at the end.
+ */
+import * as S from '../../shared/payouts/instruction-schemas.js';
+import * as out from '../../shared/payouts/instruction-serialize.js';
+import * as instructions from '../../shared/payouts/instructions.js';
+import { ok, createRouter } from '../context.js';
+import { idOf, paginated, staffOf } from '../kit.js';
+import { auth, requireAdmin } from '../middleware/auth.js';
+import { enterpriseAuth, enterpriseIdempotent as idempotent, workspaceActorOf } from '../middleware/enterprise-auth.js';
+import { idempotent as staffIdempotent, txOf } from '../middleware/idempotency.js';
+import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
+import { bodyOf, queryOf, validate } from '../middleware/validate.js';
+
+export const payoutInstructionsRouter = createRouter();
+
+/** Section 8: payout instruction writes (create, change, delete together), 30 per minute per user. */
+export const LIMITS = { write: { name: 'ent-payout-instruction', points: 30, durationSeconds: 60, by: 'user' } satisfies RateLimitRule };
+const writeLimit = rateLimit(LIMITS.write);
+
+const P = '/v1/enterprise/payout-instructions';
+
+payoutInstructionsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list }), async (ctx) => {
+  const q = queryOf<S.InstructionQuery>(ctx);
+  const { rows, total } = await instructions.listInstructions(workspaceActorOf(ctx), q);
+  paginated(ctx, rows.map(out.serializeInstruction), { page: q.page, limit: q.limit, total });
+});
+
+payoutInstructionsRouter.get(`${P}/:id`, enterpriseAuth({ role: 'viewer' }), validate({ params: S.params }), async (ctx) => {
+  ok(ctx, out.serializeInstruction(await instructions.getInstruction(workspaceActorOf(ctx), idOf(ctx))));
+});
+
+payoutInstructionsRouter.post(P, enterpriseAuth({ role: 'finance' }), writeLimit, validate({ body: S.create }), idempotent, async (ctx) => {
+  ok(ctx, out.serializeInstruction(await instructions.createInstruction(txOf(ctx), workspaceActorOf(ctx), bodyOf<S.InstructionInput>(ctx))), 201);
+});
+
+payoutInstructionsRouter.patch(`${P}/:id`, enterpriseAuth({ role: 'finance' }), writeLimit, validate({ params: S.params, body: S.update }), idempotent, async (ctx) => {
+  ok(ctx, out.serializeInstruction(await instructions.updateInstruction(txOf(ctx), workspaceActorOf(ctx), idOf(ctx), bodyOf<S.InstructionPatch>(ctx))));
+});
+
+payoutInstructionsRouter.delete(`${P}/:id`, enterpriseAuth({ role: 'finance' }), writeLimit, validate({ params: S.params }), idempotent, async (ctx) => {
+  ok(ctx, await instructions.deleteInstruction(txOf(ctx), workspaceActorOf(ctx), idOf(ctx)));
+});
+
+// ---- Staff (D9, D10: an admin session or an admin's personal key) -----------------------------
+
+payoutInstructionsRouter.post(
+  '/v1/admin/enterprise/payout-instructions/:id/verify',
+  auth(),
+  requireAdmin(),
+  validate({ params: S.params, body: S.verify }),
+  staffIdempotent(),
+  async (ctx) => {
+    ok(ctx, out.serializeInstruction(await instructions.verifyInstruction(txOf(ctx), staffOf(ctx), idOf(ctx))));
+  },
+);

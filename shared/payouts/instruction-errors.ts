@@ -1,0 +1,26 @@
+/**
+ * The payout instruction error catalogue (enterprise spec 4.6, 7; D7, D10): one factory per
+ * situation, each owning its code, its kind (which owns the status) and its English and
+ * Indonesian text.
+ */
+import { errors, fail } from '../errors.js';
+
+export const instructionErrors = {
+  notFound: () =>
+    errors.notFound({ en: 'No payout instruction with this id in the workspace', id: 'Tidak ada instruksi pembayaran dengan id ini di workspace' }),
+  /** Staff side: no instruction with this id in any workspace (or deleted). */
+  notFoundAnywhere: () => errors.notFound({ en: 'No payout instruction with this id', id: 'Tidak ada instruksi pembayaran dengan id ini' }),
+  counterpartyNotFound: () =>
+    errors.invalidBody({ formErrors: [], fieldErrors: { counterparty_id: ['is not a counterparty of this workspace'] } }),
+  /** PATCH or DELETE while money is on its way to this destination. */
+  payoutInFlight: () =>
+    fail.conflict('INVALID_STATE', {
+      en: 'A payout to this instruction is queued or processing; change or delete it once the payout is settled or failed',
+      id: 'Pembayaran ke instruksi ini sedang antre atau diproses; ubah atau hapus setelah pembayaran selesai atau gagal',
+    }),
+  alreadyVerified: () =>
+    fail.conflict('INVALID_STATE', {
+      en: 'The payout instruction is already verified',
+      id: 'Instruksi pembayaran sudah diverifikasi',
+    }),
+};

@@ -1,0 +1,33 @@
+/**
+ * Answer shapes of the payout instruction routes (enterprise spec 1, 4.6; D7). The account
+ * number never leaves the service: answers show `account_number_masked` only (spec 1:
+ * "Bank account numbers are never returned in full").
+ */
+import type { InstructionWithNames } from './instructions-repo.js';
+
+const iso = (d: Date | string): string => new Date(d).toISOString();
+
+/**
+ * A bank account number as answers show it: an ellipsis and its last four digits
+ * (`…7890`), the service's masking style (API key previews, `maskKey` in
+ * shared/auth/api-keys.ts, end in `…` and the last four characters).
+ */
+export function maskAccountNumber(last4: string): string {
+  return `…${last4}`;
+}
+
+export function serializeInstruction(p: InstructionWithNames) {
+  return {
+    id: p.id,
+    label: p.label,
+    counterparty: { id: p.counterparty_id, name: p.counterparty_name },
+    bank_name: p.bank_name,
+    account_holder: p.account_holder,
+    account_number_masked: maskAccountNumber(p.account_number_last4),
+    status: p.status,
+    verified_at: p.verified_at ? iso(p.verified_at) : null,
+    created_by: { id: p.created_by, name: p.creator_name },
+    created_at: iso(p.created_at),
+    updated_at: iso(p.updated_at),
+  };
+}

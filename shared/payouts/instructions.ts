@@ -1,0 +1,286 @@
+/**
+ * Payout instructions (enterprise spec 1, 4.6, 8; D7, D9, D10): a counterparty's bank
+ * destination that released money is paid to, once staff verified it.
+ *
+ * - The account number is sealed at rest (`encryptSecret`) with its last four digits beside
+ *   it for answers (`account_number_masked`); it is never returned, logged or put in an event.
+ * - A new instruction is `pending_verification`. Staff verification signs the destination
+ *   (signature.ts: the instruction, its workspace and counterparty, bank name, holder and
+ *   number; not the label) and marks it `verified`.
+ * - An edit that changes the bank name, holder or number sends it back to
+ *   `pending_verification` and clears the signature; a label-only edit keeps it verified (the
+ *   label is not signed). Sending a destination field with the value it already has changes
+ *   nothing.
+ * - `checkDestination` is the gate money passes: it re-signs the row's current fields and
+ *   compares, so a change that bypassed the API (a direct database edit) stops the payout.
+ * - While a disbursement to an instruction is queued or processing, PATCH and DELETE are
+ *   refused (409 INVALID_STATE): the money's destination cannot move under it.
+ *
+ * Lock order (every write): the workspace row (`lockWorkspace`), then the instruction row
+ * FOR UPDATE; a release takes the workspace row first too and then reads its instructions
+ * FOR SHARE (`instructionsForRelease`), so an edit and a release of one workspace run one
+ * after the other and each sees what the other committed. Every write appends its event to
+ * the workspace feed in its own transaction (payout_instruction.created, .updated,
+ * .deleted; .verified by staff with the operator label and no actor); livemode is false on
+ * a sandbox workspace.
+ */
+import { clock } from '../clock.js';
+import { decryptSecret, encryptSecret } from '../crypto.js';
+import { db, inTransaction, type Db } from '../db.js';
+import type { StaffActor } from '../actors.js';
+import { isUuid } from '../ids.js';
+import { byOf, type WorkspaceActor } from '../enterprise/access.js';
+import { counterpartyById } from '../enterprise/counterparties-repo.js';
+import { appendEvent, operatorLabel } from '../enterprise/events.js';
+import { lockWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
+import { recordStaffAction } from '../staff/audit.js';
+import { instructionErrors } from './instruction-errors.js';
+import type { InstructionInput, InstructionPatch, InstructionQuery } from './instruction-schemas.js';
+import { maskAccountNumber } from './instruction-serialize.js';
+import * as repo from './instructions-repo.js';
+import type { InstructionChanges, InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
+import { signDestination, signatureMatches, type Destination } from './signature.js';
+
+export type { InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
+export type { InstructionInput, InstructionPatch, InstructionQuery } from './instruction-schemas.js';
+
+const last4 = (accountNumber: string): string => accountNumber.slice(-4);
+
+/** The decrypted account number, or null when the sealed value cannot be opened (tampered or sealed under another key). */
+function openNumber(row: Pick<PayoutInstructionRow, 'account_number_sealed'>): string | null {
+  try {
+    return decryptSecret(row.account_number_sealed);
+  } catch {
+    return null;
+  }
+}
+
+/** The destination a signature covers, from a row and its decrypted account number. */
+function destinationOf(row: PayoutInstructionRow, accountNumber: string): Destination {
+  return {
+    instructionId: row.id,
+    workspaceId: row.workspace_id,
+    counterpartyId: row.counterparty_id,
+    bankName: row.bank_name,
+    accountHolder: row.account_holder,
+    accountNumber,
+  };
+}
+
+/** The workspace row, locked (the first lock of every instruction write). */
+async function lockedWorkspace(trx: Db, workspaceId: string): Promise<WorkspaceRow> {
+  const workspace = await lockWorkspace(trx, workspaceId);
+  if (!workspace) throw instructionErrors.notFound();
+  return workspace;
+}
+
+/** The instruction of the actor's workspace for a PATCH or DELETE: locked after the workspace; refused while money is on its way to it. */
+async function lockForChange(trx: Db, actor: WorkspaceActor, id: string): Promise<{ workspace: WorkspaceRow; row: PayoutInstructionRow }> {
+  if (!isUuid(id)) throw instructionErrors.notFound();
+  const workspace = await lockedWorkspace(trx, actor.workspaceId);
+  const row = await repo.lockInstruction(trx, actor.workspaceId, id);
+  if (!row) throw instructionErrors.notFound();
+  if (await repo.hasOpenDisbursement(trx, row.id)) throw instructionErrors.payoutInFlight();
+  return { workspace, row };
+}
+
+async function withNames(trx: Db, row: PayoutInstructionRow): Promise<InstructionWithNames> {
+  return (await repo.instructionWithNames(trx, row.workspace_id, row.id))!;
+}
+
+/** How an event names an instruction: its label, bank and masked number (never the number). */
+const named = (row: Pick<PayoutInstructionRow, 'label' | 'bank_name' | 'account_number_last4'>): string =>
+  `${row.label} (${row.bank_name} ${maskAccountNumber(row.account_number_last4)})`;
+
+// ---- Reads --------------------------------------------------------------------------------
+
+export async function listInstructions(actor: WorkspaceActor, q: InstructionQuery): Promise<{ rows: InstructionWithNames[]; total: number }> {
+  return repo.listInstructions(db, actor.workspaceId, { counterpartyId: q.counterparty_id, status: q.status, page: q.page, limit: q.limit });
+}
+
+/** An instruction of the actor's workspace; 404 NOT_FOUND for another workspace's or a deleted one. */
+export async function getInstruction(actor: WorkspaceActor, id: string): Promise<InstructionWithNames> {
+  const row = isUuid(id) ? await repo.instructionWithNames(db, actor.workspaceId, id) : undefined;
+  if (!row) throw instructionErrors.notFound();
+  return row;
+}
+
+// ---- Writes (finance) ---------------------------------------------------------------------
+
+/** POST /payout-instructions (D7): a destination for a counterparty of the workspace, pending_verification. */
+export async function createInstruction(trx: Db | undefined, actor: WorkspaceActor, input: InstructionInput): Promise<InstructionWithNames> {
+  return inTransaction(trx, async (t) => {
+    const workspace = await lockedWorkspace(t, actor.workspaceId);
+    const cp = isUuid(input.counterparty_id) ? await counterpartyById(t, input.counterparty_id) : undefined;
+    if (!cp || cp.workspace_id !== workspace.id) throw instructionErrors.counterpartyNotFound();
+    const now = clock.now();
+    const row = await repo.insertInstruction(t, {
+      workspace_id: workspace.id,
+      counterparty_id: cp.id,
+      label: input.label,
+      bank_name: input.bank_name,
+      account_holder: input.account_holder,
+      account_number_sealed: encryptSecret(input.account_number),
+      account_number_last4: last4(input.account_number),
+      created_by: actor.userId,
+      created_at: now,
+      updated_at: now,
+    });
+    await appendEvent(t, workspace.id, {
+      event: 'payout_instruction.created',
+      entityType: 'payout_instruction',
+      entityId: row.id,
+      actor: byOf(actor),
+      summary: `Payout instruction ${named(row)} added for ${cp.name}; waiting for verification`,
+      realMoney: !workspace.is_sandbox,
+    });
+    return withNames(t, row);
+  });
+}
+
+/**
+ * PATCH /payout-instructions/:id: any subset of label, bank_name, account_number,
+ * account_holder. A changed bank name, holder or number sends a verified instruction back
+ * to pending_verification (the signature cleared); the label alone keeps it verified. A
+ * body that changes nothing writes nothing.
+ */
+export async function updateInstruction(trx: Db | undefined, actor: WorkspaceActor, id: string, input: InstructionPatch): Promise<InstructionWithNames> {
+  return inTransaction(trx, async (t) => {
+    const { workspace, row } = await lockForChange(t, actor, id);
+    const changes: InstructionChanges = { updated_at: clock.now() };
+    const changed: string[] = [];
+    if (input.label !== undefined && input.label !== row.label) {
+      changes.label = input.label;
+      changed.push('label');
+    }
+    if (input.bank_name !== undefined && input.bank_name !== row.bank_name) {
+      changes.bank_name = input.bank_name;
+      changed.push('bank_name');
+    }
+    if (input.account_holder !== undefined && input.account_holder !== row.account_holder) {
+      changes.account_holder = input.account_holder;
+      changed.push('account_holder');
+    }
+    // A number that cannot be opened any more is replaced (it is a change whatever was sent).
+    if (input.account_number !== undefined && input.account_number !== openNumber(row)) {
+      changes.account_number_sealed = encryptSecret(input.account_number);
+      changes.account_number_last4 = last4(input.account_number);
+      changed.push('account_number');
+    }
+    if (changed.length === 0) return withNames(t, row);
+    const destinationChanged = changed.some((f) => f !== 'label');
+    const unverified = destinationChanged && row.status === 'verified';
+    if (destinationChanged) {
+      changes.status = 'pending_verification';
+      changes.verification_signature = null;
+      changes.verified_at = null;
+      changes.verified_by = null;
+    }
+    const updated = await repo.updateInstruction(t, row.id, changes);
+    await appendEvent(t, workspace.id, {
+      event: 'payout_instruction.updated',
+      entityType: 'payout_instruction',
+      entityId: updated.id,
+      actor: byOf(actor),
+      summary: `Payout instruction ${named(updated)} changed: ${changed.sort().join(', ')}${unverified ? '; waiting for verification again' : ''}`,
+      realMoney: !workspace.is_sandbox,
+    });
+    return withNames(t, updated);
+  });
+}
+
+/** DELETE /payout-instructions/:id: a soft delete (deleted_at); past disbursements keep pointing at the row. */
+export async function deleteInstruction(trx: Db | undefined, actor: WorkspaceActor, id: string): Promise<{ id: string; deleted: true }> {
+  return inTransaction(trx, async (t) => {
+    const { workspace, row } = await lockForChange(t, actor, id);
+    const now = clock.now();
+    await repo.updateInstruction(t, row.id, { deleted_at: now, updated_at: now });
+    await appendEvent(t, workspace.id, {
+      event: 'payout_instruction.deleted',
+      entityType: 'payout_instruction',
+      entityId: row.id,
+      actor: byOf(actor),
+      summary: `Payout instruction ${named(row)} deleted`,
+      realMoney: !workspace.is_sandbox,
+    });
+    return { id: row.id, deleted: true };
+  });
+}
+
+// ---- Staff (D9, D10) ----------------------------------------------------------------------
+
+/**
+ * POST /v1/admin/enterprise/payout-instructions/:id/verify: staff checked the destination
+ * outside the service and vouch for it. pending_verification -> verified with the
+ * signature of the row's current destination (read under its lock, after the workspace
+ * row's, so no edit slips between what is signed and what is stored); 409 INVALID_STATE
+ * when already verified; 404 NOT_FOUND for an unknown or deleted instruction. Recorded in
+ * the staff audit and in the workspace feed (payout_instruction.verified, the operator
+ * label, no actor).
+ */
+export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, id: string): Promise<InstructionWithNames> {
+  return inTransaction(trx, async (t) => {
+    const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
+    if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    const workspace = await lockWorkspace(t, found.workspace_id);
+    const row = await repo.instructionById(t, id, true);
+    if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    if (row.status !== 'pending_verification') throw instructionErrors.alreadyVerified();
+    const accountNumber = openNumber(row);
+    if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
+    const now = clock.now();
+    const verified = await repo.markVerified(t, row.id, { verification_signature: signDestination(destinationOf(row, accountNumber)), verified_at: now, verified_by: staff.actorId });
+    if (!verified) throw instructionErrors.alreadyVerified();
+    await recordStaffAction(t, { actorId: staff.actorId, action: 'payout_instruction.verified', targetType: 'payout_instruction', targetId: row.id, note: staff.note ?? null, ip: staff.ip });
+    await appendEvent(t, workspace.id, {
+      event: 'payout_instruction.verified',
+      entityType: 'payout_instruction',
+      entityId: row.id,
+      actorLabel: await operatorLabel(t),
+      summary: `Payout instruction ${named(verified)} verified`,
+      realMoney: !workspace.is_sandbox,
+    });
+    return withNames(t, verified);
+  });
+}
+
+// ---- The gate money passes (release, payout worker) ---------------------------------------
+
+/** Why a destination may not be paid. */
+export type DestinationRefusal = 'not_found' | 'deleted' | 'not_verified' | 'sealed_unreadable' | 'signature_mismatch' | 'last4_mismatch';
+
+export type DestinationCheck =
+  | { ok: true; row: PayoutInstructionRow; destination: { bank_name: string; account_holder: string; account_number: string } }
+  | { ok: false; reason: DestinationRefusal };
+
+/**
+ * Re-reads the instruction (any workspace; no lock of its own: the caller holds the locks
+ * its move needs) and answers ok only when it exists, is not deleted, is verified, and its
+ * stored signature is the signature of its CURRENT workspace, counterparty, bank name,
+ * holder and (decrypted) number. A change of any of them after verification that did not
+ * go through the API (which would have cleared the verification) answers
+ * `signature_mismatch`; a last-four that no longer matches the number (what approvers were
+ * shown) answers `last4_mismatch`. The destination is returned decrypted, for the payout.
+ */
+export async function checkDestination(trx: Db, instructionId: string): Promise<DestinationCheck> {
+  const row = isUuid(instructionId) ? await repo.instructionById(trx, instructionId) : undefined;
+  if (!row) return { ok: false, reason: 'not_found' };
+  if (row.deleted_at !== null) return { ok: false, reason: 'deleted' };
+  if (row.status !== 'verified' || !row.verification_signature) return { ok: false, reason: 'not_verified' };
+  const accountNumber = openNumber(row);
+  if (accountNumber === null) return { ok: false, reason: 'sealed_unreadable' };
+  if (!signatureMatches(destinationOf(row, accountNumber), row.verification_signature)) return { ok: false, reason: 'signature_mismatch' };
+  if (last4(accountNumber) !== row.account_number_last4) return { ok: false, reason: 'last4_mismatch' };
+  return { ok: true, row, destination: { bank_name: row.bank_name, account_holder: row.account_holder, account_number: accountNumber } };
+}
+
+/**
+ * The workspace's live (not deleted) instructions among `ids`, locked FOR SHARE in id order
+ * (a release holds them so no edit or delete commits under it; take the workspace row
+ * first). Ids that name no live instruction of the workspace are simply absent: the
+ * caller compares. Whether each may be paid is `checkDestination`'s answer.
+ */
+export async function instructionsForRelease(trx: Db, workspaceId: string, ids: string[]): Promise<PayoutInstructionRow[]> {
+  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
+  return repo.instructionsForShare(trx, workspaceId, wanted);
+}

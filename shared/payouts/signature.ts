@@ -1,0 +1,57 @@
+/**
+ * The staff signature over a payout destination (enterprise spec 1: "Money only leaves
+ * escrow to a payout instruction the operator has verified and signed"; D7).
+ *
+ * Staff verification stores `signDestination` of the instruction's decrypted destination;
+ * before money moves, `checkDestination` (instructions.ts) signs the row's CURRENT fields
+ * again and compares. Any change of a signed field after verification (through the API,
+ * which also sends the instruction back to pending_verification, or straight in the
+ * database) makes the two differ. The label is not signed: renaming a verified
+ * instruction keeps its verification.
+ *
+ * HMAC-SHA256 under a key derived from the service's encryption key (so the database
+ * alone cannot forge a signature), over a canonical JSON of the fields (fixed key order,
+ * a version tag), encoded base64url. Compared in constant time.
+ */
+import { createHmac } from 'node:crypto';
+import { config } from '../config.js';
+import { safeEqual } from '../crypto.js';
+
+/** What a verification vouches for: where the money goes, for whom, from which workspace. */
+export interface Destination {
+  instructionId: string;
+  workspaceId: string;
+  counterpartyId: string;
+  bankName: string;
+  accountHolder: string;
+  /** Digits only, as stored (spaces and dashes removed). */
+  accountNumber: string;
+}
+
+const PURPOSE = 'payout-instruction-signature/v1';
+
+/** HMAC(encryptionKey, purpose): a key used for nothing else. */
+const signingKey = (): Buffer => createHmac('sha256', config.encryptionKey).update(PURPOSE).digest();
+
+/** The signed text: every field under its own name, keys in a fixed (sorted) order, the version first. */
+export function canonicalDestination(d: Destination): string {
+  return JSON.stringify({
+    v: 1,
+    account_holder: d.accountHolder,
+    account_number: d.accountNumber,
+    bank_name: d.bankName,
+    counterparty_id: d.counterpartyId.toLowerCase(),
+    instruction_id: d.instructionId.toLowerCase(),
+    workspace_id: d.workspaceId.toLowerCase(),
+  });
+}
+
+export function signDestination(d: Destination): string {
+  return createHmac('sha256', signingKey()).update(canonicalDestination(d)).digest('base64url');
+}
+
+/** True only when `signature` is the signature of exactly this destination (constant-time compare). */
+export function signatureMatches(d: Destination, signature: string | null | undefined): boolean {
+  if (typeof signature !== 'string' || signature === '') return false;
+  return safeEqual(signDestination(d), signature);
+}
