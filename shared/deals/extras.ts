@@ -68,10 +68,29 @@ export const documentsWithNames = (trx: Db) =>
     .join('users as u', 'u.id', 'doc.uploaded_by')
     .select('doc.*', 'd.reference as deal_reference', 'm.title as milestone_title', 'u.full_name as uploaded_by_name');
 
-/** Approval slots of each milestone's current round, its documents and its payouts. */
-export async function milestoneExtras(trx: Db, milestones: readonly { id: string; approval_round: number }[]): Promise<MilestoneExtras> {
+/** The evidence ids a milestone names (a row written as `{}` by older code names none). */
+const namedIn = (m: { evidence_document_ids?: unknown }): string[] =>
+  Array.isArray(m.evidence_document_ids) ? m.evidence_document_ids.filter((v): v is string => typeof v === 'string') : [];
+
+/** A milestone's documents: those attached to it and those named in its evidence, newest first. */
+function documentsOf(docs: DocumentRow[], milestones: readonly { id: string; evidence_document_ids?: unknown }[]): Map<string, DocumentRow[]> {
+  const out = new Map<string, DocumentRow[]>();
+  for (const m of milestones) {
+    const named = new Set(namedIn(m));
+    const mine = docs.filter((d) => d.milestone_id === m.id || named.has(d.id));
+    if (mine.length > 0) out.set(m.id, mine);
+  }
+  return out;
+}
+
+/** Approval slots of each milestone's current round, its documents (attached, or named as its evidence) and its payouts. */
+export async function milestoneExtras(
+  trx: Db,
+  milestones: readonly { id: string; approval_round: number; evidence_document_ids?: unknown }[],
+): Promise<MilestoneExtras> {
   if (milestones.length === 0) return NO_EXTRAS;
   const ids = milestones.map((m) => m.id);
+  const named = milestones.flatMap(namedIn);
   const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
   const [slots, docs, payouts] = await Promise.all([
     trx('milestone_approvals as a')
@@ -80,7 +99,10 @@ export async function milestoneExtras(trx: Db, milestones: readonly { id: string
       .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
       .select<ApprovalSlotRow[]>('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at'),
     documentsWithNames(trx)
-      .whereIn('doc.milestone_id', ids)
+      .where((w) => {
+        void w.whereIn('doc.milestone_id', ids);
+        if (named.length > 0) void w.orWhereIn('doc.id', named);
+      })
       .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }]) as Promise<DocumentRow[]>,
     trx('disbursements')
       .whereIn('milestone_id', ids)
@@ -89,7 +111,7 @@ export async function milestoneExtras(trx: Db, milestones: readonly { id: string
   ]);
   return {
     approvals: byMilestone(slots.filter((s) => s.round === rounds.get(s.milestone_id))),
-    documents: byMilestone(docs),
+    documents: documentsOf(docs, milestones),
     disbursements: byMilestone(payouts.map((p) => ({ ...p, amount: Number(p.amount) }))),
   };
 }

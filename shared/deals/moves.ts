@@ -5,6 +5,7 @@
  * Sandbox funding moves no money (spec 4.5 rule 4); live funding is confirmed by staff.
  */
 import { clock } from '../clock.js';
+import { allOfDeal } from '../documents/service.js';
 import { inTransaction, type Db } from '../db.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
@@ -66,11 +67,13 @@ export interface EvidenceInput {
 export async function submitEvidence(trx: Db | undefined, actor: WorkspaceActor, workspace: WorkspaceRow, dealId: string, milestoneId: string, input: EvidenceInput): Promise<DealDetail> {
   return inTransaction(trx, async (t) => {
     const { deal, milestone } = await milestoneOf(t, actor, dealId, milestoneId);
-    // Deal documents (spec 4.7) are not built yet, so no id can name a document of this deal.
-    if ((input.document_ids ?? []).length > 0) throw dealErrors.documentNotOfDeal();
+    // Only documents of this deal (same workspace) may be named (D7); kept in evidence_document_ids (jsonb).
+    const documentIds = input.document_ids ?? [];
+    if (!(await allOfDeal(t, deal.workspace_id, deal.id, documentIds))) throw dealErrors.documentNotOfDeal();
     const moved = await transition(t, milestone, 'submit_evidence', {
       evidence_summary: input.summary,
-      evidence_document_ids: [],
+      // A jsonb column takes JSON text (pg would send a JS array as a Postgres array literal); it reads back as the array.
+      evidence_document_ids: JSON.stringify(documentIds) as unknown as string[],
       evidence_submitted_at: clock.now(),
       evidence_submitted_by: actor.userId,
       approval_round: milestone.approval_round + 1,

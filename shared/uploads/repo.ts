@@ -2,8 +2,8 @@
 import type { Db } from '../db.js';
 import type { Purpose } from './sanitise/index.js';
 
-/** What an upload is bound to; `kyb` is an enterprise KYB submission. */
-export type BoundKind = 'escrow' | 'chat' | 'dispute' | 'kyb';
+/** What an upload is bound to; `kyb` is an enterprise KYB submission, `deal_document` an enterprise deal document. */
+export type BoundKind = 'escrow' | 'chat' | 'dispute' | 'kyb' | 'deal_document';
 
 export interface UploadRow {
   id: string;
@@ -88,6 +88,12 @@ export async function bind(
 export async function countBound(trx: Db, kind: BoundKind, id: string): Promise<number> {
   const row: { count: string } | undefined = await trx('uploads').where({ bound_kind: kind, bound_id: id }).count<{ count: string }>('* as count').first();
   return Number(row?.count ?? 0);
+}
+
+/** Clears one binding (its target is gone), so the daily purge takes the upload; only if it is still bound to that target. */
+export async function unbind(trx: Db, id: string, target: { kind: BoundKind; id: string }): Promise<boolean> {
+  const n = await trx('uploads').where({ id, bound_kind: target.kind, bound_id: target.id }).update({ bound_kind: null, bound_id: null, bound_at: null });
+  return n > 0;
 }
 
 /** Unbound uploads created before `before` (oldest first), at most `limit`. */

@@ -27,9 +27,9 @@ export const UNBOUND_TTL_MS = 24 * 3600_000;
 /** Rate limit of POST /v1/upload/:type. */
 export const RATE = { points: 40, durationSeconds: 600 };
 /** Most uploads one target may hold. */
-export const MAX_BOUND: Record<BoundKind, number> = { escrow: 10, chat: 5, dispute: 30, kyb: 30 };
-/** Upload purposes each target accepts. */
-export const ACCEPTS: Record<BoundKind, readonly Purpose[]> = { escrow: ['escrow'], dispute: ['escrow'], chat: ['chat'], kyb: ['kyb'] };
+export const MAX_BOUND: Record<BoundKind, number> = { escrow: 10, chat: 5, dispute: 30, kyb: 30, deal_document: 1 };
+/** Upload purposes each target accepts (a deal document: the consumer's document types, PDF or image; never identity or KYB files). */
+export const ACCEPTS: Record<BoundKind, readonly Purpose[]> = { escrow: ['escrow'], dispute: ['escrow'], chat: ['chat'], kyb: ['kyb'], deal_document: ['escrow', 'chat'] };
 
 export const SANITISE_JOB = 'uploads.sanitise';
 export const quarantineKey = (id: string) => `quarantine/${id}`;

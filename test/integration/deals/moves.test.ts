@@ -2,8 +2,8 @@
  * Milestone moves over HTTP (enterprise spec 3 milestone table, 4.4 fund, 5, 7, 8; D7;
  * issue 26): fund in the sandbox (finance; the answer's exact shape; the method always
  * recorded as sandbox; 403 on a live workspace, 409 for a live deal, 409 when not
- * awaiting_funding; 30 per minute), submit evidence (funded or revision_requested; no
- * document ids while deal documents do not exist), dispute (funded, evidence_submitted,
+ * awaiting_funding; 30 per minute), submit evidence (funded or revision_requested; document
+ * ids must name documents of the deal: test/integration/documents), dispute (funded, evidence_submitted,
  * approved; the deal becomes disputed); every move from every status against the spec's
  * table (refusals 409 CONCURRENT_MODIFICATION, nothing changed); races (two funds, cancel
  * against fund); KYB approval of a workspace with sandbox deals (unfinished milestones
@@ -220,7 +220,7 @@ describe('enterprise milestone moves', () => {
       expect(res.body.data.milestones[0]).to.deep.include({ status: 'evidence_submitted', evidence_summary: 'Foto baru' });
     });
 
-    it('document_ids are refused while deal documents do not exist; the body rules; a viewer is 403', async () => {
+    it('document_ids naming no document of the deal are refused; the body rules; a viewer is 403', async () => {
       const w = await dealWorld(client);
       const d = await activeDeal(client, w);
       const mid = d.milestones[0]!.id;
