@@ -27,6 +27,7 @@ import { kybRouter } from './routes/kyb.js';
 import { dealsRouter } from './routes/deals.js';
 import { feesRouter } from './routes/fees.js';
 import { templatesRouter } from './routes/templates.js';
+import { documentsRouter } from './routes/documents.js';
 import { payoutInstructionsRouter } from './routes/payout-instructions.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
@@ -61,6 +62,7 @@ export const routers: AppRouter[] = [
   dealsRouter,
   feesRouter,
   templatesRouter,
+  documentsRouter,
   payoutInstructionsRouter,
   ordersRouter,
   notificationsRouter,

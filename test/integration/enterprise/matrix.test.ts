@@ -1,5 +1,5 @@
 /**
- * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.3, 4.4, 4.5, 4.9, 4.10):
+ * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.3, 4.4, 4.5, 4.7, 4.9, 4.10):
  * every enterprise route x every credential kind (session, personal key, workspace read
  * key, workspace read+write key) x every role, each answer checked against the spec's
  * rules written out here independently of the code: dashboard-only routes refuse keys
@@ -13,6 +13,7 @@ import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createUser } from '../../factories/users.js';
 import { createUploadRow } from '../../factories/uploads.js';
+import { insertDocument, insertNote } from '../../factories/documents.js';
 import { createInstruction } from '../../factories/payouts.js';
 import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, workspaceKey, type Cred } from '../../factories/enterprise.js';
 import { routers } from '../../../api/app.js';
@@ -201,6 +202,30 @@ const ROUTES: RouteCase[] = [
   { method: 'POST', template: `${E}/templates`, role: 'operator', dashboardOnly: false, ok: 201, prepare: () => Promise.resolve({ path: `${E}/templates`, body: templateBody }) },
   { method: 'PATCH', template: `${E}/templates/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/templates/${await insertTemplate(w.workspace.id, w.owner.id)}`, body: { name: 'Renamed' } }) },
   { method: 'DELETE', template: `${E}/templates/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/templates/${await insertTemplate(w.workspace.id, w.owner.id)}` }) },
+  // 4.7 Documents and notes: viewers read, operators add and delete; keys of both kinds may call them.
+  { method: 'GET', template: `${E}/documents`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/documents` }) },
+  {
+    method: 'POST',
+    template: `${E}/documents`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 201,
+    prepare: () => Promise.resolve({ path: `${E}/documents`, body: { title: 'Contract', document_type: 'contract', file_url: 'https://files.example.com/contract.pdf' } }),
+  },
+  { method: 'DELETE', template: `${E}/documents/:id`, role: 'operator', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/documents/${await insertDocument(w.workspace.id, w.owner.id)}` }) },
+  { method: 'GET', template: `${E}/deals/:id/notes`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}/notes` }) },
+  { method: 'POST', template: `${E}/deals/:id/notes`, role: 'operator', dashboardOnly: false, ok: 201, prepare: async (w) => ({ path: `${E}/deals/${(await insertDeal(w)).id}/notes`, body: { body: 'Matrix note' } }) },
+  {
+    method: 'DELETE',
+    template: `${E}/deals/:id/notes/:nid`,
+    role: 'operator',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w);
+      return { path: `${E}/deals/${d.id}/notes/${await insertNote(w.workspace.id, d.id, w.owner.id)}` };
+    },
+  },
   { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
   { method: 'GET', template: `${E}/audit/export.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/audit/export.csv` }) },
   { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },

@@ -24,6 +24,7 @@ import { LIMITS } from '../../../api/routes/enterprise.js';
 import { LIMITS as DEAL_LIMITS } from '../../../api/routes/deals.js';
 import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
+import { LIMITS as DOCUMENT_LIMITS } from '../../../api/routes/documents.js';
 import { LIMITS as INSTRUCTION_LIMITS } from '../../../api/routes/payout-instructions.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
@@ -55,6 +56,7 @@ import { createEscrow, signFields, type MadeEscrow } from '../../factories/escro
 import { createOrder } from '../../factories/orders.js';
 import { createInstruction } from '../../factories/payouts.js';
 import { createGateway } from '../../factories/payments.js';
+import { insertDocument, insertNote } from '../../factories/documents.js';
 import { createUploadRow } from '../../factories/uploads.js';
 import { createWithdrawal, freshBank } from '../../factories/withdrawals.js';
 import { issueKey } from '../../helpers/auth-signin-util.js';
@@ -706,6 +708,55 @@ const ROUTES: Record<string, Entry> = {
     const ws = await createWorkspace(await person());
     const id = await templateOf(ws.workspace.id, ws.owner.id);
     return { headers: await sessionHeaders(ws.owner, ws.workspace.id), limits: [TEMPLATE_LIMITS.remove.points], request: () => ({ path: `/v1/enterprise/templates/${id}` }) };
+  },
+  // Documents and notes (spec 4.7): every write locks the workspace row (then the deal); a delete of a gone row answers 404.
+  'POST /v1/enterprise/documents': async () => {
+    // Half on the deal's milestones with an https file, half the operator's own uploads (each bound once).
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    const op = await addMember(d.workspace.id, 'operator', await person());
+    const files: string[] = [];
+    for (let i = 0; i < BURST; i++) files.push(i % 2 === 0 ? `https://files.example.com/surat-jalan-${i}.pdf` : (await createUploadRow(op.user.id)).stored_name);
+    return {
+      headers: await sessionHeaders(op.user, d.workspace.id),
+      answers: ['201'],
+      request: (i) => ({
+        path: '/v1/enterprise/documents',
+        body: { title: `Dokumen ${i}`, document_type: 'shipping', file_url: files[i]!, ...(i % 2 === 0 ? { milestone_id: deal.milestoneIds[i % deal.milestoneIds.length]! } : {}) },
+      }),
+    };
+  },
+  'DELETE /v1/enterprise/documents/:id': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await insertDocument(d.workspace.id, d.ws.owner.id, { dealId: i % 2 === 0 ? deal.id : null }));
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200', '404 NOT_FOUND'],
+      request: (i) => ({ path: `/v1/enterprise/documents/${ids[i % ids.length]!}` }),
+    };
+  },
+  'POST /v1/enterprise/deals/:id/notes': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      limits: [DOCUMENT_LIMITS.notes.points],
+      answers: ['201'],
+      request: (i) => ({ path: `/v1/enterprise/deals/${deal.id}/notes`, body: { body: `Catatan ${i}: pemasok minta jadwal baru` } }),
+    };
+  },
+  'DELETE /v1/enterprise/deals/:id/notes/:nid': async () => {
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'active');
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await insertNote(d.workspace.id, deal.id, d.ws.owner.id, `Catatan ${i}`));
+    return {
+      headers: await memberHeaders(d.workspace.id, 'operator'),
+      answers: ['200', '404 NOT_FOUND'],
+      request: (i) => ({ path: `/v1/enterprise/deals/${deal.id}/notes/${ids[i % ids.length]!}` }),
+    };
   },
   'PUT /v1/enterprise/fees/default-allocation': async () => {
     const ws = await createWorkspace(await person());
