@@ -28,6 +28,7 @@ import { dealsRouter } from './routes/deals.js';
 import { feesRouter } from './routes/fees.js';
 import { templatesRouter } from './routes/templates.js';
 import { documentsRouter } from './routes/documents.js';
+import { approvalsRouter } from './routes/approvals.js';
 import { payoutInstructionsRouter } from './routes/payout-instructions.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
@@ -63,6 +64,7 @@ export const routers: AppRouter[] = [
   feesRouter,
   templatesRouter,
   documentsRouter,
+  approvalsRouter,
   payoutInstructionsRouter,
   ordersRouter,
   notificationsRouter,

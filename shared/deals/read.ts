@@ -16,6 +16,8 @@ export interface DealDetail {
   events: EventRow[];
   /** Approval slots, documents and payouts of each milestone. */
   extras: MilestoneExtras;
+  /** Approve decisions saved on the deal's milestones (outcome.approvals_by_people). */
+  approvalsByPeople: number;
 }
 
 /** The deal's answer, read in the caller's transaction (after a write, it shows the write). */
@@ -24,5 +26,6 @@ export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): 
   const milestones = await repo.milestonesOf(trx, dealId);
   const events = await feedPage(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: dealId });
   const extras = await milestoneExtras(trx, milestones);
-  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events, extras };
+  const approvalsByPeople = await repo.approveDecisions(trx, dealId);
+  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events, extras, approvalsByPeople };
 }

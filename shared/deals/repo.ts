@@ -192,6 +192,12 @@ export async function openApprovalRound(trx: Db, m: Pick<MilestoneRow, 'id' | 'w
   await trx('milestone_approvals').insert(slots);
 }
 
+/** How many approve decisions were saved on the deal's milestones (every round). */
+export async function approveDecisions(trx: Db, dealId: string): Promise<number> {
+  const [row] = await trx('milestone_decisions').where({ deal_id: dealId, decision: 'approve' }).count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}
+
 /** Moves every milestone of a deal that is in a from-state; answers how many moved. */
 export async function moveDealMilestones(trx: Db, dealId: string, move: MilestoneTransition, changes: Partial<MilestoneRow>): Promise<number> {
   return trx('deal_milestones')

@@ -102,8 +102,9 @@ export function serializeDetail(d: DealDetail) {
     events: d.events.map(serializeEvent),
     outcome: {
       time_to_release_minutes: minutes.length ? Math.round(minutes.reduce((a, b) => a + b, 0) / minutes.length) : null,
-      approvals_by_people: 0,
-      revisions: d.events.filter((e) => e.event === 'milestone.revision_requested').length,
+      approvals_by_people: d.approvalsByPeople,
+      // A rejection sends the milestone back for new evidence too (approvals/service.ts).
+      revisions: d.events.filter((e) => e.event === 'milestone.revision_requested' || e.event === 'milestone.rejected').length,
     },
   };
 }

@@ -91,8 +91,8 @@ async function insertTemplate(workspaceId: string, createdBy: string, name = 'Te
   return row!.id;
 }
 
-/** A one-milestone deal of the workspace made by its owner through the deal service: draft, active (awaiting funding), or funded. */
-async function insertDeal(w: World, stage: 'draft' | 'active' | 'funded' = 'draft'): Promise<{ id: string; mid: string }> {
+/** A one-milestone deal of the workspace made by its owner through the deal service: draft, active (awaiting funding), funded, or with evidence submitted by another member (an operator). */
+async function insertDeal(w: World, stage: 'draft' | 'active' | 'funded' | 'submitted' = 'draft'): Promise<{ id: string; mid: string }> {
   const actor = { workspaceId: w.workspace.id, memberId: w.ownerMember.id, role: w.ownerMember.role, userId: w.owner.id, userName: w.owner.full_name };
   const workspace = (await db('workspaces').where({ id: w.workspace.id }).first()) as WorkspaceRow;
   const made = await dealService.createDeal(undefined, actor, workspace, {
@@ -103,7 +103,13 @@ async function insertDeal(w: World, stage: 'draft' | 'active' | 'funded' = 'draf
   });
   const deal = { id: made.deal.id, mid: made.milestones[0]!.id };
   if (stage !== 'draft') await dealService.activateDeal(undefined, actor, workspace, deal.id);
-  if (stage === 'funded') await dealService.fundMilestone(undefined, actor, workspace, deal.id, deal.mid, { method: 'sandbox' });
+  if (stage === 'funded' || stage === 'submitted') await dealService.fundMilestone(undefined, actor, workspace, deal.id, deal.mid, { method: 'sandbox' });
+  if (stage === 'submitted') {
+    // Submitted by a member who is none of the callers (the submitter cannot decide).
+    const op = await addMember(w.workspace.id, 'operator');
+    const submitter = { workspaceId: w.workspace.id, memberId: op.member.id, role: op.member.role, userId: op.user.id, userName: op.user.full_name };
+    await dealService.submitEvidence(undefined, submitter, workspace, deal.id, deal.mid, { summary: 'Delivered' });
+  }
   return deal;
 }
 
@@ -337,6 +343,17 @@ const ROUTES: RouteCase[] = [
     dashboardOnly: false,
     ok: 200,
     prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id))).id}` }),
+  },
+  // 4.6 Approvals: viewers read the queue and any milestone's approval detail; finance decides (the evidence is another member's).
+  { method: 'GET', template: `${E}/approvals`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/approvals` }) },
+  { method: 'GET', template: `${E}/approvals/:milestoneId`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'funded')).mid}` }) },
+  {
+    method: 'POST',
+    template: `${E}/approvals/:milestoneId/decide`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'submitted')).mid}/decide`, body: { decision: 'approve' } }),
   },
 ];
 

@@ -22,6 +22,7 @@ import { AUTHENTICATED_LIMIT } from '../../../api/middleware/auth.js';
 import { isIdempotentMiddleware } from '../../../api/middleware/idempotency.js';
 import { LIMITS } from '../../../api/routes/enterprise.js';
 import { LIMITS as DEAL_LIMITS } from '../../../api/routes/deals.js';
+import { LIMITS as APPROVAL_LIMITS } from '../../../api/routes/approvals.js';
 import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
 import { LIMITS as DOCUMENT_LIMITS } from '../../../api/routes/documents.js';
@@ -943,6 +944,18 @@ const ROUTES: Record<string, Entry> = {
     milestoneBurst('funded', 'operator', 'submit-evidence', DEAL_LIMITS.evidence.points, (i) => ({ summary: `Barang dikirim, resi ${i}` })),
   'POST /v1/enterprise/deals/:id/milestones/:mid/dispute': async () =>
     milestoneBurst('funded', 'operator', 'dispute', DEAL_LIMITS.dispute.points, (i) => ({ reason: `Barang rusak ${i}` })),
+  'POST /v1/enterprise/approvals/:milestoneId/decide': async () => {
+    // One finance member approving four one-approval milestones (evidence by the owner) in turn: each approved once, the rest 409 CONCURRENT_MODIFICATION.
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'funded');
+    for (const mid of deal.milestoneIds) await deals.submitEvidence(undefined, d.actor, d.workspace, deal.id, mid, { summary: 'Barang diterima' });
+    return {
+      headers: await memberHeaders(d.workspace.id, 'finance'),
+      limits: [APPROVAL_LIMITS.decide.points],
+      answers: ['200', '409 CONCURRENT_MODIFICATION'],
+      request: (i) => ({ path: `/v1/enterprise/approvals/${deal.milestoneIds[i % deal.milestoneIds.length]!}/decide`, body: { decision: 'approve', note: `Sesuai ${i}` } }),
+    };
+  },
   // Staff (an admin's personal key).
   'POST /v1/admin/enterprise/milestones/:id/confirm-funding': async () => {
     // A live deal awaiting funding: each milestone's confirmation posts to the ledger once, the rest 409 CONCURRENT_MODIFICATION.
