@@ -1,8 +1,8 @@
 /** Templates of the operator console (English; staff pages). Every form carries the session's CSRF token. */
 import type { DisputeView } from '../../shared/disputes/repo.js';
-import type { ConsoleCounts, ListedOrder, ListedUser } from '../../shared/checkout/console.js';
+import type { ConsoleCounts, ListedOrder, ListedUser, PendingInstruction } from '../../shared/checkout/console.js';
 import { ALLOCATIONS, feeSharesOpen, type Allocation } from '../../shared/deals/fees.js';
-import type { AwaitingRow } from '../../shared/deals/repo.js';
+import type { AwaitingRow, DisputedRow } from '../../shared/deals/repo.js';
 import { serializeFee } from '../../shared/deals/serialize.js';
 import type { StaffDeal } from '../../shared/deals/staff.js';
 import type { StaffApplication } from '../../shared/kyb/review.js';
@@ -11,11 +11,13 @@ import { reviewDueBy, slotOf, slotsOf } from '../../shared/kyb/slots.js';
 import { RISK_TIERS } from '../../shared/kyb/states.js';
 import { attentionOf } from '../../shared/payments/manual.js';
 import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/repo.js';
+import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
+import type { PayoutListRow } from '../../shared/payouts/repo.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
-export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'funding' | 'users';
+export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'funding' | 'instructions' | 'payouts' | 'rulings' | 'users';
 
 const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 16) : '');
 
@@ -23,7 +25,7 @@ export function consoleNav(active: ConsoleSection, who: string, csrf: string): H
   const link = (section: ConsoleSection, href: string, label: string) =>
     html`<a href="${href}" ${section === active ? html`aria-current="page"` : ''}>${label}</a>`;
   return html`<nav class="console card">
-${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('kyb', '/admin/kyb', 'KYB')}${link('funding', '/admin/funding', 'Funding')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
+${link('overview', '/admin', 'Overview')}${link('disputes', '/admin/disputes', 'Disputes')}${link('payments', '/admin/payments', 'Payments')}${link('withdrawals', '/admin/withdrawals', 'Withdrawals')}${link('orders', '/admin/orders', 'Orders')}${link('kyb', '/admin/kyb', 'KYB')}${link('funding', '/admin/funding', 'Funding')}${link('instructions', '/admin/instructions', 'Instructions')}${link('payouts', '/admin/payouts', 'Payouts')}${link('rulings', '/admin/rulings', 'Rulings')}${link('users', '/admin/users', 'Users')}<a href="${QUEUE_DASHBOARD_PATH}" id="queues-link">Queues</a>
 <span class="muted">${who}</span>
 <form method="post" action="/admin/sign-out" class="inline">${csrfField(csrf)}<button type="submit" class="copy">Sign out</button></form>
 </nav>`;
@@ -41,6 +43,9 @@ export function overview(counts: ConsoleCounts): Html {
 <li><a href="/admin/orders">Payment-service orders to move</a>: <strong id="count-orders">${counts.orders}</strong></li>
 <li><a href="/admin/kyb">KYB applications to review</a>: <strong id="count-kyb">${counts.kyb}</strong></li>
 <li><a href="/admin/funding">Live deal milestones awaiting funding confirmation</a>: <strong id="count-funding">${counts.funding}</strong></li>
+<li><a href="/admin/instructions">Payout instructions to verify</a>: <strong id="count-instructions">${counts.instructions}</strong></li>
+<li><a href="/admin/payouts">Deal payouts to settle or fail</a>: <strong id="count-payouts">${counts.payouts}</strong></li>
+<li><a href="/admin/rulings">Disputed deal milestones to rule</a>: <strong id="count-rulings">${counts.rulings}</strong></li>
 <li><a href="/admin/users">Users</a> (suspend, reactivate)</li>
 <li><a href="${QUEUE_DASHBOARD_PATH}">Queues (Bull Board)</a></li>
 </ul></section>`;
@@ -393,5 +398,70 @@ ${feeOverrideForm(v, csrf)}
 ${v.events.length === 0 ? html`<p class="muted">No events.</p>` : ''}
 <table><thead><tr><th>When</th><th>Event</th><th>By</th><th>Summary</th></tr></thead><tbody>
 ${v.events.map((e) => html`<tr data-event="${e.event}"><td>${iso(e.created_at)}</td><td>${e.event}</td><td>${e.actor_label ?? e.actor_name ?? ''}</td><td>${e.summary}</td></tr>`)}
+</tbody></table></section>`;
+}
+
+// ---- Payouts and rulings (decision 0019, issue 27) -----------------------------------------
+
+const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted sandbox">sandbox: no real money</span>` : '');
+
+export function instructionsTable(rows: PendingInstruction[], csrf: string): Html {
+  return html`<section class="card"><h1>Payout instructions to verify</h1>
+<p class="muted">New counterparty bank destinations and ones whose bank, holder or number changed, oldest first. Check each with the workspace outside the service (a call-back to a known contact, the bank's name check) before verifying: money is paid only to verified instructions, and verifying signs the bank, holder and number as they are now.</p>
+${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
+<table id="instructions"><thead><tr><th>Created</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Verify</th></tr></thead><tbody>
+${rows.map(
+  (p) => html`<tr data-id="${p.id}">
+<td>${iso(p.created_at)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
+<td>${p.bank_name}</td><td>${p.account_holder}</td><td class="account">${maskAccountNumber(p.account_number_last4)}</td>
+<td><form method="post" action="/admin/instructions/${p.id}/verify" data-confirm="Verify ${p.bank_name} ${maskAccountNumber(p.account_number_last4)} (${p.account_holder}) for ${p.counterparty_name}? Payouts may then be sent to it.">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (how it was checked)" maxlength="2000"><button type="submit">Verify</button></form></td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+/** An open payout as the console lists it (shared/payouts/staff.ts `openPayouts`). */
+export type OpenPayout = PayoutListRow & { workspace_name: string };
+
+export function payoutsTable(rows: OpenPayout[], csrf: string): Html {
+  return html`<section class="card"><h1>Payouts to settle or fail</h1>
+<p class="muted">Queued and processing payouts of released milestones, oldest first. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
+${rows.length === 0 ? html`<p id="none">No open payouts.</p>` : ''}
+<table id="payouts"><thead><tr><th>Queued</th><th>Workspace</th><th>Deal</th><th>Destination</th><th>Amount</th><th>Status</th><th>Settle</th><th>Fail</th></tr></thead><tbody>
+${rows.map((d) => {
+  const amount = money(d.amount, d.currency);
+  const destination = `${d.bank_name} ${maskAccountNumber(d.account_number_last4)}`;
+  return html`<tr data-id="${d.id}" data-deal="${d.deal_id}">
+<td>${iso(d.created_at)}</td><td>${d.workspace_name}${sandboxMark(d.is_test)}</td>
+<td><a href="/admin/deals/${d.deal_id}" class="open">${d.deal_reference}</a><br><span class="muted">${d.milestone_sequence_no}. ${d.milestone_title}</span></td>
+<td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.counterparty_name}</span></td>
+<td class="amount"><strong>${amount}</strong></td>
+<td class="status">${d.status}${d.status === 'processing' && d.lease_until ? html`<br><span class="muted">claimed until ${iso(d.lease_until)}</span>` : ''}${d.attempts > 0 ? html`<br><span class="muted">attempts ${d.attempts}</span>` : ''}</td>
+<td><form method="post" action="/admin/payouts/${d.id}/settle" class="settle" data-confirm="Settle ${amount} to ${destination}? Only once the transfer has left.">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (e.g. the transfer reference)" maxlength="2000"><button type="submit">Settle</button></form></td>
+<td><form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="Fail this payout of ${amount}? The money returns to the milestone.">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason (required; the workspace sees it)" maxlength="1000" required><input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Fail</button></form></td>
+</tr>`;
+})}
+</tbody></table></section>`;
+}
+
+export function rulingsTable(rows: DisputedRow[], csrf: string): Html {
+  return html`<section class="card"><h1>Disputed deal milestones to rule</h1>
+<p class="muted">Milestones the workspace disputed, oldest dispute first. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
+${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
+<table id="rulings"><thead><tr><th>Disputed</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Seller fee</th><th>Reason</th><th>Ruling</th></tr></thead><tbody>
+${rows.map((r) => {
+  const held = r.amount - r.refunded_amount;
+  return html`<tr data-id="${r.milestone_id}" data-deal="${r.deal_id}">
+<td>${iso(r.disputed_at)}</td><td>${r.workspace_name}${sandboxMark(r.is_test)}</td>
+<td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
+<td>${r.sequence_no}. ${r.milestone_title}</td>
+<td class="amount">${money(r.amount, r.currency)}${r.refunded_amount > 0 ? html`<br><span class="muted held">held ${money(held, r.currency)}: ${money(r.refunded_amount, r.currency)} refunded by an earlier ruling</span>` : ''}</td><td class="seller-fee">${money(r.seller_fee, r.currency)}</td><td class="reason">${r.dispute_reason ?? ''}</td>
+<td><form method="post" action="/admin/rulings/${r.milestone_id}/resolve" data-confirm="Record this ruling on milestone ${r.sequence_no} of ${r.reference}? Refund and split move money at once.">${csrfField(csrf)}
+<select name="outcome" required><option value="release">Release to the counterparty</option><option value="refund">Refund the workspace</option><option value="split">Split</option></select>
+<label>Release amount (split only, ${money(r.seller_fee + 1, r.currency)} to ${money(held - 1, r.currency)}) <input type="number" name="release_amount" min="${r.seller_fee + 1}" max="${held - 1}" step="1" inputmode="numeric"></label>
+<input type="text" name="note" placeholder="Note (why)" maxlength="2000">
+<button type="submit">Rule</button></form></td>
+</tr>`;
+})}
 </tbody></table></section>`;
 }

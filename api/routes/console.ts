@@ -7,14 +7,19 @@
  * member) and takes the review's three decisions (decision 0017). Enterprise deals (decision
  * 0018): /admin/funding lists live milestones awaiting funding and confirms them; a deal's
  * page (/admin/deals/:id) shows its fee and milestones and takes the fee-split override.
+ * Payouts and rulings (decision 0019, issue 27): /admin/instructions verifies payout
+ * instructions, /admin/payouts settles or fails open payouts by hand, /admin/rulings rules
+ * disputed deal milestones (release, refund or split).
  */
 import type { StaffActor } from '../../shared/actors.js';
 import { authErrors } from '../../shared/auth/errors.js';
 import * as authService from '../../shared/auth/service.js';
-import { attentionPayments, consoleCounts, disputesToResolve, findUsers, ordersToMove } from '../../shared/checkout/console.js';
+import { attentionPayments, consoleCounts, disputesToResolve, findUsers, instructionsToVerify, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
 import { db } from '../../shared/db.js';
+import { AppError, type FlatDetails } from '../../shared/errors.js';
 import { ALLOCATIONS, type Allocation } from '../../shared/deals/fees.js';
+import * as rulings from '../../shared/deals/rulings.js';
 import * as dealStaff from '../../shared/deals/staff.js';
 import * as kybReview from '../../shared/kyb/review.js';
 import { serializeQueueItem } from '../../shared/kyb/serialize.js';
@@ -22,6 +27,8 @@ import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
+import { verifyInstruction } from '../../shared/payouts/instructions.js';
+import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
 import { createRouter, type Ctx } from '../context.js';
@@ -63,6 +70,20 @@ const noteOf = (form: URLSearchParams): string | null => {
 /** The staff member making a console move (the session's admin, set by pageSession) with the form's note. */
 const staffWith = (ctx: Ctx, note: string | null): StaffActor => ({ ...staffOf(ctx), note });
 
+/**
+ * A refusal as the operator reads it: an INVALID_BODY from a service (a rule on a field the
+ * form cannot check, e.g. a split's release_amount against the milestone) names the field
+ * and its rule after the message, since the page shows only the message.
+ */
+function explained(err: unknown): unknown {
+  if (!(err instanceof AppError)) return err;
+  const details = err.extras.details as FlatDetails | undefined;
+  const rules = Object.entries(details?.fieldErrors ?? {}).flatMap(([field, messages]) => messages.map((m) => `${field} ${m}`));
+  if (rules.length === 0) return err;
+  const text = `${err.message}: ${rules.join('; ')}`;
+  return new AppError(err.kind, err.code, { en: text, id: text }, { extras: err.extras, headers: err.headers });
+}
+
 /** A console move: admin session, CSRF token, the service call, then back to the list (or the page `back` names). */
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
@@ -70,7 +91,11 @@ function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ct
     const session = await staffSession(ctx);
     if (!session) return;
     assertCsrf(form, session);
-    await run(ctx, form);
+    try {
+      await run(ctx, form);
+    } catch (err) {
+      throw explained(err);
+    }
     redirect(ctx, `${typeof back === 'string' ? back : back(ctx)}?done=${done}`);
   });
 }
@@ -315,6 +340,79 @@ consoleRouter.post(
       await dealStaff.overrideFeeAllocation(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', overrideOf(form));
     },
   ),
+);
+
+// ---- Payouts and rulings (decision 0019, issue 27): instructions to verify, payouts to settle or fail, disputes to rule ----
+
+consoleRouter.get(
+  '/admin/instructions',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify(), session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/instructions/:id/verify',
+  move('/admin/instructions', 'payout_instruction.verify', async (ctx, form) => {
+    await verifyInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.get(
+  '/admin/payouts',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'payouts', session, T.payoutsTable(await payoutStaff.openPayouts(db), session.csrfToken));
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payouts/:id/settle',
+  move('/admin/payouts', 'disbursement.settle', async (ctx, form) => {
+    await payoutStaff.settleByStaff(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
+  }),
+);
+
+consoleRouter.post(
+  '/admin/payouts/:id/fail',
+  move('/admin/payouts', 'disbursement.fail', async (ctx, form) => {
+    // As the admin API's schema: a reason of 1 to 1000 characters (the workspace sees it).
+    const reason = (form.get('reason') ?? '').trim();
+    if (reason === '') throw consoleErrors.failReasonRequired();
+    if (reason.length > 1000) throw consoleErrors.fieldTooLong('reason', 1000);
+    await payoutStaff.failByStaff(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', reason);
+  }),
+);
+
+consoleRouter.get(
+  '/admin/rulings',
+  page(async (ctx) => {
+    const session = await staffSession(ctx);
+    if (session) consolePage(ctx, 'rulings', session, T.rulingsTable(await dealStaff.disputedForStaff(db), session.csrfToken));
+  }),
+);
+
+const RULING_OUTCOMES: readonly rulings.RulingInput['outcome'][] = ['release', 'refund', 'split'];
+
+/** The ruling form as the admin API's schema reads its body: an outcome; release_amount (whole rupiah, 1 to 50,000,000,000) with split only. */
+function rulingOf(form: URLSearchParams): rulings.RulingInput {
+  const outcome = RULING_OUTCOMES.find((o) => o === (form.get('outcome') ?? '').trim());
+  if (!outcome) throw consoleErrors.invalidRulingOutcome();
+  const amount = (form.get('release_amount') ?? '').trim();
+  if (outcome !== 'split') {
+    if (amount !== '') throw consoleErrors.releaseAmountOnlyWithSplit();
+    return { outcome };
+  }
+  if (!/^\d{1,11}$/.test(amount) || Number(amount) < 1 || Number(amount) > 50_000_000_000) throw consoleErrors.releaseAmountRequired();
+  return { outcome, release_amount: Number(amount) };
+}
+
+consoleRouter.post(
+  '/admin/rulings/:id/resolve',
+  move('/admin/rulings', 'milestone.resolve_dispute', async (ctx, form) => {
+    await rulings.resolveDispute(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', rulingOf(form));
+  }),
 );
 
 consoleRouter.get(

@@ -7,11 +7,13 @@ import { db } from '../db.js';
 import { listDisputes } from '../disputes/service.js';
 import type { DisputeView } from '../disputes/repo.js';
 import { queueCount } from '../kyb/review.js';
-import { awaitingCount } from '../deals/repo.js';
+import { awaitingCount, disputedCount } from '../deals/repo.js';
+import * as payoutReads from '../payouts/console-repo.js';
 import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './repo.js';
 
 export type { ListedOrder, ListedUser } from './repo.js';
+export type { PendingInstruction } from '../payouts/console-repo.js';
 
 /**
  * Payments waiting for staff, oldest first: claimed manual transfers (escrows and
@@ -39,6 +41,11 @@ export async function ordersToMove(limit = 50): Promise<repo.ListedOrder[]> {
   return repo.ordersToMove(db, limit);
 }
 
+/** Payout instructions of any workspace awaiting staff verification, oldest first (never the account number). */
+export async function instructionsToVerify(limit = 100): Promise<payoutReads.PendingInstruction[]> {
+  return payoutReads.pendingForStaff(db, limit);
+}
+
 export interface ConsoleCounts {
   disputes: number;
   payments: number;
@@ -48,6 +55,12 @@ export interface ConsoleCounts {
   kyb: number;
   /** Live deal milestones awaiting funding confirmation. */
   funding: number;
+  /** Payout instructions awaiting verification. */
+  instructions: number;
+  /** Enterprise payouts queued or processing (to settle or fail by hand). */
+  payouts: number;
+  /** Disputed deal milestones waiting for a ruling. */
+  rulings: number;
 }
 
 export async function consoleCounts(): Promise<ConsoleCounts> {
@@ -55,5 +68,8 @@ export async function consoleCounts(): Promise<ConsoleCounts> {
   const payments = (await listForStaff(db, { attention: true, page: 1, limit: 1 })).total;
   const kyb = await queueCount(db);
   const funding = await awaitingCount(db);
-  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders, kyb, funding };
+  const instructions = await payoutReads.pendingCount(db);
+  const payouts = await payoutReads.openCount(db);
+  const rulings = await disputedCount(db);
+  return { disputes: waiting.disputes, payments: Number(payments), withdrawals: waiting.withdrawals, orders: waiting.orders, kyb, funding, instructions, payouts, rulings };
 }

@@ -68,4 +68,16 @@ export const consoleErrors = {
       en: 'Give the reason for the override (at least 2 characters)',
       id: 'Isi alasan perubahan pembagian biaya (minimal 2 karakter)',
     }),
+  // Payouts and deal rulings (issue 27): the admin API's body rules (shared/payouts/schemas.ts fail, shared/deals/schemas.ts resolveDispute).
+  failReasonRequired: () =>
+    fail.badRequest('INVALID_BODY', { en: 'Give the reason the payout failed (1 to 1000 characters)', id: 'Isi alasan pembayaran gagal (1 sampai 1000 karakter)' }),
+  invalidRulingOutcome: () =>
+    fail.badRequest('INVALID_BODY', { en: 'outcome must be release, refund or split', id: 'outcome harus release, refund atau split' }),
+  releaseAmountRequired: () =>
+    fail.badRequest('INVALID_BODY', {
+      en: 'A split needs release_amount: a whole number of rupiah from 1 to 50000000000',
+      id: 'Pembagian memerlukan release_amount: bilangan bulat rupiah dari 1 sampai 50000000000',
+    }),
+  releaseAmountOnlyWithSplit: () =>
+    fail.badRequest('INVALID_BODY', { en: 'release_amount is given only with the split outcome', id: 'release_amount hanya diisi untuk hasil split' }),
 };

@@ -297,3 +297,55 @@ export async function awaitingCount(trx: Db): Promise<number> {
     .count<{ count: string }[]>('* as count');
   return Number(row?.count ?? 0);
 }
+
+/** A disputed milestone as the operator console lists it (any workspace, sandbox ones marked). */
+export interface DisputedRow {
+  milestone_id: string;
+  deal_id: string;
+  reference: string;
+  title: string;
+  milestone_title: string;
+  sequence_no: number;
+  amount: number;
+  /** What an earlier split ruling refunded already (a ruling splits what is still held: amount - refunded_amount). */
+  refunded_amount: number;
+  seller_fee: number;
+  currency: string;
+  is_test: boolean;
+  workspace_name: string;
+  dispute_reason: string | null;
+  disputed_at: Date | null;
+}
+
+/** Disputed milestones waiting for a staff ruling, oldest dispute first. */
+export async function disputedForStaff(trx: Db, limit: number): Promise<DisputedRow[]> {
+  const rows = await trx('deal_milestones as m')
+    .join('deals as d', 'd.id', 'm.deal_id')
+    .join('workspaces as w', 'w.id', 'd.workspace_id')
+    .where('m.status', 'disputed')
+    .orderBy([{ column: 'm.disputed_at' }, { column: 'm.id' }])
+    .limit(limit)
+    .select<DisputedRow[]>(
+      'm.id as milestone_id',
+      'd.id as deal_id',
+      'd.reference',
+      'd.title',
+      'm.title as milestone_title',
+      'm.sequence_no',
+      'm.amount',
+      'm.refunded_amount',
+      'm.seller_fee',
+      'd.currency',
+      'd.is_test',
+      'w.display_name as workspace_name',
+      'm.dispute_reason',
+      'm.disputed_at',
+    );
+  return rows.map((r) => ({ ...r, amount: Number(r.amount), refunded_amount: Number(r.refunded_amount), seller_fee: Number(r.seller_fee) }));
+}
+
+/** How many milestones wait for a ruling (the console's overview count; the same rows as disputedForStaff). */
+export async function disputedCount(trx: Db): Promise<number> {
+  const [row] = await trx('deal_milestones').where({ status: 'disputed' }).count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}

@@ -134,6 +134,11 @@ export async function awaitingConfirmation(trx: Db, limit = 100) {
   return repo.awaitingConfirmation(trx, limit);
 }
 
+/** The console's list: disputed milestones waiting for a ruling (rulings.ts), oldest dispute first. */
+export async function disputedForStaff(trx: Db, limit = 100) {
+  return repo.disputedForStaff(trx, limit);
+}
+
 /** A deal as the operator console shows it: its answer (read.ts `detail`) and its workspace. */
 export interface StaffDeal extends DealDetail {
   workspace: WorkspaceRow;

@@ -1,0 +1,58 @@
+/**
+ * SQL of the operator console's payout reads (issue 27): payout instructions waiting for
+ * staff verification, and the overview counts of those and of open payouts (the rows of
+ * `openForStaff` in ./repo.ts). The moves themselves are instructions.ts
+ * `verifyInstruction` and staff.ts `settleByStaff` / `failByStaff`.
+ */
+import type { Db } from '../db.js';
+
+/** A payout instruction awaiting verification as the console lists it: never the account number, only its last four digits. */
+export interface PendingInstruction {
+  id: string;
+  workspace_id: string;
+  workspace_name: string;
+  workspace_is_sandbox: boolean;
+  counterparty_id: string;
+  counterparty_name: string;
+  label: string;
+  bank_name: string;
+  account_holder: string;
+  account_number_last4: string;
+  created_at: Date;
+}
+
+/** Live (not deleted) instructions of any workspace awaiting verification, oldest first. */
+export async function pendingForStaff(trx: Db, limit: number): Promise<PendingInstruction[]> {
+  return trx('payout_instructions as p')
+    .join('workspaces as w', 'w.id', 'p.workspace_id')
+    .join('counterparties as c', 'c.id', 'p.counterparty_id')
+    .where('p.status', 'pending_verification')
+    .whereNull('p.deleted_at')
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])
+    .limit(limit)
+    .select<PendingInstruction[]>(
+      'p.id',
+      'p.workspace_id',
+      'w.display_name as workspace_name',
+      'w.is_sandbox as workspace_is_sandbox',
+      'p.counterparty_id',
+      'c.name as counterparty_name',
+      'p.label',
+      'p.bank_name',
+      'p.account_holder',
+      'p.account_number_last4',
+      'p.created_at',
+    );
+}
+
+/** How many instructions await verification (the same rows as pendingForStaff). */
+export async function pendingCount(trx: Db): Promise<number> {
+  const [row] = await trx('payout_instructions').where({ status: 'pending_verification' }).whereNull('deleted_at').count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}
+
+/** How many payouts are queued or processing (the same rows as repo.openForStaff). */
+export async function openCount(trx: Db): Promise<number> {
+  const [row] = await trx('disbursements').whereIn('status', ['queued', 'processing']).count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}
