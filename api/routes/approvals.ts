@@ -21,6 +21,8 @@ export const LIMITS: { decide: RateLimitRule } = { decide: { name: 'ent-decide',
 
 const P = '/v1/enterprise/approvals';
 const midOf = (ctx: Ctx): string => paramsOf<{ milestoneId: string }>(ctx).milestoneId;
+/** The detail for the caller (evidence files are links signed for them). */
+const detailFor = (ctx: Ctx, d: approvals.ApprovalDetail) => out.serializeApprovalDetail(d, workspaceActorOf(ctx).userId);
 
 approvalsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list }), async (ctx) => {
   const q = queryOf<S.ListQuery>(ctx);
@@ -29,7 +31,7 @@ approvalsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.l
 });
 
 approvalsRouter.get(`${P}/:milestoneId`, enterpriseAuth({ role: 'viewer' }), validate({ params: S.params }), async (ctx) => {
-  ok(ctx, out.serializeApprovalDetail(await approvals.getApproval(workspaceActorOf(ctx), midOf(ctx))));
+  ok(ctx, detailFor(ctx, await approvals.getApproval(workspaceActorOf(ctx), midOf(ctx))));
 });
 
 approvalsRouter.post(
@@ -39,6 +41,6 @@ approvalsRouter.post(
   validate({ params: S.params, body: S.decide }),
   idempotent,
   async (ctx) => {
-    ok(ctx, out.serializeApprovalDetail(await approvals.decide(txOf(ctx), workspaceActorOf(ctx), midOf(ctx), bodyOf<S.DecideInput>(ctx))));
+    ok(ctx, detailFor(ctx, await approvals.decide(txOf(ctx), workspaceActorOf(ctx), midOf(ctx), bodyOf<S.DecideInput>(ctx))));
   },
 );

@@ -1,6 +1,7 @@
 /** Spec shapes of approvals (enterprise spec 2 Approval item and its detail answer; 4.6). */
 import { serializeEvent } from '../enterprise/serialize.js';
-import { serializeApprovalSlot, serializeDocument } from '../deals/extras.js';
+import { serializeApprovalSlot } from '../deals/extras.js';
+import { serializeDocumentFor } from '../documents/serialize.js';
 import { maskAccountNumber } from '../payouts/instruction-serialize.js';
 import type { ApprovalItemRow } from './repo.js';
 import type { ApprovalDetail } from './service.js';
@@ -39,9 +40,10 @@ const percent = (part: number, total: number): number => (total === 0 ? 0 : Math
 /**
  * The detail answer (spec 2): `item`, `proposed` (the payout once released and where it
  * goes), `how_we_got_here`, `impact` (of releasing this milestone), `decision`, `evidence`.
- * Progress is the released share of the deal's milestones that are not cancelled.
+ * Progress is the released share of the deal's milestones that are not cancelled. Evidence
+ * files stored with the service are answered as links signed for the reader.
  */
-export function serializeApprovalDetail(d: ApprovalDetail) {
+export function serializeApprovalDetail(d: ApprovalDetail, readerId: string) {
   const m = d.milestone;
   const live = d.milestones.filter((x) => x.status !== 'cancelled');
   const total = live.reduce((s, x) => s + x.amount, 0);
@@ -72,6 +74,6 @@ export function serializeApprovalDetail(d: ApprovalDetail) {
       reversibility: REVERSIBILITY,
       expires_at: null,
     },
-    evidence: d.evidence.map(serializeDocument),
+    evidence: d.evidence.map((doc) => serializeDocumentFor(doc, readerId)),
   };
 }

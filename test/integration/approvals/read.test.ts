@@ -15,6 +15,7 @@ import { headersOf, sessionOf, workspaceKey } from '../../factories/enterprise.j
 import { activeDeal, fundVia, type Headers } from '../../factories/deals.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
+import { uploadAddress } from '../../../shared/documents/files.js';
 import { APPROVALS, THRESHOLD, approvalWorld, decideOk, expectError, submitVia, submittedDeal, type ApprovalWorld, type Detail, type Item } from './support.js';
 
 const DAY = 86_400_000;
@@ -233,12 +234,15 @@ describe('enterprise approvals: queue, decided list and detail', () => {
       await db('deal_milestones').where({ id: m3!.id }).update({ status: 'cancelled' });
       await submitVia(client, w.h.operator, d.deal.id, m2!.id, 'Surat jalan terlampir');
       // Evidence: a document attached to m2, one of the deal only (not evidence), one of m1.
-      const doc = async (title: string, milestoneId: string | null) => {
+      const doc = async (title: string, milestoneId: string | null, fileUrl = 'https://files.example.com/x.pdf') => {
         const [row] = await db('deal_documents')
-          .insert({ workspace_id: w.workspace.id, deal_id: d.deal.id, milestone_id: milestoneId, document_type: 'shipping', title, file_url: 'https://files.example.com/x.pdf', uploaded_by: w.users.operator.id, created_at: clock.now() })
+          .insert({ workspace_id: w.workspace.id, deal_id: d.deal.id, milestone_id: milestoneId, document_type: 'shipping', title, file_url: fileUrl, uploaded_by: w.users.operator.id, created_at: clock.now() })
           .returning<{ id: string }[]>('id');
         return row!.id;
       };
+      const storedName = `${randomUUID()}.pdf`;
+      const storedId = await doc('Foto barang', m2!.id, uploadAddress(storedName)); // kept unsigned, as documents keep uploads
+      clock.advance(1000);
       const evidenceId = await doc('Surat jalan', m2!.id);
       await doc('Kontrak', null);
       await doc('Faktur tahap 1', m1!.id);
@@ -258,7 +262,13 @@ describe('enterprise approvals: queue, decided list and detail', () => {
         ['pending', null],
         ['pending', null],
       ]);
-      expect(g.evidence.map((e) => e.id)).to.deep.equal([evidenceId]);
+      expect(g.evidence.map((e) => e.id)).to.deep.equal([evidenceId, storedId]);
+      expect(g.evidence[0]!.file_url).to.equal('https://files.example.com/x.pdf');
+      // A file stored with the service is answered as a link signed for the reader.
+      const stored = new URL(g.evidence[1]!.file_url as string);
+      expect(stored.pathname).to.equal(`/v1/upload/files/${storedName}`);
+      expect(stored.searchParams.get('u')).to.equal(w.users.viewer.id);
+      expect(stored.searchParams.get('sig')).to.match(/^[0-9a-f]{64}$/);
       expect(g.evidence[0]).to.deep.include({ title: 'Surat jalan', milestone_id: m2!.id, deal_id: d.deal.id, uploaded_by: { id: w.users.operator.id, name: w.users.operator.full_name } });
       // How we got here: this milestone's events and the deal's own, newest first; never another milestone's.
       const events = g.how_we_got_here.map((e) => e.event);
