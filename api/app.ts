@@ -29,6 +29,7 @@ import { feesRouter } from './routes/fees.js';
 import { templatesRouter } from './routes/templates.js';
 import { documentsRouter } from './routes/documents.js';
 import { approvalsRouter } from './routes/approvals.js';
+import { payoutsRouter } from './routes/payouts.js';
 import { payoutInstructionsRouter } from './routes/payout-instructions.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
@@ -65,6 +66,7 @@ export const routers: AppRouter[] = [
   templatesRouter,
   documentsRouter,
   approvalsRouter,
+  payoutsRouter,
   payoutInstructionsRouter,
   ordersRouter,
   notificationsRouter,

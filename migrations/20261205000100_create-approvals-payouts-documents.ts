@@ -96,6 +96,7 @@ export async function up(knex: Knex): Promise<void> {
       currency char(3) NOT NULL,
       is_test boolean NOT NULL,
       release_no integer NOT NULL,
+      split_no integer NOT NULL,
       status text NOT NULL DEFAULT 'queued',
       attempts integer NOT NULL DEFAULT 0,
       lease_until timestamptz,
@@ -106,6 +107,8 @@ export async function up(knex: Knex): Promise<void> {
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL,
       CONSTRAINT disbursements_amount CHECK (amount >= 1),
+      CONSTRAINT disbursements_split_unique UNIQUE (milestone_id, release_no, split_no),
+      CONSTRAINT disbursements_split_range CHECK (split_no BETWEEN 1 AND 5),
       CONSTRAINT disbursements_status CHECK (status IN ('queued', 'processing', 'settled', 'failed')),
       CONSTRAINT disbursements_settled_whole CHECK ((status = 'settled') = (settled_at IS NOT NULL)),
       CONSTRAINT disbursements_failed_whole CHECK ((status = 'failed') = (failed_at IS NOT NULL))

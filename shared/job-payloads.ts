@@ -26,6 +26,8 @@ export type JobPayloads = {
   'orders.sweep-sla': NoPayload;
   'payouts.send': { withdrawal_id: string };
   'payouts.sweep-stuck': NoPayload;
+  'payouts.disburse': { disbursement_id: string };
+  'payouts.sweep-disbursements': NoPayload;
   'payments.process-callback': { callback_id: number };
   'payments.poll-pending': NoPayload;
   'maintenance.purge-idempotency-keys': NoPayload;
@@ -65,6 +67,8 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
   'orders.sweep-sla': noPayload,
   'payouts.send': Joi.object({ withdrawal_id: id.required() }),
   'payouts.sweep-stuck': noPayload,
+  'payouts.disburse': Joi.object({ disbursement_id: id.required() }),
+  'payouts.sweep-disbursements': noPayload,
   'payments.process-callback': Joi.object({ callback_id: Joi.number().integer().min(1).required() }),
   'payments.poll-pending': noPayload,
   'maintenance.purge-idempotency-keys': noPayload,

@@ -36,6 +36,8 @@ export const JOBS = {
   'orders.sweep-sla': 'timers',
   'payouts.send': 'payouts',
   'payouts.sweep-stuck': 'payouts',
+  'payouts.disburse': 'payouts',
+  'payouts.sweep-disbursements': 'payouts',
   'payments.process-callback': 'gateway-callbacks',
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',

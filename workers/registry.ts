@@ -100,6 +100,7 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
   { id: 'purge-unbound-uploads', job: 'uploads.purge-unbound', everyMs: 3600_000 },
   // A withdrawal left processing with a claim that ran out and no job left to retry it.
   { id: 'sweep-stuck-payouts', job: 'payouts.sweep-stuck', everyMs: PAYOUT_SWEEP_MS },
+  { id: 'sweep-disbursements', job: 'payouts.sweep-disbursements', everyMs: PAYOUT_SWEEP_MS },
 ];
 
 /**

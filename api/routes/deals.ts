@@ -2,12 +2,16 @@
  * Deals and milestones (enterprise spec 4.4; D7; section 8 limits). Each route states its
  * spec rule in `enterpriseAuth(rule)`, then its limits, validation and
  * `enterpriseIdempotent` (every write honours Idempotency-Key); a keyed write passes
- * `txOf(ctx)` so its change and the stored answer commit together. The staff moves of D10
- * (live funding confirmation, the fee-allocation override) are at the end.
+ * `txOf(ctx)` so its change and the stored answer commit together. Release (4.6) sends an
+ * approved milestone to payout instructions (shared/payouts/release.ts). The staff moves of
+ * D10 (live funding confirmation, the fee-allocation override, dispute rulings) are at the end.
  */
 import * as S from '../../shared/deals/schemas.js';
 import * as deals from '../../shared/deals/service.js';
 import * as staff from '../../shared/deals/staff.js';
+import * as rulings from '../../shared/deals/rulings.js';
+import * as PS from '../../shared/payouts/schemas.js';
+import * as payouts from '../../shared/payouts/release.js';
 import * as out from '../../shared/deals/serialize.js';
 import type { DealStatus } from '../../shared/deals/states.js';
 import { ok, createRouter, type Ctx } from '../context.js';
@@ -20,13 +24,15 @@ import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const dealsRouter = createRouter();
 
-/** Section 8: fund, submit evidence and dispute 30 per minute each. */
+/** Section 8: fund, submit evidence, dispute and release 30 per minute each. */
 const perMinute = (name: string): RateLimitRule => ({ name, points: 30, durationSeconds: 60, by: 'user' });
-export const LIMITS = { fund: perMinute('ent-fund'), evidence: perMinute('ent-evidence'), dispute: perMinute('ent-dispute') };
+export const LIMITS = { fund: perMinute('ent-fund'), evidence: perMinute('ent-evidence'), dispute: perMinute('ent-dispute'), release: perMinute('ent-release') };
 
 const P = '/v1/enterprise/deals';
 const midOf = (ctx: Ctx): string => paramsOf<{ mid: string }>(ctx).mid;
 const dealParams = validate({ params: S.dealParams });
+/** A deal answer for this caller: stored uploads among its documents are links signed for them. */
+const detailFor = (ctx: Ctx, d: deals.DealDetail) => out.serializeDetail(d, ctx.state.principal!.userId);
 
 dealsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list }), async (ctx) => {
   const q = queryOf<{ status?: DealStatus; q?: string; page: number; limit: number }>(ctx);
@@ -39,19 +45,19 @@ dealsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list 
 });
 
 dealsRouter.get(`${P}/:id`, enterpriseAuth({ role: 'viewer' }), dealParams, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.getDeal(workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
+  ok(ctx, detailFor(ctx, await deals.getDeal(workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
 });
 
 dealsRouter.post(P, enterpriseAuth({ role: 'operator' }), validate({ body: S.create }), idempotent, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.createDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), bodyOf<deals.DealInput>(ctx))), 201);
+  ok(ctx, detailFor(ctx, await deals.createDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), bodyOf<deals.DealInput>(ctx))), 201);
 });
 
 dealsRouter.patch(`${P}/:id`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.update }), idempotent, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.updateDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), bodyOf<deals.DealPatch>(ctx))));
+  ok(ctx, detailFor(ctx, await deals.updateDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), bodyOf<deals.DealPatch>(ctx))));
 });
 
 dealsRouter.post(`${P}/:id/milestones`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.addMilestone }), idempotent, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.addMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), bodyOf<deals.MilestoneInput>(ctx))), 201);
+  ok(ctx, detailFor(ctx, await deals.addMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), bodyOf<deals.MilestoneInput>(ctx))), 201);
 });
 
 dealsRouter.patch(
@@ -61,16 +67,16 @@ dealsRouter.patch(
   idempotent,
   async (ctx) => {
     const patch = bodyOf<Partial<deals.MilestoneInput>>(ctx);
-    ok(ctx, out.serializeDetail(await deals.updateMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), patch)));
+    ok(ctx, detailFor(ctx, await deals.updateMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), patch)));
   },
 );
 
 dealsRouter.post(`${P}/:id/activate`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), idempotent, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.activateDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
+  ok(ctx, detailFor(ctx, await deals.activateDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
 });
 
 dealsRouter.post(`${P}/:id/cancel`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), idempotent, async (ctx) => {
-  ok(ctx, out.serializeDetail(await deals.cancelDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
+  ok(ctx, detailFor(ctx, await deals.cancelDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
 });
 
 dealsRouter.post(
@@ -91,7 +97,7 @@ dealsRouter.post(
   validate({ params: S.milestoneParams, body: S.evidence }),
   idempotent,
   async (ctx) => {
-    ok(ctx, out.serializeDetail(await deals.submitEvidence(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.EvidenceInput>(ctx))));
+    ok(ctx, detailFor(ctx, await deals.submitEvidence(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.EvidenceInput>(ctx))));
   },
 );
 
@@ -102,7 +108,18 @@ dealsRouter.post(
   validate({ params: S.milestoneParams, body: S.dispute }),
   idempotent,
   async (ctx) => {
-    ok(ctx, out.serializeDetail(await deals.disputeMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.DisputeInput>(ctx))));
+    ok(ctx, detailFor(ctx, await deals.disputeMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.DisputeInput>(ctx))));
+  },
+);
+
+dealsRouter.post(
+  `${P}/:id/milestones/:mid/release`,
+  enterpriseAuth({ role: 'finance' }),
+  rateLimit(LIMITS.release),
+  validate({ params: S.milestoneParams, body: PS.release }),
+  idempotent,
+  async (ctx) => {
+    ok(ctx, detailFor(ctx, await payouts.releaseMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<payouts.ReleaseInput>(ctx))));
   },
 );
 
@@ -121,5 +138,15 @@ dealsRouter.post(
 );
 
 dealsRouter.post('/v1/admin/enterprise/deals/:id/fee-allocation', ...staffOnly, validate({ params: S.dealParams, body: S.feeOverride }), staffIdempotent(), async (ctx) => {
-  ok(ctx, out.serializeDetail(await staff.overrideFeeAllocation(txOf(ctx), staffOf(ctx), idOf(ctx), bodyOf<staff.OverrideInput>(ctx))));
+  ok(ctx, detailFor(ctx, await staff.overrideFeeAllocation(txOf(ctx), staffOf(ctx), idOf(ctx), bodyOf<staff.OverrideInput>(ctx))));
 });
+
+dealsRouter.post(
+  '/v1/admin/enterprise/milestones/:id/resolve-dispute',
+  ...staffOnly,
+  validate({ params: S.dealParams, body: S.resolveDispute }),
+  staffIdempotent(),
+  async (ctx) => {
+    ok(ctx, out.serializeRuled(await rulings.resolveDispute(txOf(ctx), staffOf(ctx), idOf(ctx), bodyOf<rulings.RulingInput>(ctx)), ctx.state.principal!.userId));
+  },
+);

@@ -92,23 +92,22 @@ export async function milestoneExtras(
   const ids = milestones.map((m) => m.id);
   const named = milestones.flatMap(namedIn);
   const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
-  const [slots, docs, payouts] = await Promise.all([
-    trx('milestone_approvals as a')
+  // One after another: inside a transaction the queries share one connection.
+  const slots = await trx('milestone_approvals as a')
       .leftJoin('users as u', 'u.id', 'a.approver_id')
       .whereIn('a.milestone_id', ids)
       .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
-      .select<ApprovalSlotRow[]>('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at'),
-    documentsWithNames(trx)
+      .select<ApprovalSlotRow[]>('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at');
+  const docs = (await documentsWithNames(trx)
       .where((w) => {
         void w.whereIn('doc.milestone_id', ids);
         if (named.length > 0) void w.orWhereIn('doc.id', named);
       })
-      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }]) as Promise<DocumentRow[]>,
-    trx('disbursements')
+      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }])) as DocumentRow[];
+  const payouts = await trx('disbursements')
       .whereIn('milestone_id', ids)
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .select<DisbursementBrief[]>('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at'),
-  ]);
+      .orderBy([{ column: 'release_no' }, { column: 'split_no' }])
+      .select<DisbursementBrief[]>('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at');
   return {
     approvals: byMilestone(slots.filter((s) => s.round === rounds.get(s.milestone_id))),
     documents: documentsOf(docs, milestones),

@@ -18,13 +18,14 @@ export async function platformPricingSettings(trx: Db): Promise<{ rateBp: unknow
 }
 
 /**
- * Released volume of a workspace: the sum of `deal_milestones.amount` released at or after
+ * Released volume of a workspace: the sum of `deal_milestones.amount` released (less what a
+ * split ruling refunded to the workspace: that part was never released) at or after
  * `since` and not after `until`, on the workspace's IDR deals whose `is_test` is `isTest`.
  * Answers the sum as Postgres gives it (numeric: a string).
  */
 export async function releasedVolume(trx: Db, workspaceId: string, isTest: boolean, since: Date, until: Date): Promise<string> {
   const { rows } = await trx.raw<{ rows: { volume: string }[] }>(
-    `SELECT COALESCE(SUM(m.amount), 0)::text AS volume
+    `SELECT COALESCE(SUM(m.amount - m.refunded_amount), 0)::text AS volume
        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
       WHERE m.workspace_id = ? AND m.status = 'released' AND m.released_at >= ? AND m.released_at <= ?
         AND d.workspace_id = ? AND d.is_test = ? AND upper(d.currency) = 'IDR'`,

@@ -79,3 +79,12 @@ export const feeOverride = Joi.object({
   reason: text(2, 2000).required(),
   note: staffNote,
 }).or('fee_allocation', 'fee_buyer_percent');
+export const resolveDispute = Joi.object({
+  outcome: Joi.string().valid('release', 'refund', 'split').required(),
+  release_amount: Joi.when('outcome', {
+    is: 'split',
+    then: Joi.number().integer().min(1).max(50_000_000_000).required(),
+    otherwise: Joi.forbidden(),
+  }),
+  note: staffNote,
+});

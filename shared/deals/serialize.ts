@@ -3,8 +3,10 @@ import { serializeEvent } from '../enterprise/serialize.js';
 import { FEE_PAYEE, FEE_PAYER } from './fees.js';
 import type { DealDetail, DealListItem } from './service.js';
 import type { Funded } from './moves.js';
+import type { Ruled } from './rulings.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
-import { NO_EXTRAS, serializeApprovalSlot, serializeDisbursementBrief, serializeDocument, type MilestoneExtras } from './extras.js';
+import { serializeDocumentFor } from '../documents/serialize.js';
+import { NO_EXTRAS, serializeApprovalSlot, serializeDisbursementBrief, type MilestoneExtras } from './extras.js';
 import { HELD, type DealStatus } from './states.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
@@ -64,7 +66,8 @@ export function serializeDeal(d: DealWithNames, milestones: MilestoneRow[], stat
   };
 }
 
-export function serializeMilestone(m: MilestoneRow, extras: MilestoneExtras = NO_EXTRAS) {
+/** A milestone for one reader (`readerId`): its documents' stored uploads are links signed for them. */
+export function serializeMilestone(m: MilestoneRow, readerId: string, extras: MilestoneExtras = NO_EXTRAS) {
   return {
     id: m.id,
     sequence_no: m.sequence_no,
@@ -83,7 +86,7 @@ export function serializeMilestone(m: MilestoneRow, extras: MilestoneExtras = NO
     dispute_reason: m.dispute_reason,
     approvals_required: m.approvals_required,
     approvals: (extras.approvals.get(m.id) ?? []).map(serializeApprovalSlot),
-    documents: (extras.documents.get(m.id) ?? []).map(serializeDocument),
+    documents: (extras.documents.get(m.id) ?? []).map((d) => serializeDocumentFor(d, readerId)),
     disbursements: (extras.disbursements.get(m.id) ?? []).map(serializeDisbursementBrief),
     buyer_fee: m.buyer_fee,
     seller_fee: m.seller_fee,
@@ -92,13 +95,13 @@ export function serializeMilestone(m: MilestoneRow, extras: MilestoneExtras = NO
   };
 }
 
-/** GET /deals/:id and every deal write: { deal, milestones, events (last 100), outcome }. */
-export function serializeDetail(d: DealDetail) {
+/** GET /deals/:id and every deal write: { deal, milestones, events (last 100), outcome }, for one reader. */
+export function serializeDetail(d: DealDetail, readerId: string) {
   const released = d.milestones.filter((m) => m.released_at !== null && m.funded_at !== null);
   const minutes = released.map((m) => (new Date(m.released_at!).getTime() - new Date(m.funded_at!).getTime()) / 60_000);
   return {
     deal: serializeDeal(d.deal, d.milestones, d.status, d.workspaceCountry),
-    milestones: d.milestones.map((m) => serializeMilestone(m, d.extras)),
+    milestones: d.milestones.map((m) => serializeMilestone(m, readerId, d.extras)),
     events: d.events.map(serializeEvent),
     outcome: {
       time_to_release_minutes: minutes.length ? Math.round(minutes.reduce((a, b) => a + b, 0) / minutes.length) : null,
@@ -118,6 +121,11 @@ export function serializeListItem(i: DealListItem, workspaceCountry: string) {
     released_count: i.milestones.filter((m) => m.status === 'released').length,
     platform_fee: i.deal.platform_fee,
   };
+}
+
+/** POST /v1/admin/enterprise/milestones/:id/resolve-dispute (D10: the moved resource): { milestone, deal_status }. */
+export function serializeRuled(r: Ruled, readerId: string) {
+  return { milestone: serializeMilestone(r.milestone, readerId, r.extras), deal_status: r.dealStatus };
 }
 
 /** POST .../fund (4.4): { milestone { id, deal_id, status, amount, buyer_fee, funding_amount, funding_method }, deal_status }. */

@@ -10,6 +10,8 @@
  *   evidence_submitted --reject | revision--> revision_requested
  *   approved --release (finance; 1 to 5 verified payout instructions)--> released
  *   funded | evidence_submitted | approved --dispute (operator)--> disputed
+ *   disputed --rule_release | rule_split (staff ruling; a split refunds part first)--> approved
+ *   disputed --rule_refund (staff ruling: everything back to the workspace)--> cancelled
  *   draft | awaiting_funding --cancel (the deal, while no milestone is funded)--> cancelled
  *   unfinished milestones of a sandbox deal --sandbox_closed (the workspace went live)--> cancelled
  */
@@ -40,6 +42,9 @@ export const MILESTONE_TRANSITIONS = {
   request_revision: { from: ['evidence_submitted'], to: 'revision_requested' },
   release: { from: ['approved'], to: 'released' },
   dispute: { from: ['funded', 'evidence_submitted', 'approved'], to: 'disputed' },
+  rule_release: { from: ['disputed'], to: 'approved' },
+  rule_split: { from: ['disputed'], to: 'approved' },
+  rule_refund: { from: ['disputed'], to: 'cancelled' },
   cancel: { from: ['draft', 'awaiting_funding'], to: 'cancelled' },
   sandbox_closed: { from: ['draft', 'awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed'], to: 'cancelled' },
 } as const satisfies Record<string, MilestoneTransition>;

@@ -62,9 +62,10 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
     out.push({ rule: 'user-account', detail: `user ${r.id} has no ledger account` });
   }
 
-  // Enterprise milestones (issue 26): a live milestone's account holds its amount exactly while
-  // money is held for it and nothing otherwise; sandbox milestones never touch the ledger
-  // (spec 4.5 rule 4); the buyer fees held equal those of the live milestones held.
+  // Enterprise milestones (issues 26, 27): a live milestone's account holds its amount (less
+  // what a split ruling refunded) exactly while money is held for it, what failed payouts
+  // brought back once released, and nothing otherwise; sandbox milestones never touch the
+  // ledger (spec 4.5 rule 4); the buyer fees held equal those of the live milestones held.
   const HELD = `('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed')`;
   for (const r of await rows<{ id: string; status: string; amount: string; balance: string | null; is_test: boolean }>(
     trx,
@@ -72,7 +73,8 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
        LEFT JOIN ledger_accounts a ON a.code = 'milestone:' || m.id::text
       WHERE (d.is_test AND a.id IS NOT NULL)
-         OR (NOT d.is_test AND COALESCE(a.balance, 0) <> CASE WHEN m.status IN ${HELD} THEN m.amount ELSE 0 END)`,
+         OR (NOT d.is_test AND COALESCE(a.balance, 0) <> CASE WHEN m.status IN ${HELD} THEN m.amount - m.refunded_amount
+                                                               WHEN m.status = 'released' THEN m.returned_amount ELSE 0 END)`,
   )) {
     out.push({
       rule: 'milestone-held',
@@ -87,6 +89,32 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
   );
   if (fees && fees.held !== fees.expected) {
     out.push({ rule: 'enterprise-fees-held', detail: `buyer fees held ${fees.held} but live held milestones carry ${fees.expected}` });
+  }
+
+  // Enterprise payouts and fees (issue 27): in flight = open live payouts, sent = settled
+  // ones, fees = the platform fee of every live milestone released, refunds = what rulings returned (a full refund returns the buyer fee too).
+  const [ent] = await rows<Record<'in_flight' | 'in_flight_expected' | 'sent' | 'sent_expected' | 'fees' | 'fees_expected' | 'refunds' | 'refunds_expected', string>>(
+    trx,
+    `SELECT COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:payouts_in_flight'), 0)::text AS in_flight,
+            COALESCE((SELECT SUM(amount) FROM disbursements WHERE NOT is_test AND status IN ('queued', 'processing')), 0)::text AS in_flight_expected,
+            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:payouts_sent'), 0)::text AS sent,
+            COALESCE((SELECT SUM(amount) FROM disbursements WHERE NOT is_test AND status = 'settled'), 0)::text AS sent_expected,
+            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'platform:enterprise_fees'), 0)::text AS fees,
+            COALESCE((SELECT SUM(m.buyer_fee + m.seller_fee) FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+                       WHERE NOT d.is_test AND m.status = 'released'), 0)::text AS fees_expected,
+            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:refunds_sent'), 0)::text AS refunds,
+            COALESCE((SELECT SUM(m.refunded_amount + CASE WHEN m.ruling = 'refund' THEN m.buyer_fee ELSE 0 END)
+                        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id WHERE NOT d.is_test), 0)::text AS refunds_expected`,
+  );
+  if (ent) {
+    for (const [name, got, want] of [
+      ['enterprise-payouts-in-flight', ent.in_flight, ent.in_flight_expected],
+      ['enterprise-payouts-sent', ent.sent, ent.sent_expected],
+      ['enterprise-fees', ent.fees, ent.fees_expected],
+      ['enterprise-refunds', ent.refunds, ent.refunds_expected],
+    ] as const) {
+      if (got !== want) out.push({ rule: name, detail: `${name.replace(/-/g, ' ')}: ledger ${got}, derived from milestones and payouts ${want}` });
+    }
   }
 
   const [total] = await rows<{ total: string }>(trx, `SELECT COALESCE(SUM(balance), 0)::text AS total FROM ledger_accounts`);

@@ -123,7 +123,7 @@ describe('enterprise deal documents', () => {
     });
 
     it("the caller's own upload, as upload_id, as the signed url and as the path: recorded, bound, the upload's sha256 taken, the link signed for each reader", async () => {
-      const { w } = await world();
+      const { w, d } = await world();
       const me = w.users.operator;
       const uploads = [await createUploadRow(me.id), await createUploadRow(me.id), await createUploadRow(me.id, { purpose: 'chat' })];
       const forms = [uploads[0]!.stored_name, serializeUpload(uploads[1]!, me.id).url, `/v1/upload/files/${uploads[2]!.stored_name}`];
@@ -148,6 +148,13 @@ describe('enterprise deal documents', () => {
       const listed = await list(w.h.viewer);
       const viewed = (listed.body.data as { id: string; file_url: string }[]).find((x) => x.id === ids[0])!;
       expect(new URL(viewed.file_url).searchParams.get('u')).to.equal(w.users.viewer.id);
+      // The deal answer's milestone documents too: a link signed for whoever reads the deal.
+      const onMilestone = await add(w.h.operator, body({ file_url: (await createUploadRow(me.id)).stored_name, milestone_id: d.milestones[0]!.id }));
+      expect(onMilestone.status, JSON.stringify(onMilestone.body)).to.equal(201);
+      const detail = await client.get(`${DEALS}/${d.deal.id}`).set(w.h.viewer);
+      const doc = (detail.body.data.milestones[0].documents as { id: string; file_url: string }[]).find((x) => x.id === onMilestone.body.data.id)!;
+      expect(new URL(doc.file_url).searchParams.get('u')).to.equal(w.users.viewer.id);
+      expect(new URL(doc.file_url).searchParams.get('sig')).to.be.a('string');
     });
 
     it('the body rules: 400 INVALID_BODY naming the field, and nothing saved', async () => {

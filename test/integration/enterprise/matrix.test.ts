@@ -307,6 +307,33 @@ const ROUTES: RouteCase[] = [
       return { path: `${E}/deals/${d.id}/milestones/${d.mid}/dispute`, body: { reason: 'Damaged' } };
     },
   },
+  // 4.6 Approvals: viewers read the queue and any milestone's approval detail; finance decides (the evidence is another member's).
+  { method: 'GET', template: `${E}/approvals`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/approvals` }) },
+  { method: 'GET', template: `${E}/approvals/:milestoneId`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'funded')).mid}` }) },
+  {
+    method: 'POST',
+    template: `${E}/approvals/:milestoneId/decide`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'submitted')).mid}/decide`, body: { decision: 'approve' } }),
+  },
+  // 4.6 Releases and payouts: finance releases an approved milestone to a verified instruction of the deal's counterparty; viewers list payouts.
+  {
+    method: 'POST',
+    template: `${E}/deals/:id/milestones/:mid/release`,
+    role: 'finance',
+    dashboardOnly: false,
+    ok: 200,
+    prepare: async (w) => {
+      const d = await insertDeal(w, 'funded');
+      await db('deal_milestones').where({ id: d.mid }).update({ status: 'approved', approved_at: new Date() });
+      const m = (await db('deal_milestones as m').join('deals as d', 'd.id', 'm.deal_id').where('m.id', d.mid).first<{ payout_amount: string; counterparty_id: string } | undefined>('m.payout_amount', 'd.counterparty_id'))!;
+      const instruction = await createInstruction(w.workspace, m.counterparty_id, { verified: true });
+      return { path: `${E}/deals/${d.id}/milestones/${d.mid}/release`, body: { splits: [{ payout_instruction_id: instruction.id, amount: Number(m.payout_amount) }] } };
+    },
+  },
+  { method: 'GET', template: `${E}/payouts`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/payouts` }) },
   // 4.6 Payout instructions: viewers read, finance creates, changes and deletes; keys of both kinds may call them.
   { method: 'GET', template: `${E}/payout-instructions`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/payout-instructions` }) },
   {
@@ -343,17 +370,6 @@ const ROUTES: RouteCase[] = [
     dashboardOnly: false,
     ok: 200,
     prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id))).id}` }),
-  },
-  // 4.6 Approvals: viewers read the queue and any milestone's approval detail; finance decides (the evidence is another member's).
-  { method: 'GET', template: `${E}/approvals`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/approvals` }) },
-  { method: 'GET', template: `${E}/approvals/:milestoneId`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'funded')).mid}` }) },
-  {
-    method: 'POST',
-    template: `${E}/approvals/:milestoneId/decide`,
-    role: 'finance',
-    dashboardOnly: false,
-    ok: 200,
-    prepare: async (w) => ({ path: `${E}/approvals/${(await insertDeal(w, 'submitted')).mid}/decide`, body: { decision: 'approve' } }),
   },
 ];
 

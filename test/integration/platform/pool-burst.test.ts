@@ -25,13 +25,15 @@ import { LIMITS as DEAL_LIMITS } from '../../../api/routes/deals.js';
 import { LIMITS as APPROVAL_LIMITS } from '../../../api/routes/approvals.js';
 import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
-import { LIMITS as DOCUMENT_LIMITS } from '../../../api/routes/documents.js';
 import { LIMITS as INSTRUCTION_LIMITS } from '../../../api/routes/payout-instructions.js';
+import { LIMITS as DOCUMENT_LIMITS } from '../../../api/routes/documents.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import * as deals from '../../../shared/deals/service.js';
+import { confirmFunding } from '../../../shared/deals/staff.js';
+import { releaseMilestone } from '../../../shared/payouts/release.js';
 import type { WorkspaceActor } from '../../../shared/enterprise/access.js';
 import { createCounterparty } from '../../../shared/enterprise/counterparties.js';
 import { workspaceById, type WorkspaceRow } from '../../../shared/enterprise/repo.js';
@@ -484,6 +486,26 @@ async function milestoneBurst(stage: 'active' | 'funded', role: Role, move: 'fun
     limits: [limit],
     answers: ['200', '409 CONCURRENT_MODIFICATION'],
     request: (i) => ({ path: `/v1/enterprise/deals/${deal.id}/milestones/${deal.milestoneIds[i % deal.milestoneIds.length]!}/${move}`, body: body(i) }),
+  };
+}
+
+/** Four queued payouts of a released sandbox milestone, settled or failed by one admin in turn: each moves once, the rest 409 INVALID_STATE. */
+async function disbursementBurst(move: 'settle' | 'fail'): Promise<Burst> {
+  const d = await dealWorkspace();
+  const deal = await dealIn(d, 'funded', [1_000_000]);
+  const mid = deal.milestoneIds[0]!;
+  await db('deal_milestones').where({ id: mid }).update({ status: 'approved', approved_at: clock.now() });
+  const payout = Number((await db('deal_milestones').where({ id: mid }).first<{ payout_amount: string } | undefined>('payout_amount'))!.payout_amount);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i += 1) ids.push((await createInstruction(d.workspace, d.cpId, { verified: true })).id);
+  const finance = await addMember(d.workspace.id, 'finance');
+  const actor = { workspaceId: d.workspace.id, memberId: finance.member.id, role: finance.member.role, userId: finance.user.id, userName: finance.user.full_name };
+  await releaseMilestone(undefined, actor, d.workspace, deal.id, mid, { splits: ids.map((id, i) => ({ payout_instruction_id: id, amount: i === 0 ? payout - 3 : 1 })) });
+  const payouts = (await db('disbursements').where({ milestone_id: mid }).orderBy('split_no').select<{ id: string }[]>('id')).map((r) => r.id);
+  return {
+    headers: (await account('admin')).headers,
+    answers: ['200', '409 INVALID_STATE'],
+    request: (i) => ({ path: `/v1/admin/enterprise/disbursements/${payouts[i % payouts.length]!}/${move}`, body: move === 'fail' ? { reason: `Ditolak bank ${i}` } : { note: `Transfer ${i}` } }),
   };
 }
 
@@ -956,6 +978,24 @@ const ROUTES: Record<string, Entry> = {
       request: (i) => ({ path: `/v1/enterprise/approvals/${deal.milestoneIds[i % deal.milestoneIds.length]!}/decide`, body: { decision: 'approve', note: `Sesuai ${i}` } }),
     };
   },
+  'POST /v1/enterprise/deals/:id/milestones/:mid/release': async () => {
+    // Four approved milestones, one verified instruction: each milestone released once, the rest 409 CONCURRENT_MODIFICATION.
+    const d = await dealWorkspace();
+    const deal = await dealIn(d, 'funded');
+    await db('deal_milestones').whereIn('id', deal.milestoneIds).update({ status: 'approved', approved_at: clock.now() });
+    const payouts = await db('deal_milestones').whereIn('id', deal.milestoneIds).select<{ id: string; payout_amount: string }[]>('id', 'payout_amount');
+    const instruction = await createInstruction(d.workspace, d.cpId, { verified: true });
+    return {
+      headers: await memberHeaders(d.workspace.id, 'finance'),
+      limits: [DEAL_LIMITS.release.points],
+      answers: ['200', '409 CONCURRENT_MODIFICATION'],
+      request: (i) => {
+        const mid = deal.milestoneIds[i % deal.milestoneIds.length]!;
+        const amount = Number(payouts.find((p) => p.id === mid)!.payout_amount);
+        return { path: `/v1/enterprise/deals/${deal.id}/milestones/${mid}/release`, body: { splits: [{ payout_instruction_id: instruction.id, amount }] } };
+      },
+    };
+  },
   // Staff (an admin's personal key).
   'POST /v1/admin/enterprise/milestones/:id/confirm-funding': async () => {
     // A live deal awaiting funding: each milestone's confirmation posts to the ledger once, the rest 409 CONCURRENT_MODIFICATION.
@@ -980,6 +1020,22 @@ const ROUTES: Record<string, Entry> = {
       }),
     };
   },
+
+  'POST /v1/admin/enterprise/milestones/:id/resolve-dispute': async () => {
+    // Four disputed live milestones: each ruled once (refunds post to the ledger once), the rest 409 CONCURRENT_MODIFICATION.
+    const d = await dealWorkspace('live');
+    const deal = await dealIn(d, 'active');
+    const admin = await account('admin');
+    for (const mid of deal.milestoneIds) await confirmFunding(undefined, { actorId: admin.user.id, ip: '127.0.0.1' }, mid);
+    await db('deal_milestones').whereIn('id', deal.milestoneIds).update({ status: 'disputed', disputed_at: clock.now(), dispute_reason: 'Rusak' });
+    return {
+      headers: admin.headers,
+      answers: ['200', '409 CONCURRENT_MODIFICATION'],
+      request: (i) => ({ path: `/v1/admin/enterprise/milestones/${deal.milestoneIds[i % deal.milestoneIds.length]!}/resolve-dispute`, body: { outcome: 'refund', note: `Putusan ${i}` } }),
+    };
+  },
+  'POST /v1/admin/enterprise/disbursements/:id/settle': async () => disbursementBurst('settle'),
+  'POST /v1/admin/enterprise/disbursements/:id/fail': async () => disbursementBurst('fail'),
 
   // Payment-service orders ("jasabayar")
   'POST /api/jasabayar/quote': async () => {

@@ -98,7 +98,7 @@ describe('deal states (spec 3, D7)', () => {
   });
 
   describe('the milestone transition table', () => {
-    /** Every status move the spec allows, `from>to`: section 3's table and workspace rule, and D7. */
+    /** Every status move the spec allows, `from>to`: section 3's table and workspace rule, D7 and D10's rulings. */
     const SPEC_EDGES = [
       // D7: activate moves every draft milestone to awaiting_funding.
       'draft>awaiting_funding',
@@ -125,6 +125,8 @@ describe('deal states (spec 3, D7)', () => {
       'revision_requested>cancelled',
       'approved>cancelled',
       'disputed>cancelled',
+      // D10 resolve-dispute (decision 0019): release or split back to approved (then the normal release), refund to cancelled (disputed>cancelled above).
+      'disputed>approved',
     ];
 
     const tableEdges = (): string[] => {

@@ -1,0 +1,108 @@
+/**
+ * Releasing a milestone (enterprise spec 3 "approved --release--> released", 4.6; D7
+ * "Release"; decision 0019): finance sends the milestone's payout amount to 1 to 5 verified
+ * payout instructions of the deal's counterparty. Each split becomes a queued disbursement
+ * (the payout worker sends it); events milestone.released, then one disbursement.queued per
+ * payout; the ledger moves the held money to payouts in flight and the fee to the platform.
+ *
+ * A released milestone whose payouts failed holds the failed amounts again
+ * (`returned_amount`); releasing it again sends exactly that amount, to instructions that may
+ * be new (the usual cause of a failure is a wrong account).
+ *
+ * Money can only go where staff verified: every instruction is read FOR SHARE in this
+ * transaction (an edit or delete waits, and is refused while a payout to it is open), must be
+ * verified, belong to the deal's counterparty, and still match its verification signature.
+ */
+import { clock } from '../clock.js';
+import { inTransaction, type Db } from '../db.js';
+import type { WorkspaceActor } from '../enterprise/access.js';
+import type { WorkspaceRow } from '../enterprise/repo.js';
+import { enqueue } from '../outbox.js';
+import { dealErrors } from '../deals/errors.js';
+import { dealEvent } from '../deals/events.js';
+import { lockDeal } from '../deals/lock.js';
+import { transition } from '../deals/moves.js';
+import { detail, type DealDetail } from '../deals/read.js';
+import { checkDestination, instructionsForRelease } from './instructions.js';
+import { payoutErrors } from './errors.js';
+import { postReRelease, postRelease } from './postings.js';
+import * as repo from './repo.js';
+
+export interface Split {
+  payout_instruction_id: string;
+  amount: number;
+}
+
+export interface ReleaseInput {
+  splits: Split[];
+}
+
+/** POST /deals/:id/milestones/:mid/release (finance): answers the deal as GET /deals/:id shows it. */
+export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActor, workspace: WorkspaceRow, dealId: string, milestoneId: string, input: ReleaseInput): Promise<DealDetail> {
+  return inTransaction(trx, async (t) => {
+    const { deal, milestones } = await lockDeal(t, actor, dealId);
+    const m = milestones.find((x) => x.id === milestoneId);
+    if (!m) throw dealErrors.milestoneNotFound();
+    const retry = m.status === 'released' && m.returned_amount > 0;
+    if (m.status !== 'approved' && !retry) throw payoutErrors.notReleasable();
+    const due = retry ? m.returned_amount : m.payout_amount - m.refunded_amount;
+
+    const ids = input.splits.map((s) => s.payout_instruction_id);
+    if (new Set(ids).size !== ids.length) throw payoutErrors.duplicateInstruction();
+    const sum = input.splits.reduce((a, s) => a + s.amount, 0);
+    if (sum !== due) throw payoutErrors.splitsSum(due, sum);
+    const rows = await instructionsForRelease(t, workspace.id, ids);
+    for (const id of ids) {
+      const row = rows.find((r) => r.id === id);
+      if (!row) throw payoutErrors.unknownInstruction(id);
+      if (row.counterparty_id !== deal.counterparty_id) throw payoutErrors.otherCounterparty(id);
+      if (row.status !== 'verified') throw payoutErrors.notVerified(row.label);
+      if (!(await checkDestination(t, id)).ok) throw payoutErrors.signatureBroken(row.label);
+    }
+
+    const now = clock.now();
+    const releaseNo = await repo.nextReleaseNo(t, m.id);
+    if (retry) {
+      // Compare-and-set on the returned amount: a payout failing meanwhile adds to it, and this release sends what it read.
+      const n = await t('deal_milestones').where({ id: m.id, status: 'released', returned_amount: due }).update({ returned_amount: 0, updated_at: now });
+      if (n !== 1) throw payoutErrors.notReleasable();
+      if (!deal.is_test) await postReRelease(t, m, due, releaseNo);
+    } else {
+      const moved = await transition(t, m, 'release', { released_at: now });
+      if (!deal.is_test) await postRelease(t, moved, releaseNo);
+    }
+    const created = await repo.insertMany(
+      t,
+      input.splits.map((s, i) => ({
+        workspace_id: workspace.id,
+        deal_id: deal.id,
+        milestone_id: m.id,
+        payout_instruction_id: s.payout_instruction_id,
+        instruction_label: rows.find((r) => r.id === s.payout_instruction_id)!.label,
+        amount: s.amount,
+        currency: deal.currency,
+        is_test: deal.is_test,
+        release_no: releaseNo,
+        split_no: i + 1,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    for (const d of created) await enqueue(t, 'payouts.disburse', { disbursement_id: d.id });
+
+    await dealEvent(
+      t,
+      actor,
+      deal,
+      retry ? 'milestone.payouts_retried' : 'milestone.released',
+      retry
+        ? `Failed payouts of milestone ${m.sequence_no} of deal ${deal.reference} sent again (${created.length})`
+        : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${created.length} payout${created.length > 1 ? 's' : ''}`,
+      { entityType: 'milestone', entityId: m.id, amount: due },
+    );
+    for (const d of created) {
+      await dealEvent(t, actor, deal, 'disbursement.queued', `Payout of ${d.amount} to "${d.instruction_label}" queued`, { entityType: 'disbursement', entityId: d.id, amount: d.amount });
+    }
+    return detail(t, workspace, deal.id);
+  });
+}

@@ -1,0 +1,150 @@
+/** SQL of disbursements (enterprise payouts). */
+import type { Knex } from 'knex';
+import type { Db } from '../db.js';
+import type { DisbursementStatus, DisbursementTransition } from './states.js';
+
+export interface DisbursementRow {
+  id: string;
+  workspace_id: string;
+  deal_id: string;
+  milestone_id: string;
+  payout_instruction_id: string;
+  instruction_label: string;
+  amount: number;
+  currency: string;
+  is_test: boolean;
+  release_no: number;
+  /** Its place among the splits of its release (1 to 5). */
+  split_no: number;
+  status: DisbursementStatus;
+  attempts: number;
+  lease_until: Date | null;
+  provider_reference: string | null;
+  failure_reason: string | null;
+  settled_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A payout as lists show it: with its deal, milestone and destination names. */
+export interface PayoutListRow extends DisbursementRow {
+  deal_reference: string;
+  milestone_title: string;
+  milestone_sequence_no: number;
+  counterparty_name: string;
+  bank_name: string;
+  account_number_last4: string;
+}
+
+const toRow = <T extends DisbursementRow>(r: T): T => ({ ...r, amount: Number(r.amount) });
+
+export type NewDisbursement = Pick<
+  DisbursementRow,
+  'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
+>;
+
+export async function insertMany(trx: Db, rows: NewDisbursement[]): Promise<DisbursementRow[]> {
+  const created = await trx('disbursements').insert(rows).returning<DisbursementRow[]>('*');
+  // Answers and events follow the splits' order.
+  return created.map(toRow).sort((a, b) => a.release_no - b.release_no || a.split_no - b.split_no);
+}
+
+export async function byId(trx: Db, id: string, lock = false): Promise<DisbursementRow | undefined> {
+  const q = trx('disbursements').where({ id }).first<DisbursementRow | undefined>('*');
+  if (lock) q.forUpdate();
+  const row = await q;
+  return row ? toRow(row) : undefined;
+}
+
+/** Compare-and-set move (states.ts); `extra` narrows it (e.g. a lease that ran out). Undefined when it no longer applies. */
+export async function move(
+  trx: Db,
+  id: string,
+  t: DisbursementTransition,
+  changes: Partial<DisbursementRow>,
+  extra?: (q: Knex.QueryBuilder) => void,
+): Promise<DisbursementRow | undefined> {
+  const q = trx('disbursements').where({ id }).whereIn('status', t.from);
+  if (extra) extra(q);
+  const [row] = await q.update({ ...changes, status: t.to }).returning<DisbursementRow[]>('*');
+  return row ? toRow(row) : undefined;
+}
+
+/** Updates a claimed row without moving it (lease renewal, last error), only while this run's claim holds. */
+export async function touchClaim(trx: Db, id: string, attempts: number, changes: Partial<DisbursementRow>): Promise<void> {
+  await trx('disbursements').where({ id, status: 'processing', attempts }).update(changes);
+}
+
+/** The next release number of a milestone (1 for the first release, 2 for the first retry...). */
+export async function nextReleaseNo(trx: Db, milestoneId: string): Promise<number> {
+  const row = await trx('disbursements').where({ milestone_id: milestoneId }).max<{ max: number | null }>('release_no as max').first();
+  return (row?.max ?? 0) + 1;
+}
+
+const listed = (trx: Db) =>
+  trx('disbursements as p')
+    .join('deals as d', 'd.id', 'p.deal_id')
+    .join('deal_milestones as m', 'm.id', 'p.milestone_id')
+    .join('payout_instructions as i', 'i.id', 'p.payout_instruction_id')
+    .join('counterparties as c', 'c.id', 'i.counterparty_id');
+
+const LIST_COLUMNS = ['p.*', 'd.reference as deal_reference', 'm.title as milestone_title', 'm.sequence_no as milestone_sequence_no', 'c.name as counterparty_name', 'i.bank_name', 'i.account_number_last4'];
+
+export interface PayoutFilter {
+  status?: DisbursementStatus;
+  deal_id?: string;
+  milestone_id?: string;
+}
+
+/** A workspace's payouts, newest first. */
+export async function listForWorkspace(trx: Db, workspaceId: string, f: PayoutFilter, page: number, limit: number): Promise<{ rows: PayoutListRow[]; total: number }> {
+  const where = (q: Knex.QueryBuilder) => {
+    void q.where('p.workspace_id', workspaceId);
+    if (f.status) void q.where('p.status', f.status);
+    if (f.deal_id) void q.where('p.deal_id', f.deal_id);
+    if (f.milestone_id) void q.where('p.milestone_id', f.milestone_id);
+  };
+  const base = trx('disbursements as p');
+  where(base);
+  const [count] = await base.count<{ count: string }[]>('* as count');
+  const q = listed(trx);
+  where(q);
+  const rows = await q
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    .limit(limit)
+    .offset((page - 1) * limit)
+    .select<PayoutListRow[]>(LIST_COLUMNS);
+  return { rows: rows.map(toRow), total: Number(count?.count ?? 0) };
+}
+
+/** One payout with its names (any workspace: staff and the worker). */
+export async function listedById(trx: Db, id: string): Promise<PayoutListRow | undefined> {
+  const row = await listed(trx).where('p.id', id).first<PayoutListRow | undefined>(LIST_COLUMNS);
+  return row ? toRow(row) : undefined;
+}
+
+/** Open payouts for the operator console: queued and processing, oldest first. */
+export async function openForStaff(trx: Db, limit: number): Promise<(PayoutListRow & { workspace_name: string })[]> {
+  const rows = await listed(trx)
+    .join('workspaces as w', 'w.id', 'p.workspace_id')
+    .whereIn('p.status', ['queued', 'processing'])
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])
+    .limit(limit)
+    .select<(PayoutListRow & { workspace_name: string })[]>([...LIST_COLUMNS, 'w.display_name as workspace_name']);
+  return rows.map(toRow);
+}
+
+/** Payouts the worker must look at: queued ones older than `queuedBefore` (their job may be lost), processing ones whose lease ran out. */
+export async function stuck(trx: Db, now: Date, queuedBefore: Date, limit: number): Promise<Pick<DisbursementRow, 'id' | 'attempts' | 'status'>[]> {
+  return trx('disbursements')
+    .where((q) => {
+      void q.where('status', 'queued').andWhere('created_at', '<', queuedBefore);
+    })
+    .orWhere((q) => {
+      void q.where('status', 'processing').andWhere((l) => void l.whereNull('lease_until').orWhere('lease_until', '<=', now));
+    })
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id', 'attempts', 'status');
+}

@@ -1,0 +1,59 @@
+/**
+ * Staff settle or fail a payout by hand (D10 `disbursements/:id/settle|fail`; decision
+ * 0019): with no provider configured, staff pay by bank transfer and settle it; a payout
+ * the bank bounced is failed with a reason (its money returns to the milestone for a
+ * re-release). Refused while a worker holds the claim (it may be sending it right now);
+ * a processing payout whose claim ran out (a dead run) may be settled or failed.
+ */
+import { clock } from '../clock.js';
+import { inTransaction, type Db } from '../db.js';
+import type { StaffActor } from '../actors.js';
+import { isUuid } from '../ids.js';
+import { operatorLabel } from '../enterprise/events.js';
+import { lockWorkspace } from '../enterprise/repo.js';
+import { recordStaffAction } from '../staff/audit.js';
+import { payoutErrors } from './errors.js';
+import { failIn, settleIn } from './outcomes.js';
+import * as repo from './repo.js';
+import type { DisbursementRow, PayoutListRow } from './repo.js';
+
+async function byStaff(
+  trx: Db | undefined,
+  staff: StaffActor,
+  id: string,
+  action: 'disbursement.settled' | 'disbursement.failed',
+  apply: (t: Db, d: DisbursementRow, o: { actorLabel: string; narrow: Parameters<typeof repo.move>[4] }) => Promise<DisbursementRow | undefined>,
+  details: Record<string, unknown> = {},
+): Promise<PayoutListRow> {
+  return inTransaction(trx, async (t) => {
+    const seen = isUuid(id) ? await repo.byId(t, id) : undefined;
+    if (!seen) throw payoutErrors.payoutNotFound();
+    await lockWorkspace(t, seen.workspace_id);
+    const d = (await repo.byId(t, id, true))!;
+    if (d.status === 'settled' || d.status === 'failed') throw payoutErrors.notOpen();
+    const now = clock.now();
+    if (d.status === 'processing' && d.lease_until !== null && d.lease_until > now) throw payoutErrors.workerSending();
+    // The same condition in the compare-and-set: queued, or a claim that ran out.
+    const narrow = (q: Parameters<NonNullable<Parameters<typeof repo.move>[4]>>[0]) =>
+      void q.where((w) => void w.where('status', 'queued').orWhereNull('lease_until').orWhere('lease_until', '<=', now));
+    const moved = await apply(t, d, { actorLabel: await operatorLabel(t), narrow });
+    if (!moved) throw payoutErrors.workerSending();
+    await recordStaffAction(t, { actorId: staff.actorId, action, targetType: 'disbursement', targetId: d.id, note: staff.note ?? null, details, ip: staff.ip });
+    return (await repo.listedById(t, d.id))!;
+  });
+}
+
+/** POST /v1/admin/enterprise/disbursements/:id/settle: the money left (paid by hand). */
+export async function settleByStaff(trx: Db | undefined, staff: StaffActor, id: string): Promise<PayoutListRow> {
+  return byStaff(trx, staff, id, 'disbursement.settled', (t, d, o) => settleIn(t, d, 'settle', null, o));
+}
+
+/** POST /v1/admin/enterprise/disbursements/:id/fail { reason }: the money returns to the milestone. */
+export async function failByStaff(trx: Db | undefined, staff: StaffActor, id: string, reason: string): Promise<PayoutListRow> {
+  return byStaff(trx, staff, id, 'disbursement.failed', (t, d, o) => failIn(t, d, 'fail', reason, o), { reason });
+}
+
+/** The console's list: open payouts, oldest first. */
+export async function openPayouts(trx: Db, limit = 100) {
+  return repo.openForStaff(trx, limit);
+}
