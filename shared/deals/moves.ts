@@ -11,6 +11,7 @@ import type { WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
 import { dealErrors } from './errors.js';
 import { dealEvent } from './events.js';
+import { mailApprovalNeeded } from './mail.js';
 import * as repo from './repo.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
 import { MILESTONE_TRANSITIONS, dealStatus, type DealStatus, type MilestoneTransitionName } from './states.js';
@@ -84,6 +85,7 @@ export async function submitEvidence(trx: Db | undefined, actor: WorkspaceActor,
       entityType: 'milestone',
       entityId: moved.id,
     });
+    await mailApprovalNeeded(t, deal, moved, actor.userId);
     return detail(t, workspace, deal.id);
   });
 }

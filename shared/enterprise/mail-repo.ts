@@ -11,16 +11,22 @@ export interface Recipient {
   email: string;
 }
 
+/** What a message is about, beside e-mail itself: the member's `notify.approvals` or `notify.money` must be on too. */
+export type MailTopic = 'approvals' | 'money';
+
 /**
- * The active members of the workspace who opted in to e-mail (notify_email), with an
- * active account, whose role is one of `roles` (every role when omitted); ordered by user
- * id, so a caller sends in the same order each time.
+ * The active members of the workspace who opted in to e-mail (notify_email), and to the
+ * topic when one is given (notify_approvals, notify_money), with an active account, whose
+ * role is one of `roles` (every role when omitted), leaving out `exceptUserId`; ordered by
+ * user id, so a caller sends in the same order each time.
  */
-export async function optedInRecipients(trx: Db, workspaceId: string, roles?: readonly Role[]): Promise<Recipient[]> {
+export async function optedInRecipients(trx: Db, workspaceId: string, roles?: readonly Role[], topic?: MailTopic, exceptUserId?: string): Promise<Recipient[]> {
   const q = trx('workspace_members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where({ 'm.workspace_id': workspaceId, 'm.status': 'active', 'm.notify_email': true, 'u.status': 'active' });
   if (roles) q.whereIn('m.role', roles);
+  if (topic) q.where(`m.notify_${topic}`, true);
+  if (exceptUserId) q.whereNot('u.id', exceptUserId);
   return q.orderBy('u.id', 'asc').select<Recipient[]>('u.id as user_id', 'u.email');
 }
 

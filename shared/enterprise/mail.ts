@@ -7,6 +7,7 @@
 import type { Db } from '../db.js';
 import { queueMail } from '../mail/service.js';
 import * as repo from './mail-repo.js';
+import type { MailTopic } from './mail-repo.js';
 import { ROLES, rankOf, type Role } from './states.js';
 
 export interface MemberMail {
@@ -29,11 +30,12 @@ function queue(trx: Db, to: string, userId: string, mail: MemberMail): Promise<s
  * Queues one e-mail per active member of the workspace who opted in
  * (workspace_members.notify_email = true), in the caller's transaction. Returns how many
  * were queued. Invited, suspended and removed members get none, nor do members whose
- * account is not active; `minRole` keeps members of that role or higher.
+ * account is not active; `minRole` keeps members of that role or higher, `topic` those who
+ * also opted in to that kind of message (approvals, money), `exceptUserId` leaves one out.
  */
-export async function mailOptedInMembers(trx: Db, workspaceId: string, mail: MemberMail, filter?: { minRole?: Role }): Promise<number> {
+export async function mailOptedInMembers(trx: Db, workspaceId: string, mail: MemberMail, filter?: { minRole?: Role; topic?: MailTopic; exceptUserId?: string }): Promise<number> {
   const roles = filter?.minRole ? ROLES.slice(rankOf(filter.minRole)) : undefined;
-  const recipients = await repo.optedInRecipients(trx, workspaceId, roles);
+  const recipients = await repo.optedInRecipients(trx, workspaceId, roles, filter?.topic, filter?.exceptUserId);
   for (const r of recipients) await queue(trx, r.email, r.user_id, mail);
   return recipients.length;
 }

@@ -8,6 +8,7 @@
 import { clock } from '../clock.js';
 import type { Db } from '../db.js';
 import { dealEvent } from '../deals/events.js';
+import { mailPayoutFailed } from '../deals/mail.js';
 import type { DealRow } from '../deals/repo.js';
 import { postFailed, postSettled } from './postings.js';
 import * as repo from './repo.js';
@@ -16,8 +17,10 @@ import { DISBURSEMENT_TRANSITIONS, type DisbursementMove } from './states.js';
 
 type Narrow = Parameters<typeof repo.move>[4];
 
-async function dealOf(trx: Db, d: DisbursementRow): Promise<Pick<DealRow, 'id' | 'reference' | 'workspace_id' | 'is_test'>> {
-  const deal = await trx('deals').where({ id: d.deal_id }).first<Pick<DealRow, 'id' | 'reference' | 'workspace_id' | 'is_test'> | undefined>('id', 'reference', 'workspace_id', 'is_test');
+type DealBrief = Pick<DealRow, 'id' | 'reference' | 'title' | 'currency' | 'workspace_id' | 'is_test'>;
+
+async function dealOf(trx: Db, d: DisbursementRow): Promise<DealBrief> {
+  const deal = await trx('deals').where({ id: d.deal_id }).first<DealBrief | undefined>('id', 'reference', 'title', 'currency', 'workspace_id', 'is_test');
   if (!deal) throw new Error(`disbursement ${d.id} names no deal`);
   return deal;
 }
@@ -50,7 +53,9 @@ export async function failIn(trx: Db, d: DisbursementRow, move: Extract<Disburse
   if (!moved) return undefined;
   await trx('deal_milestones').where({ id: moved.milestone_id }).update({ returned_amount: trx.raw('returned_amount + ?', [moved.amount]), updated_at: now });
   if (!moved.is_test) await postFailed(trx, moved);
-  await dealEvent(trx, null, await dealOf(trx, moved), 'disbursement.failed', `Payout of ${moved.amount} to "${moved.instruction_label}" failed: ${reason.slice(0, 200)}`, {
+  const deal = await dealOf(trx, moved);
+  await mailPayoutFailed(trx, deal, moved, reason);
+  await dealEvent(trx, null, deal, 'disbursement.failed', `Payout of ${moved.amount} to "${moved.instruction_label}" failed: ${reason.slice(0, 200)}`, {
     entityType: 'disbursement',
     entityId: moved.id,
     amount: moved.amount,

@@ -21,6 +21,7 @@ import { enqueue } from '../outbox.js';
 import { dealErrors } from '../deals/errors.js';
 import { dealEvent } from '../deals/events.js';
 import { lockDeal } from '../deals/lock.js';
+import { mailReleased } from '../deals/mail.js';
 import { transition } from '../deals/moves.js';
 import { detail, type DealDetail } from '../deals/read.js';
 import { checkDestination, instructionsForRelease } from './instructions.js';
@@ -100,6 +101,7 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${created.length} payout${created.length > 1 ? 's' : ''}`,
       { entityType: 'milestone', entityId: m.id, amount: due },
     );
+    await mailReleased(t, deal, m, due, created.length, actor.userId);
     for (const d of created) {
       await dealEvent(t, actor, deal, 'disbursement.queued', `Payout of ${d.amount} to "${d.instruction_label}" queued`, { entityType: 'disbursement', entityId: d.id, amount: d.amount });
     }
