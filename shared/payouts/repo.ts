@@ -111,7 +111,8 @@ export async function listForWorkspace(trx: Db, workspaceId: string, f: PayoutFi
   const q = listed(trx);
   where(q);
   const rows = await q
-    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    // The splits of one release share a time: newest release first, its splits in their order.
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.milestone_id' }, { column: 'p.release_no', order: 'desc' }, { column: 'p.split_no' }])
     .limit(limit)
     .offset((page - 1) * limit)
     .select<PayoutListRow[]>(LIST_COLUMNS);
@@ -129,7 +130,7 @@ export async function openForStaff(trx: Db, limit: number): Promise<(PayoutListR
   const rows = await listed(trx)
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .whereIn('p.status', ['queued', 'processing'])
-    .orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])
+    .orderBy([{ column: 'p.created_at' }, { column: 'p.milestone_id' }, { column: 'p.release_no' }, { column: 'p.split_no' }])
     .limit(limit)
     .select<(PayoutListRow & { workspace_name: string })[]>([...LIST_COLUMNS, 'w.display_name as workspace_name']);
   return rows.map(toRow);

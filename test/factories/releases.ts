@@ -91,8 +91,8 @@ export const disbursementsOf = (mid: string) => db('disbursements').where({ mile
 export const balance = async (code: string): Promise<number> => Number((await db('ledger_accounts').where({ code }).first<{ balance: string } | undefined>('balance'))?.balance ?? 0);
 
 /** An approved milestone released over HTTP into one payout per instruction (amounts: all to the first but 1 rupiah per extra). */
-export async function releasedMilestone(client: Client, kind: 'sandbox' | 'live', labels: string[] = ['Utama']) {
-  const r = await fundedDeal(client, kind);
+export async function releasedMilestone(client: Client, kind: 'sandbox' | 'live', labels: string[] = ['Utama'], world?: DealWorld) {
+  const r = await fundedDeal(client, kind, undefined, undefined, world);
   const mid = r.mids[0]!;
   await approve(mid);
   const ids: string[] = [];

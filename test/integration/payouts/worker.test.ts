@@ -279,6 +279,11 @@ describe('enterprise payouts: the worker and staff (D10, decision 0019)', () => 
     const res = await client.get('/v1/enterprise/payouts').set(r.w.h.viewer);
     expect(res.status).to.equal(200);
     expect(res.body.pagination).to.deep.equal({ page: 1, limit: 20, total: 2, total_pages: 1 });
+    // The splits of one release in their order; a later release first.
+    expect((res.body.data as { instruction_label: string }[]).map((p) => p.instruction_label)).to.deep.equal(['Utama', 'Cadangan']);
+    const later = await releasedMilestone(client, 'sandbox', ['Baru'], r.w);
+    const again = await client.get('/v1/enterprise/payouts').set(r.w.h.viewer);
+    expect((again.body.data as { id: string }[]).map((p) => p.id)).to.deep.equal([later.disbursements[0]!.id, ...r.disbursements.map((d) => d.id)]);
     const item = res.body.data[0] as Record<string, unknown>;
     expect(Object.keys(item).sort()).to.deep.equal(
       ['id', 'deal_id', 'deal_reference', 'milestone_id', 'milestone_title', 'payout_instruction_id', 'instruction_label', 'counterparty_name', 'bank_name', 'account_number_masked', 'amount', 'currency', 'status', 'failure_reason', 'settled_at', 'failed_at', 'created_at', 'is_test'].sort(),
