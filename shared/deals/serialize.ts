@@ -17,7 +17,8 @@ function totals(milestones: MilestoneRow[]) {
   return {
     total_amount: sum(live),
     funded_amount: sum(live.filter((m) => HELD.includes(m.status) || m.status === 'released')),
-    released_amount: sum(live.filter((m) => m.status === 'released')),
+    // What a split ruling refunded to the workspace was never released.
+    released_amount: live.filter((m) => m.status === 'released').reduce((s, m) => s + m.amount - m.refunded_amount, 0),
   };
 }
 

@@ -76,6 +76,8 @@ describe('enterprise dispute rulings (D10)', () => {
     expect(full.body.error.details.fieldErrors.splits[0]).to.include(`must add up to ${600_000 - r.m.sellerFee}`);
     const rel = await client.post(releasePath(r.deal.deal.id, r.mid)).set(r.w.h.finance).send({ splits: [{ payout_instruction_id: a, amount: 600_000 - r.m.sellerFee }] });
     expect(rel.status, JSON.stringify(rel.body)).to.equal(200);
+    // The deal's released amount is what was released, not what was refunded.
+    expect(rel.body.data.deal).to.deep.include({ status: 'completed', total_amount: 1_000_000, released_amount: 600_000 });
     expect((await disbursementsOf(r.mid)).map((d) => Number(d.amount))).to.deep.equal([600_000 - r.m.sellerFee]);
     expect(await balance(`milestone:${r.mid}`)).to.equal(0);
     expect(await checkLedger(db)).to.deep.equal([]);
