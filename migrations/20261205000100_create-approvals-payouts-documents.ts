@@ -13,7 +13,8 @@ import type { Knex } from 'knex';
  *   and round (unique), final once saved.
  * - `payout_instructions`: a counterparty's bank destination, the account number sealed
  *   (AES-256-GCM), verified by staff with a signature over the destination.
- * - `disbursements`: one per release split, queued -> processing -> settled | failed.
+ * - `disbursements`: one per release split, queued -> processing -> settled | failed, signed
+ *   at release over what it pays where (a payout whose row no longer matches is never sent).
  * - `deal_documents` and `deal_notes`.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -97,6 +98,7 @@ export async function up(knex: Knex): Promise<void> {
       is_test boolean NOT NULL,
       release_no integer NOT NULL,
       split_no integer NOT NULL,
+      signature text,
       status text NOT NULL DEFAULT 'queued',
       attempts integer NOT NULL DEFAULT 0,
       lease_until timestamptz,

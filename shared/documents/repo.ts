@@ -60,14 +60,31 @@ export async function deleteDocument(trx: Db, workspaceId: string, id: string): 
 }
 
 /**
- * True when the document is evidence of an approved or released milestone of its deal:
- * attached to it (milestone_id) or named in its evidence_document_ids.
+ * True when the document is evidence of a milestone of its deal that keeps it: approved or
+ * released (spec 4.7), disputed, or under review with an approval already given in the
+ * current round; evidence is attached to it (milestone_id) or named in its evidence_document_ids.
  */
 export async function isKeptEvidence(trx: Db, doc: Pick<DocumentRow, 'id' | 'deal_id' | 'milestone_id'>): Promise<boolean> {
   if (!doc.deal_id) return false;
   const row: unknown = await trx('deal_milestones')
     .where('deal_id', doc.deal_id)
-    .whereIn('status', ['approved', 'released'])
+    .andWhere((s) => {
+      // Approved or released (4.7), disputed (a ruling decides on it), or under review with an
+      // approval already given in this round (the next approver sees what the first one saw).
+      void s
+        .whereIn('status', ['approved', 'released', 'disputed'])
+        .orWhere((r) => {
+          void r
+            .where('status', 'evidence_submitted')
+            .whereExists((e) => {
+              void e
+                .from('milestone_approvals as a')
+                .whereRaw('a.milestone_id = deal_milestones.id AND a.round = deal_milestones.approval_round')
+                .where('a.status', 'approved')
+                .select(trx.raw('1'));
+            });
+        });
+    })
     .andWhere((w) => {
       if (doc.milestone_id) void w.where('id', doc.milestone_id);
       void w.orWhereRaw('evidence_document_ids @> ?::jsonb', [JSON.stringify([doc.id])]);

@@ -31,6 +31,16 @@ export const payoutErrors = {
   /** Staff settle/fail: already settled or failed, or a worker holds the claim and may be sending it. */
   notOpen: () =>
     fail.conflict('INVALID_STATE', { en: 'The payout is already settled or failed', id: 'Pembayaran sudah selesai atau gagal' }),
+  destinationRefused: (reason: string) =>
+    fail.conflict('INVALID_STATE', {
+      en: `This payout may not be paid: its row or its destination changed after it was signed (${reason}); fail it instead`,
+      id: `Pembayaran ini tidak boleh dibayar: datanya atau tujuannya berubah setelah ditandatangani (${reason}); gagalkan saja`,
+    }),
+  sentToProvider: () =>
+    fail.conflict('INVALID_STATE', {
+      en: 'This payout was sent to the payout provider and may have been paid; only the provider\'s answer can fail it',
+      id: 'Pembayaran ini sudah dikirim ke penyedia dan mungkin sudah dibayar; hanya jawaban penyedia yang dapat menggagalkannya',
+    }),
   workerSending: () =>
     fail.conflict('CONCURRENT_MODIFICATION', {
       en: 'The payout worker is sending this payout now; wait for its outcome',

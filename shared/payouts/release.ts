@@ -13,6 +13,7 @@
  * transaction (an edit or delete waits, and is refused while a payout to it is open), must be
  * verified, belong to the deal's counterparty, and still match its verification signature.
  */
+import { randomUUID } from 'node:crypto';
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
@@ -27,6 +28,7 @@ import { detail, type DealDetail } from '../deals/read.js';
 import { checkDestination, instructionsForRelease } from './instructions.js';
 import { payoutErrors } from './errors.js';
 import { postReRelease, postRelease } from './postings.js';
+import { signPayout } from './signature.js';
 import * as repo from './repo.js';
 
 export interface Split {
@@ -74,7 +76,13 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
     }
     const created = await repo.insertMany(
       t,
-      input.splits.map((s, i) => ({
+      input.splits.map((s, i) => {
+        const id = randomUUID();
+        const instruction = rows.find((r) => r.id === s.payout_instruction_id)!;
+        const terms = { disbursementId: id, workspaceId: workspace.id, dealId: deal.id, milestoneId: m.id, instructionId: instruction.id, counterpartyId: instruction.counterparty_id, amount: s.amount, currency: deal.currency, isTest: deal.is_test };
+        return {
+        id,
+        signature: signPayout(terms),
         workspace_id: workspace.id,
         deal_id: deal.id,
         milestone_id: m.id,
@@ -87,7 +95,8 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         split_no: i + 1,
         created_at: now,
         updated_at: now,
-      })),
+        };
+      }),
     );
     for (const d of created) await enqueue(t, 'payouts.disburse', { disbursement_id: d.id });
 

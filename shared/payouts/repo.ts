@@ -16,6 +16,8 @@ export interface DisbursementRow {
   release_no: number;
   /** Its place among the splits of its release (1 to 5). */
   split_no: number;
+  /** signPayout of its terms, written by the release (signature.ts); checked before any money moves. */
+  signature: string | null;
   status: DisbursementStatus;
   attempts: number;
   lease_until: Date | null;
@@ -41,7 +43,7 @@ const toRow = <T extends DisbursementRow>(r: T): T => ({ ...r, amount: Number(r.
 
 export type NewDisbursement = Pick<
   DisbursementRow,
-  'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
+  'id' | 'signature' | 'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
 >;
 
 export async function insertMany(trx: Db, rows: NewDisbursement[]): Promise<DisbursementRow[]> {
@@ -136,16 +138,19 @@ export async function openForStaff(trx: Db, limit: number): Promise<(PayoutListR
   return rows.map(toRow);
 }
 
-/** Payouts the worker must look at: queued ones older than `queuedBefore` (their job may be lost), processing ones whose lease ran out. */
-export async function stuck(trx: Db, now: Date, queuedBefore: Date, limit: number): Promise<Pick<DisbursementRow, 'id' | 'attempts' | 'status'>[]> {
+/** Processing payouts whose claim ran out (their run died), oldest claim first. */
+export async function expiredClaims(trx: Db, now: Date, limit: number): Promise<Pick<DisbursementRow, 'id' | 'attempts'>[]> {
   return trx('disbursements')
-    .where((q) => {
-      void q.where('status', 'queued').andWhere('created_at', '<', queuedBefore);
-    })
-    .orWhere((q) => {
-      void q.where('status', 'processing').andWhere((l) => void l.whereNull('lease_until').orWhere('lease_until', '<=', now));
-    })
-    .orderBy('created_at')
+    .where('status', 'processing')
+    .andWhere((l) => void l.whereNull('lease_until').orWhere('lease_until', '<=', now))
+    .orderBy([{ column: 'lease_until', order: 'asc', nulls: 'first' }])
     .limit(limit)
-    .select('id', 'attempts', 'status');
+    .select('id', 'attempts');
+}
+
+/** Payouts still queued since before `before` (their job may be lost): sandbox ones, and live ones when `live`. */
+export async function queuedSince(trx: Db, before: Date, live: boolean, limit: number): Promise<Pick<DisbursementRow, 'id' | 'attempts'>[]> {
+  const q = trx('disbursements').where('status', 'queued').andWhere('created_at', '<', before);
+  if (!live) q.andWhere('is_test', true);
+  return q.orderBy('created_at').limit(limit).select('id', 'attempts');
 }

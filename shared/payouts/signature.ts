@@ -55,3 +55,48 @@ export function signatureMatches(d: Destination, signature: string | null | unde
   if (typeof signature !== 'string' || signature === '') return false;
   return safeEqual(signDestination(d), signature);
 }
+
+/**
+ * What a release vouches for, per payout: this amount, from this milestone of this
+ * workspace, to this instruction of this counterparty. Signed when the release writes the
+ * disbursement; the payout worker and staff settling check it, so a payout row edited
+ * afterwards (another instruction, another amount, a live payout marked sandbox) is never paid.
+ */
+export interface PayoutTerms {
+  disbursementId: string;
+  workspaceId: string;
+  dealId: string;
+  milestoneId: string;
+  instructionId: string;
+  counterpartyId: string;
+  amount: number;
+  currency: string;
+  isTest: boolean;
+}
+
+const PAYOUT_PURPOSE = 'disbursement-signature/v1';
+const payoutKey = (): Buffer => createHmac('sha256', config.encryptionKey).update(PAYOUT_PURPOSE).digest();
+
+export function canonicalPayout(p: PayoutTerms): string {
+  return JSON.stringify({
+    v: 1,
+    amount: p.amount,
+    counterparty_id: p.counterpartyId.toLowerCase(),
+    currency: p.currency.toUpperCase(),
+    deal_id: p.dealId.toLowerCase(),
+    disbursement_id: p.disbursementId.toLowerCase(),
+    instruction_id: p.instructionId.toLowerCase(),
+    is_test: p.isTest,
+    milestone_id: p.milestoneId.toLowerCase(),
+    workspace_id: p.workspaceId.toLowerCase(),
+  });
+}
+
+export function signPayout(p: PayoutTerms): string {
+  return createHmac('sha256', payoutKey()).update(canonicalPayout(p)).digest('base64url');
+}
+
+export function payoutSignatureMatches(p: PayoutTerms, signature: string | null | undefined): boolean {
+  if (typeof signature !== 'string' || signature === '') return false;
+  return safeEqual(signPayout(p), signature);
+}

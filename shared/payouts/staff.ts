@@ -3,7 +3,7 @@
  * 0019): with no provider configured, staff pay by bank transfer and settle it; a payout
  * the bank bounced is failed with a reason (its money returns to the milestone for a
  * re-release). Refused while a worker holds the claim (it may be sending it right now);
- * a processing payout whose claim ran out (a dead run) may be settled or failed.
+ * a processing payout whose claim ran out (a dead run) may be settled, never failed.
  */
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
@@ -13,6 +13,7 @@ import { operatorLabel } from '../enterprise/events.js';
 import { lockWorkspace } from '../enterprise/repo.js';
 import { recordStaffAction } from '../staff/audit.js';
 import { payoutErrors } from './errors.js';
+import { payoutGate } from './gate.js';
 import { failIn, settleIn } from './outcomes.js';
 import * as repo from './repo.js';
 import type { DisbursementRow, PayoutListRow } from './repo.js';
@@ -43,14 +44,37 @@ async function byStaff(
   });
 }
 
-/** POST /v1/admin/enterprise/disbursements/:id/settle: the money left (paid by hand). */
+/**
+ * POST /v1/admin/enterprise/disbursements/:id/settle: the money left (paid by hand). Only a
+ * payout that passes the gate (gate.ts): one whose row or destination changed since it was
+ * signed is refused (409 INVALID_STATE) and must be failed instead.
+ */
 export async function settleByStaff(trx: Db | undefined, staff: StaffActor, id: string): Promise<PayoutListRow> {
-  return byStaff(trx, staff, id, 'disbursement.settled', (t, d, o) => settleIn(t, d, 'settle', null, o));
+  return byStaff(trx, staff, id, 'disbursement.settled', async (t, d, o) => {
+    const gate = await payoutGate(t, d);
+    if (!gate.ok) throw payoutErrors.destinationRefused(gate.reason);
+    return settleIn(t, d, 'settle', null, o);
+  });
 }
 
-/** POST /v1/admin/enterprise/disbursements/:id/fail { reason }: the money returns to the milestone. */
+/**
+ * POST /v1/admin/enterprise/disbursements/:id/fail { reason }: the money returns to the
+ * milestone. Only a payout never sent to a provider (attempts 0): one that was may have been
+ * paid, and failing it would free its money for a second release (409 INVALID_STATE; the
+ * provider's answer, through the worker's retry with the same reference, decides it).
+ */
 export async function failByStaff(trx: Db | undefined, staff: StaffActor, id: string, reason: string): Promise<PayoutListRow> {
-  return byStaff(trx, staff, id, 'disbursement.failed', (t, d, o) => failIn(t, d, 'fail', reason, o), { reason });
+  return byStaff(
+    trx,
+    staff,
+    id,
+    'disbursement.failed',
+    async (t, d, o) => {
+      if (d.attempts > 0) throw payoutErrors.sentToProvider();
+      return failIn(t, d, 'fail', reason, o);
+    },
+    { reason },
+  );
 }
 
 /** The console's list: open payouts, oldest first. */

@@ -20,7 +20,7 @@ import { logger } from '../logger.js';
 import { getQueue } from '../queues.js';
 import { lockWorkspace } from '../enterprise/repo.js';
 import { disbursementAdapter, type DisbursementAdapter, type DisbursementResult } from './adapter.js';
-import { checkDestination } from './instructions.js';
+import { payoutGate } from './gate.js';
 import { failIn, settleIn } from './outcomes.js';
 import * as repo from './repo.js';
 import type { DisbursementRow } from './repo.js';
@@ -90,7 +90,14 @@ async function finish(d: DisbursementRow, result: DisbursementResult): Promise<D
     await lockWorkspace(trx, d.workspace_id);
     const current = await repo.byId(trx, d.id, true);
     // Another run that took over an expired claim finished it first: nothing more to do.
-    if (!current || current.status !== 'processing') return { outcome: 'skipped', disbursement_id: d.id, status: current?.status ?? 'missing' };
+    if (!current || current.status !== 'processing') {
+      // A provider that paid a payout no longer processing (a run that took over settled it
+      // first: the same reference, paid once) is normal; anything else needs a person.
+      if (result.outcome === 'paid' && current?.status !== 'settled') {
+        logger.error({ disbursement_id: d.id, status: current?.status ?? 'missing', provider_reference: result.providerReference }, 'the provider paid a payout that is not settled here: reconcile it by hand');
+      }
+      return { outcome: 'skipped', disbursement_id: d.id, status: current?.status ?? 'missing' };
+    }
     if (result.outcome === 'paid') {
       await settleIn(trx, current, 'sent', result.providerReference);
       return { outcome: 'settled', disbursement_id: d.id, reference: result.providerReference };
@@ -101,23 +108,43 @@ async function finish(d: DisbursementRow, result: DisbursementResult): Promise<D
   });
 }
 
+/** A queued payout that may not be paid, failed before anyone sends it (its money back on the milestone). */
+async function refuseQueued(d: DisbursementRow, reason: string): Promise<DisburseRun> {
+  return db.transaction(async (trx): Promise<DisburseRun> => {
+    await lockWorkspace(trx, d.workspace_id);
+    const current = await repo.byId(trx, d.id, true);
+    if (!current || current.status !== 'queued') return { outcome: 'skipped', disbursement_id: d.id, status: current?.status ?? 'missing' };
+    await failIn(trx, current, 'refused', reason);
+    logger.warn({ disbursement_id: d.id, reason }, 'payout refused before sending; its amount is back on the milestone');
+    return { outcome: 'failed', disbursement_id: d.id, reason };
+  });
+}
+
 /**
- * The payout job (queue payouts, job payouts.disburse): claim, re-check the destination
- * against its verification signature (an instruction edited or deleted after the release,
- * or altered in the database, fails the payout and pays nothing), send, settle or fail.
+ * The payout job (queue payouts, job payouts.disburse): claim, pass the gate (gate.ts: the
+ * payout row as its release signed it, the instruction as staff verified it; otherwise the
+ * payout fails and nothing is paid), send, settle or fail. With no provider (manual) the
+ * job only fails a queued payout that does not pass the gate, and leaves the rest to staff.
  */
 export async function runDisbursement(id: string, leaseMs: number = DISBURSE_LEASE_MS, adapterFor: (isTest: boolean) => DisbursementAdapter = disbursementAdapter): Promise<DisburseRun> {
   if (!isUuid(id)) return { outcome: 'skipped', disbursement_id: id, status: 'missing' };
   const peek = await repo.byId(db, id);
   if (!peek) return { outcome: 'skipped', disbursement_id: id, status: 'missing' };
   const adapter = adapterFor(peek.is_test);
-  if (!adapter.automatic) return { outcome: 'manual', disbursement_id: id };
+  if (!adapter.automatic) {
+    // Nothing is sent here: staff pay by hand. A payout that may not be paid fails now, so it never reaches them.
+    if (peek.status === 'queued') {
+      const gate = await payoutGate(db, peek);
+      if (!gate.ok) return refuseQueued(peek, `destination refused: ${gate.reason}`);
+    }
+    return { outcome: 'manual', disbursement_id: id };
+  }
   const claimed = await claim(id, leaseMs);
   if (claimed.kind === 'busy') throw new DisbursementBusyError(id);
   if (claimed.kind === 'skip') return { outcome: 'skipped', disbursement_id: id, status: claimed.status };
-  const check = await checkDestination(db, claimed.d.payout_instruction_id);
-  if (!check.ok) return finish(claimed.d, { outcome: 'failed', reason: `destination refused: ${check.reason}` });
-  return finish(claimed.d, await sendClaimed(claimed.d, check.destination, adapter, leaseMs));
+  const gate = await payoutGate(db, claimed.d);
+  if (!gate.ok) return finish(claimed.d, { outcome: 'failed', reason: `destination refused: ${gate.reason}` });
+  return finish(claimed.d, await sendClaimed(claimed.d, gate.destination, adapter, leaseMs));
 }
 
 /**
@@ -128,9 +155,15 @@ export async function runDisbursement(id: string, leaseMs: number = DISBURSE_LEA
  */
 export async function sweepDisbursements(limit = 200): Promise<{ requeued: number }> {
   const now = clock.now();
-  const stuck = await repo.stuck(db, now, new Date(now.getTime() - QUEUED_GRACE_MS), limit);
+  // Dead runs first, with their own limit: payouts left queued for staff never crowd them out.
+  const dead = await repo.expiredClaims(db, now, limit);
+  // Queued for long: sandbox ones always (their adapter sends), live ones only when a provider does.
+  const live = disbursementAdapter(false).automatic;
+  const lost = await repo.queuedSince(db, new Date(now.getTime() - QUEUED_GRACE_MS), live, limit);
+  const stuck = [...dead, ...lost];
   const queue = getQueue('payouts');
   for (const d of stuck) await queue.add('payouts.disburse', { disbursement_id: d.id }, { jobId: `disburse-resend-${d.id}-${d.attempts}` });
-  if (stuck.length > 0) logger.info({ disbursement_ids: stuck.map((d) => d.id) }, 'payouts re-queued by the sweeper');
+  // Debug only: a payout whose re-queued job has not run yet is found again (the jobId makes the add a no-op).
+  if (stuck.length > 0) logger.debug({ disbursement_ids: stuck.map((d) => d.id) }, 'payouts re-queued by the sweeper');
   return { requeued: stuck.length };
 }
