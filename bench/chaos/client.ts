@@ -69,9 +69,10 @@ export const endLog = (): void => void log.end();
 export async function call(
   method: string,
   urlPath: string,
-  opts: { key?: string; as?: string; body?: unknown; idem?: boolean; headers?: Record<string, string>; raw?: string } = {},
+  opts: { key?: string; as?: string; body?: unknown; idem?: boolean; idemKey?: string; headers?: Record<string, string>; raw?: string } = {},
 ): Promise<Answer> {
-  const idemKey = opts.idem ? randomUUID() : null;
+  // `idemKey`: the caller's own key, kept across its own retries (enterprise.ts).
+  const idemKey = opts.idemKey ?? (opts.idem ? randomUUID() : null);
   const bases = net.bases;
   let copy = Math.floor(Math.random() * bases.length);
   for (let attempt = 0; attempt < 12; attempt += 1) {

@@ -136,6 +136,13 @@ export function expectedFromLog(log: readonly Logged[]): Expected {
       if (w && w.status === 'pending') w.status = e.path.endsWith('/reject') ? 'rejected' : 'approved';
     }
   }
+  // A pay whose first try was cut after its payment link committed (decision 0015) and
+  // whose charge an early callback then paid answers its retry 409 with the escrow's
+  // status: the service says it is paid, though no pay answer named its gateway order.
+  for (const e of log) {
+    const err = (e.answer as { error?: { code?: string; status?: string } } | null)?.error;
+    if (e.status === 409 && err?.code === 'INVALID_STATE' && err.status === 'paid' && /^\/api\/escrows\/[^/]+\/pay$/.test(e.path)) advance(e.path.split('/')[3]!, 'paid');
+  }
   // Money follows the statuses: released pays the seller the amount less its fee, refunded
   // pays the buyer back; a withdrawal takes its amount unless rejected.
   const balances = new Map<string, number>();
@@ -150,4 +157,249 @@ export function expectedFromLog(log: readonly Logged[]): Expected {
   // Staff credits put the reported amount (a mismatch) or the claimed total (a late claim) on the buyer's balance, once.
   for (const [id, x] of settled) if (x.how === 'credit') add(linkById.get(id)!.buyer, x.amount);
   return { orders, escrows, withdrawals, balances, paidOrders, mismatched, lateClaims, settled, settledTwice };
+}
+
+// ---- Enterprise (issue 27) -------------------------------------------------------------------
+
+/** Milestone statuses whose money is held (shared/deals/states.ts HELD). */
+const ENT_HELD = ['funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed'];
+
+export interface ExpectedMilestone {
+  id: string;
+  deal: string;
+  amount: number;
+  buyerFee: number;
+  sellerFee: number;
+  fundingAmount: number;
+  payoutAmount: number;
+  approvalsRequired: number;
+  status: string;
+  funded: boolean;
+  /** Who submitted the current evidence, and who approved in its round. */
+  submitter: string | null;
+  approvers: Set<string>;
+  ruling: string | null;
+  refunded: number;
+  /** What failed payouts brought back and no release has sent again yet. */
+  returned: number;
+  releases: number;
+}
+
+export interface ExpectedDisbursement {
+  milestone: string;
+  amount: number;
+  failed: boolean;
+}
+
+/** Each ledger account's share of one milestone (entries about it and about its payouts). */
+export interface MilestoneMoney {
+  held: number;
+  feesHeld: number;
+  inFlight: number;
+  sent: number;
+  fees: number;
+  refunds: number;
+  funding: number;
+}
+
+export interface ExpectedEnterprise {
+  deals: Map<string, { counterparty: string; milestones: string[] }>;
+  milestones: Map<string, ExpectedMilestone>;
+  disbursements: Map<string, ExpectedDisbursement>;
+  /** 2xx answers the log cannot explain: a move from a state that does not allow it, splits that do not add up, payouts that differ from the splits. */
+  impossible: string[];
+  moves: { fundings: number; evidence: number; approvals: number; sendBacks: number; releases: number; reReleases: number; disputes: number; rulings: Record<string, number>; staffFailed: number; cancelledDeals: number };
+}
+
+/** What the ledger must hold for a milestone once every payout is settled or failed (shared/payouts/postings.ts). */
+export function expectedMoney(m: ExpectedMilestone, disbursements: Iterable<ExpectedDisbursement>): MilestoneMoney {
+  const held = ENT_HELD.includes(m.status);
+  let sent = 0;
+  for (const d of disbursements) if (d.milestone === m.id && !d.failed) sent += d.amount;
+  return {
+    held: held ? m.amount - m.refunded : m.status === 'released' ? m.returned : 0,
+    feesHeld: held ? m.buyerFee : 0,
+    inFlight: 0,
+    sent,
+    fees: m.status === 'released' ? m.buyerFee + m.sellerFee : 0,
+    refunds: m.refunded + (m.ruling === 'refund' ? m.buyerFee : 0),
+    funding: m.funded ? -m.fundingAmount : 0,
+  };
+}
+
+interface MilestoneAnswer {
+  id: string;
+  amount: number;
+  status: string;
+  approvals_required: number;
+  buyer_fee: number;
+  seller_fee: number;
+  funding_amount: number;
+  payout_amount: number;
+  disbursements?: { id: string; amount: number }[];
+}
+
+/**
+ * The enterprise side from the log alone: replays every 2xx answer (once per
+ * Idempotency-Key: a replay is the same move) in the order the requests were sent, as
+ * moves of the milestone state table, each checked against the state the log has reached
+ * (a 2xx the table does not allow is `impossible`). The deal answers give the milestones'
+ * amounts and fee shares; a release's answer names its new payouts; a payout ends failed
+ * when staff's fail was accepted, settled otherwise (the drain leaves none open).
+ */
+export function expectedEnterprise(log: readonly Logged[]): ExpectedEnterprise {
+  const seen = new Set<string>();
+  const ok = log
+    .filter((e) => typeof e.status === 'number' && e.status >= 200 && e.status < 300 && /^\/v1\/(admin\/)?enterprise\//.test(e.path))
+    .sort((a, b) => a.seq - b.seq)
+    .filter((e) => {
+      if (e.key === null) return true;
+      if (seen.has(e.key)) return false;
+      seen.add(e.key);
+      return true;
+    });
+  const deals: ExpectedEnterprise['deals'] = new Map();
+  const milestones: ExpectedEnterprise['milestones'] = new Map();
+  const disbursements: ExpectedEnterprise['disbursements'] = new Map();
+  const impossible: string[] = [];
+  const moves: ExpectedEnterprise['moves'] = { fundings: 0, evidence: 0, approvals: 0, sendBacks: 0, releases: 0, reReleases: 0, disputes: 0, rulings: {}, staffFailed: 0, cancelledDeals: 0 };
+  const verified = new Set<string>();
+  const waiting = new Set<string>(); // deals activated before their counterparty was verified (terms_review)
+  const move = (e: Logged, id: string, from: readonly string[], to: string): ExpectedMilestone | undefined => {
+    const m = milestones.get(id);
+    if (!m) {
+      impossible.push(`${e.method} ${e.path} (seq ${e.seq}): answered ${String(e.status)} for a milestone no answer created`);
+      return undefined;
+    }
+    if (!from.includes(m.status)) {
+      impossible.push(`${e.method} ${e.path} (seq ${e.seq}): answered ${String(e.status)} while the log has the milestone ${m.status}`);
+      return undefined;
+    }
+    m.status = to;
+    return m;
+  };
+  const activate = (dealId: string) => {
+    for (const id of deals.get(dealId)?.milestones ?? []) {
+      const m = milestones.get(id)!;
+      if (m.status === 'draft') m.status = 'awaiting_funding';
+    }
+  };
+  for (const e of ok) {
+    const data: Record<string, unknown> = (e.answer as { data?: Record<string, unknown> } | null)?.data ?? {};
+    const body = (e.body ?? {}) as Record<string, unknown>;
+    const p = e.path.split('/');
+    if (e.method !== 'POST') continue;
+    if (/^\/v1\/admin\/enterprise\/counterparties\/[^/]+\/verify$/.test(e.path)) {
+      verified.add(p[5]!);
+      for (const d of waiting) {
+        if (deals.get(d)?.counterparty === p[5]) {
+          waiting.delete(d);
+          activate(d);
+        }
+      }
+    } else if (e.path === '/v1/enterprise/deals') {
+      const deal = data.deal as { id: string };
+      const ms = data.milestones as MilestoneAnswer[];
+      deals.set(deal.id, { counterparty: String(body.counterparty_id), milestones: ms.map((m) => m.id) });
+      for (const m of ms) {
+        milestones.set(m.id, {
+          id: m.id,
+          deal: deal.id,
+          amount: m.amount,
+          buyerFee: m.buyer_fee,
+          sellerFee: m.seller_fee,
+          fundingAmount: m.funding_amount,
+          payoutAmount: m.payout_amount,
+          approvalsRequired: m.approvals_required,
+          status: 'draft',
+          funded: false,
+          submitter: null,
+          approvers: new Set(),
+          ruling: null,
+          refunded: 0,
+          returned: 0,
+          releases: 0,
+        });
+      }
+    } else if (/^\/v1\/enterprise\/deals\/[^/]+\/activate$/.test(e.path)) {
+      const deal = deals.get(p[4]!);
+      if (!deal) continue;
+      // Activation fixes the approvals each milestone needs (the four-eyes threshold then).
+      for (const m of (data.milestones ?? []) as MilestoneAnswer[]) {
+        const x = milestones.get(m.id);
+        if (x) Object.assign(x, { approvalsRequired: m.approvals_required, buyerFee: m.buyer_fee, sellerFee: m.seller_fee, fundingAmount: m.funding_amount, payoutAmount: m.payout_amount });
+      }
+      if (verified.has(deal.counterparty)) activate(p[4]!);
+      else waiting.add(p[4]!);
+    } else if (/^\/v1\/enterprise\/deals\/[^/]+\/cancel$/.test(e.path)) {
+      moves.cancelledDeals += 1;
+      waiting.delete(p[4]!);
+      for (const id of deals.get(p[4]!)?.milestones ?? []) move(e, id, ['draft', 'awaiting_funding'], 'cancelled');
+    } else if (/^\/v1\/admin\/enterprise\/milestones\/[^/]+\/confirm-funding$/.test(e.path)) {
+      const m = move(e, p[5]!, ['awaiting_funding'], 'funded');
+      if (m) {
+        m.funded = true;
+        moves.fundings += 1;
+      }
+    } else if (/^\/v1\/enterprise\/deals\/[^/]+\/milestones\/[^/]+\/submit-evidence$/.test(e.path)) {
+      const m = move(e, p[6]!, ['funded', 'revision_requested'], 'evidence_submitted');
+      if (m) {
+        m.submitter = e.as;
+        m.approvers = new Set();
+        moves.evidence += 1;
+      }
+    } else if (/^\/v1\/enterprise\/approvals\/[^/]+\/decide$/.test(e.path)) {
+      const m = milestones.get(p[4]!);
+      const decision = String(body.decision);
+      if (m && m.status === 'evidence_submitted' && (e.as === m.submitter || (e.as !== null && m.approvers.has(e.as)))) {
+        impossible.push(`${e.method} ${e.path} (seq ${e.seq}): a ${decision} by ${e.as ?? '?'} accepted although they ${e.as === m.submitter ? 'submitted the evidence' : 'already approved this round'}`);
+      } else if (decision === 'approve') {
+        const x = move(e, p[4]!, ['evidence_submitted'], 'evidence_submitted');
+        if (x) {
+          x.approvers.add(e.as ?? `?${e.seq}`);
+          moves.approvals += 1;
+          if (x.approvers.size >= x.approvalsRequired) x.status = 'approved';
+        }
+      } else if (move(e, p[4]!, ['evidence_submitted'], 'revision_requested')) moves.sendBacks += 1;
+    } else if (/^\/v1\/enterprise\/deals\/[^/]+\/milestones\/[^/]+\/dispute$/.test(e.path)) {
+      if (move(e, p[6]!, ['funded', 'evidence_submitted', 'approved'], 'disputed')) moves.disputes += 1;
+    } else if (/^\/v1\/admin\/enterprise\/milestones\/[^/]+\/resolve-dispute$/.test(e.path)) {
+      const outcome = String(body.outcome);
+      const m = move(e, p[5]!, ['disputed'], outcome === 'refund' ? 'cancelled' : 'approved');
+      if (m) {
+        m.ruling = outcome;
+        m.refunded = outcome === 'refund' ? m.amount : outcome === 'split' ? m.amount - Number(body.release_amount) : 0;
+        moves.rulings[outcome] = (moves.rulings[outcome] ?? 0) + 1;
+      }
+    } else if (/^\/v1\/enterprise\/deals\/[^/]+\/milestones\/[^/]+\/release$/.test(e.path)) {
+      const m = milestones.get(p[6]!);
+      const splits = (body.splits ?? []) as { amount: number }[];
+      const sum = splits.reduce((s, x) => s + x.amount, 0);
+      const again = m?.status === 'released' && m.returned > 0;
+      const due = m ? (again ? m.returned : m.payoutAmount - m.refunded) : 0;
+      if (!move(e, p[6]!, again ? ['released'] : ['approved'], 'released') || !m) continue;
+      if (sum !== due) impossible.push(`${e.method} ${e.path} (seq ${e.seq}): splits of ${sum} accepted where ${due} was due`);
+      if (again) {
+        m.returned = 0;
+        moves.reReleases += 1;
+      } else moves.releases += 1;
+      m.releases += 1;
+      const answered = ((data.milestones ?? []) as MilestoneAnswer[]).find((x) => x.id === m.id)?.disbursements ?? [];
+      const fresh = answered.filter((d) => !disbursements.has(d.id));
+      for (const d of fresh) disbursements.set(d.id, { milestone: m.id, amount: d.amount, failed: false });
+      const want = splits.map((x) => x.amount).sort((a, b) => a - b).join(',');
+      const got = fresh.map((d) => d.amount).sort((a, b) => a - b).join(',');
+      if (want !== got) impossible.push(`${e.method} ${e.path} (seq ${e.seq}): splits ${want} answered with new payouts ${got || 'none'}`);
+    } else if (/^\/v1\/admin\/enterprise\/disbursements\/[^/]+\/fail$/.test(e.path)) {
+      const d = disbursements.get(p[5]!);
+      if (!d || d.failed) {
+        impossible.push(`${e.method} ${e.path} (seq ${e.seq}): a fail accepted for a payout ${d ? 'already failed' : 'no release answered'}`);
+        continue;
+      }
+      d.failed = true;
+      milestones.get(d.milestone)!.returned += d.amount;
+      moves.staffFailed += 1;
+    }
+  }
+  return { deals, milestones, disbursements, impossible, moves };
 }

@@ -4,7 +4,8 @@
  * SIGKILLed every 15 s and restarted; Redis restarted once (at 10 s); from 20 s, every busy
  * backend of the service's processes terminated at once, tried every 200 ms until one of
  * them is inside a transaction; and payout jobs whose worker is SIGKILLed while it runs
- * them. Each planned fault must happen, or the run fails (verify.ts).
+ * them (withdrawals, and enterprise disbursements during the enterprise flows). Each planned
+ * fault must happen, or the run fails (verify.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
@@ -37,6 +38,8 @@ export interface FaultCounts {
   pgCutAt: number;
   /** Payout jobs whose worker copy was SIGKILLed while it ran them. */
   stalledPayouts: { withdrawal: string; killedAt: number; attempts: number; takenAt?: number }[];
+  /** Enterprise payout jobs (payouts.disburse) whose worker copy was SIGKILLed while it ran them. */
+  stalledDisbursements: { disbursement: string; killedAt: number; attempts: number; takenAt?: number }[];
 }
 
 export interface FaultRun {
@@ -45,13 +48,15 @@ export interface FaultRun {
   cutWindows: { api: number; from: number; to: number }[];
   /** Called after each withdrawal approval: every fourth, until 3 have, has its payout job's worker killed. */
   onApproved: (withdrawalId: string) => void;
+  /** Called after each enterprise release with one of its payouts: every fourth, until 3 have, has its payout job's worker killed. */
+  onReleased: (disbursementId: string) => void;
   /** Waits for the payout kills under way, then stops the fault loops. */
   stop: () => Promise<void>;
 }
 
 export function startFaults(f: Faults): FaultRun {
   let running = true;
-  const counts: FaultCounts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgCutAttempts: 0, terminatedBackends: 0, terminatedMidTx: 0, pgCutAt: 0, stalledPayouts: [] };
+  const counts: FaultCounts = { workerKills: 0, apiKills: 0, redisRestarts: 0, pgCutAttempts: 0, terminatedBackends: 0, terminatedMidTx: 0, pgCutAt: 0, stalledPayouts: [], stalledDisbursements: [] };
   const cutWindows: { api: number; from: number; to: number }[] = [];
 
   // Worker copies are killed by the 2 s loop and by the stalled-payout fault: one kill at a
@@ -163,24 +168,31 @@ export function startFaults(f: Faults): FaultRun {
    * worker until another worker takes it over.
    */
   const stalls: Promise<void>[] = [];
-  const stallPayout = async (withdrawalId: string): Promise<void> => {
+  // The same for an enterprise payout (its claim reads the disbursement FOR UPDATE while queued).
+  const STALL_ROWS = {
+    withdrawal: { sql: 'SELECT status, payout_attempts AS attempts, pg_backend_pid() AS me FROM withdrawals WHERE id = ? FOR UPDATE', waiting: 'approved' },
+    disbursement: { sql: 'SELECT status, attempts, pg_backend_pid() AS me FROM disbursements WHERE id = ? FOR UPDATE', waiting: 'queued' },
+  } as const;
+  const stallJob = async (kind: keyof typeof STALL_ROWS, id: string): Promise<void> => {
     const trx = await f.db.transaction();
     trx.executionPromise.catch(() => undefined);
     try {
-      const r = (await trx.raw<{ rows: { status: string; attempts: number; me: number }[] }>('SELECT status, payout_attempts AS attempts, pg_backend_pid() AS me FROM withdrawals WHERE id = ? FOR UPDATE', [withdrawalId])).rows[0];
-      if (r?.status !== 'approved') return; // the payout worker was quicker
+      const r = (await trx.raw<{ rows: { status: string; attempts: number; me: number }[] }>(STALL_ROWS[kind].sql, [id])).rows[0];
+      if (r?.status !== STALL_ROWS[kind].waiting) return; // the payout worker was quicker
       const deadline = Date.now() + 15_000;
       while (Date.now() < deadline) {
         const blocked = await f.db.raw<{ rows: { app: string }[] }>('SELECT application_name AS app FROM pg_stat_activity WHERE ?::int = ANY(pg_blocking_pids(pid))', [r.me]);
         const app = blocked.rows.map((x) => x.app).find((a) => a.startsWith('chaos-worker-'));
         if (app) {
           const slot = Number(/^chaos-worker-(\d+)-/.exec(app)![1]) - 1;
-          counts.stalledPayouts.push({ withdrawal: withdrawalId, killedAt: await killWorker(slot, app), attempts: r.attempts });
+          const killed = await killWorker(slot, app);
+          if (kind === 'withdrawal') counts.stalledPayouts.push({ withdrawal: id, killedAt: killed, attempts: r.attempts });
+          else counts.stalledDisbursements.push({ disbursement: id, killedAt: killed, attempts: r.attempts });
           return;
         }
         await sleep(50);
       }
-      console.error(`chaos: no worker took the payout of ${withdrawalId} within 15 s of its approval`);
+      console.error(`chaos: no worker took the payout of ${kind} ${id} within 15 s`);
     } finally {
       await trx.rollback().catch(() => undefined);
     }
@@ -189,13 +201,27 @@ export function startFaults(f: Faults): FaultRun {
   let approvals = 0;
   const onApproved = (id: string) => {
     approvals += 1;
-    if (approvals % 4 === 1 && counts.stalledPayouts.length < 3) stalls.push(stallPayout(id));
+    if (approvals % 4 === 1 && counts.stalledPayouts.length < 3) stalls.push(stallJob('withdrawal', id));
+  };
+  // Releases come many at once: one try at a time (each holds a driver connection for up to 15 s).
+  let releases = 0;
+  let stallingRelease = false;
+  const onReleased = (id: string) => {
+    releases += 1;
+    if (stallingRelease || releases % 4 !== 1 || counts.stalledDisbursements.length >= 3) return;
+    stallingRelease = true;
+    stalls.push(
+      stallJob('disbursement', id).finally(() => {
+        stallingRelease = false;
+      }),
+    );
   };
 
   return {
     counts,
     cutWindows,
     onApproved,
+    onReleased,
     stop: async () => {
       await Promise.all(stalls);
       running = false;

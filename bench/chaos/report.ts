@@ -16,7 +16,9 @@ export function printFindings(f: Findings, mails: number, requests: number): voi
   );
   console.log(
     `chaos: stalled-job wait: ${s(f.longestWait)} at most (limit ${STALL_LIMIT_S} s); payouts whose worker was killed, kill to taken by another worker: ${f.stallWaits.map((x) => s(x.s)).join(', ') || 'none'} ` +
-      `(to paid: ${f.stallWaits.map((x) => s(x.paidS)).join(', ')}); longest a payout waited to be taken ${s(waits.payout.s)}, a due callback to be processed ${s(waits.callback.s)}; drained ${s(waits.drainS)} after the workload`,
+      `(to paid: ${f.stallWaits.map((x) => s(x.paidS)).join(', ')}); enterprise payouts whose worker was killed, kill to taken: ${f.disbStallWaits.map((x) => s(x.s)).join(', ') || 'none'} ` +
+      `(to settled: ${f.disbStallWaits.map((x) => s(x.paidS)).join(', ')}); longest a payout waited to be taken ${s(waits.payout.s)} (an enterprise payout ${s(waits.disbursement.s)}, not held to the limit), ` +
+      `a due callback to be processed ${s(waits.callback.s)}; drained ${s(waits.drainS)} after the workload`,
   );
   console.log(
     `chaos: requests whose connection was cut (API copy killed) ${f.cut}, then sent again; 5xx answers to requests whose Postgres connection was cut ${f.dbCut5xx}; ` +
@@ -33,6 +35,27 @@ export function printFindings(f: Findings, mails: number, requests: number): voi
     `chaos: money at the edges: late manual transfers credited ${f.edgeFigures.lateCredited} (late claims ${exp.lateClaims.size}), short/long payments ${exp.mismatched.size} ` +
       `(credited ${f.edgeFigures.mismatchCredited}, marked returned ${f.edgeFigures.mismatchReturned}), second staff moves accepted ${exp.settledTwice.length}, ` +
       `callbacks sent before their pay answered ${racing.beforeCommit} of ${racing.tried}; payment differences ${diffs.edges}`,
+  );
+  const e = f.enterprise;
+  const statuses = Object.entries(e.byStatus)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  console.log(
+    `chaos: enterprise: ${e.deals} deals (${e.moves.cancelledDeals} cancelled), ${e.milestones} milestones (${statuses}); fundings confirmed ${e.moves.fundings}, evidence ${e.moves.evidence}, ` +
+      `approvals ${e.moves.approvals} (four-eyes milestones released ${e.fourEyesApproved}, pairs sent at once ${e.run.concurrentPairs}), revisions and rejections ${e.moves.sendBacks}, ` +
+      `disputes ${e.moves.disputes} (rulings ${Object.entries(e.moves.rulings).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}), releases ${e.moves.releases} and again ${e.moves.reReleases}; ` +
+      `release vs dispute at once ${e.run.race.tried} (release won ${e.run.race.releaseWon}, dispute won ${e.run.race.disputeWon}, both ${e.run.race.both})`,
+  );
+  console.log(
+    `chaos: enterprise payouts ${e.payouts} (failed by staff ${e.payoutsFailed} of ${e.run.staffFails.tried} tried, the rest settled by the payout worker); accounts ` +
+      Object.entries(e.accounts)
+        .map(([code, x]) => `${code} ${fmtNum(x.ledger)}${x.ledger === x.log ? '' : ` (log ${fmtNum(x.log)})`}`)
+        .join(', '),
+  );
+  console.log(
+    `chaos: enterprise differences: milestones ${e.diffs.milestones}, payouts ${e.diffs.disbursements}, ledger shares of milestones ${e.diffs.money}, accounts ${e.diffs.accounts}; ` +
+      `answers the state table does not allow ${e.impossible}; flows stopped ${e.flowErrors}`,
   );
   console.log(`chaos: public profiles whose counters differ from a recount ${f.profilesOff}`);
   console.log(`chaos: e-mails received by the SMTP sink ${mails}`);

@@ -7,12 +7,18 @@
  * recount; `checkLedger`; no 5xx other than to a request whose connection was cut (its API
  * copy killed, or its Postgres connection terminated: in flight at the cut or sent within
  * 3 s after it, or named by the process log with a connection error); the stalled-job wait
- * under 30 s; every planned fault and edge case happened.
+ * under 30 s; every planned fault and edge case happened. Enterprise (issue 27,
+ * verifyEnterprise): every milestone's status, ruling, refunded and returned amounts, every
+ * payout's amount and end, and each ledger account's share of every milestone (held, fees
+ * held, in flight, sent, platform fee, refunds, funding) as the log implies; no 2xx the
+ * state table does not allow; every planned enterprise case happened.
  */
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
 import { entries, PROCESS_LOG_FILE, type Logged } from './client.js';
 import { racing } from './edges.js';
+import { enterpriseRun } from './enterprise.js';
+import { expectedEnterprise, expectedMoney, type MilestoneMoney } from './expected.js';
 import { expectedFromLog } from './expected.js';
 import type { FaultRun } from './faults.js';
 import type { Waits } from './waits.js';
@@ -32,6 +38,7 @@ export async function verify(db: Knex, faults: FaultRun, waits: Waits, seconds: 
     ['Redis restarts', counts.redisRestarts],
     ['Postgres backends terminated inside a transaction', counts.terminatedMidTx],
     ['payout jobs whose worker was SIGKILLed while running them', counts.stalledPayouts.length],
+    ['enterprise payout jobs whose worker was SIGKILLed while running them', counts.stalledDisbursements.length],
   ];
   for (const [what, n] of planned) if (n === 0) problems.push(`planned fault did not happen: ${what} 0`);
   // Stalled jobs: from the kill of the worker that ran a payout until another worker took it
@@ -47,11 +54,26 @@ export async function verify(db: Knex, faults: FaultRun, waits: Waits, seconds: 
       paidS: paid ? (paid.getTime() - x.killedAt) / 1000 : Number.POSITIVE_INFINITY,
     };
   });
-  const stallMax = Math.max(0, ...stallWaits.map((x) => x.s));
+  const stalledSettled = new Map(
+    (await db('disbursements').whereIn('id', counts.stalledDisbursements.map((x) => x.disbursement)).select<{ id: string; settled_at: Date | null }[]>('id', 'settled_at')).map((r) => [r.id, r.settled_at]),
+  );
+  const disbStallWaits = counts.stalledDisbursements.map((x) => {
+    const settled = stalledSettled.get(x.disbursement);
+    return {
+      id: x.disbursement,
+      s: x.takenAt === undefined ? Number.POSITIVE_INFINITY : (x.takenAt - x.killedAt) / 1000,
+      paidS: settled ? (settled.getTime() - x.killedAt) / 1000 : Number.POSITIVE_INFINITY,
+    };
+  });
+  // A killed enterprise payout job is held to the same limit (kill to taken); the longest an
+  // enterprise payout waited between claims is reported, not held to it: its runs take the
+  // workspace lock to finish and are killed again by the 2 s loop (docs/reliability.md).
+  const stallMax = Math.max(0, ...stallWaits.map((x) => x.s), ...disbStallWaits.map((x) => x.s));
   const longestWait = Math.max(stallMax, waits.payout.s, waits.callback.s);
   if (longestWait >= STALL_LIMIT_S) {
     problems.push(
       `a job waited ${longestWait.toFixed(1)} s (limit ${STALL_LIMIT_S} s): killed payouts, kill to taken ${stallWaits.map((x) => `${x.id} ${x.s.toFixed(1)} s`).join(', ')}; ` +
+        `enterprise payouts killed, kill to taken ${disbStallWaits.map((x) => `${x.id} ${x.s.toFixed(1)} s`).join(', ')}; ` +
         `longest a payout waited to be taken ${waits.payout.id} ${waits.payout.s.toFixed(1)} s; oldest due callback ${waits.callback.id} ${waits.callback.s.toFixed(1)} s`,
     );
   }
@@ -203,6 +225,7 @@ export async function verify(db: Knex, faults: FaultRun, waits: Waits, seconds: 
   const fiveXX = all5xx.filter((e) => !pgCut(e));
   for (const e of fiveXX.slice(0, 5)) problems.push(`5xx: ${e.method} ${e.path} answered ${String(e.status)} ${JSON.stringify(e.answer).slice(0, 160)}`);
   const cut = entries.filter((e) => e.status === 'cut').length;
+  const enterprise = await verifyEnterprise(db, problems);
   const unavailable = fiveXX.filter((e) => e.status === 503).length;
 
 
@@ -215,6 +238,8 @@ export async function verify(db: Knex, faults: FaultRun, waits: Waits, seconds: 
     exp,
     longestWait,
     stallWaits,
+    disbStallWaits,
+    enterprise,
     cut,
     dbCut5xx: dbCut5xx.length,
     fiveXX: fiveXX.length,
@@ -226,5 +251,133 @@ export async function verify(db: Knex, faults: FaultRun, waits: Waits, seconds: 
     edgeFigures,
     racing: { ...racing },
     profilesOff,
+  };
+}
+
+const MONEY_ACCOUNTS: Record<string, keyof MilestoneMoney> = {
+  'enterprise:buyer_fees_held': 'feesHeld',
+  'enterprise:payouts_in_flight': 'inFlight',
+  'enterprise:payouts_sent': 'sent',
+  'platform:enterprise_fees': 'fees',
+  'enterprise:refunds_sent': 'refunds',
+  'enterprise:funding_received': 'funding',
+};
+const NO_MONEY: MilestoneMoney = { held: 0, feesHeld: 0, inFlight: 0, sent: 0, fees: 0, refunds: 0, funding: 0 };
+
+/**
+ * The enterprise side: the database against expectedEnterprise (the log alone). Every
+ * live milestone's status, ruling, refunded and returned amounts; every payout (amount,
+ * milestone, settled or failed, none open); each ledger account's share of every milestone,
+ * from the journal lines of the entries about it and about its payouts; the enterprise
+ * accounts' balances; no milestone or payout the log does not know, none it knows missing.
+ */
+async function verifyEnterprise(db: Knex, problems: string[]) {
+  const exp = expectedEnterprise(entries);
+  const diffs = { milestones: 0, disbursements: 0, money: 0, accounts: 0 };
+  const report = (what: keyof typeof diffs, text: string) => {
+    diffs[what] += 1;
+    if (diffs[what] <= 5) problems.push(text);
+  };
+  for (const x of exp.impossible.slice(0, 5)) problems.push(`enterprise: ${x}`);
+  for (const x of enterpriseRun.flowErrors.slice(0, 5)) problems.push(`enterprise flow stopped: ${x}`);
+  if (enterpriseRun.race.both > 0) problems.push(`enterprise: ${enterpriseRun.race.both} releases and disputes of one approved milestone both accepted`);
+
+  const dbMilestones = new Map(
+    (
+      await db.raw<{ rows: { id: string; status: string; ruling: string | null; refunded: string; returned: string }[] }>(
+        `SELECT m.id, m.status, m.ruling, m.refunded_amount::text AS refunded, m.returned_amount::text AS returned
+           FROM deal_milestones m JOIN deals d ON d.id = m.deal_id WHERE NOT d.is_test`,
+      )
+    ).rows.map((r) => [r.id, r]),
+  );
+  for (const [id, m] of exp.milestones) {
+    const got = dbMilestones.get(id);
+    const want = { status: m.status, ruling: m.ruling, refunded: m.refunded, returned: m.returned };
+    const have = got ? { status: got.status, ruling: got.ruling, refunded: Number(got.refunded), returned: Number(got.returned) } : null;
+    if (JSON.stringify(want) !== JSON.stringify(have)) report('milestones', `enterprise milestone ${id}: log implies ${JSON.stringify(want)}, database ${JSON.stringify(have ?? 'missing')}`);
+  }
+  for (const id of dbMilestones.keys()) if (!exp.milestones.has(id)) report('milestones', `enterprise milestone ${id} is in the database but no answer created it`);
+
+  const dbDisb = new Map(
+    (await db('disbursements').where({ is_test: false }).select<{ id: string; milestone_id: string; amount: string; status: string }[]>('id', 'milestone_id', 'amount', 'status')).map((r) => [r.id, r]),
+  );
+  for (const [id, d] of exp.disbursements) {
+    const got = dbDisb.get(id);
+    const want = { milestone: d.milestone, amount: d.amount, status: d.failed ? 'failed' : 'settled' };
+    const have = got ? { milestone: got.milestone_id, amount: Number(got.amount), status: got.status } : null;
+    if (JSON.stringify(want) !== JSON.stringify(have)) report('disbursements', `enterprise payout ${id}: log implies ${JSON.stringify(want)}, database ${JSON.stringify(have ?? 'missing')}`);
+  }
+  for (const [id, d] of dbDisb) if (!exp.disbursements.has(id)) report('disbursements', `enterprise payout ${id} (${d.status}, ${d.amount}) is in the database but no release answered it`);
+
+  // Each account's share of each milestone: entries about the milestone, and about its payouts.
+  const lines = await db.raw<{ rows: { mid: string; code: string; amount: string }[] }>(
+    `SELECT COALESCE(dis.milestone_id::text, e.ref_id) AS mid, a.code, SUM(l.amount)::text AS amount
+       FROM journal_lines l
+       JOIN journal_entries e ON e.id = l.entry_id
+       JOIN ledger_accounts a ON a.id = l.account_id
+       LEFT JOIN disbursements dis ON e.ref_type = 'disbursement' AND dis.id::text = e.ref_id
+      WHERE e.ref_type IN ('deal_milestone', 'disbursement')
+      GROUP BY 1, 2`,
+  );
+  const actual = new Map<string, MilestoneMoney>();
+  for (const r of lines.rows) {
+    const field = r.code === `milestone:${r.mid}` ? 'held' : MONEY_ACCOUNTS[r.code];
+    if (!field) {
+      report('money', `enterprise milestone ${r.mid}: a posting to ${r.code} (${r.amount})`);
+      continue;
+    }
+    const m = actual.get(r.mid) ?? { ...NO_MONEY };
+    m[field] += Number(r.amount);
+    actual.set(r.mid, m);
+  }
+  const totals = { ...NO_MONEY };
+  for (const [id, m] of exp.milestones) {
+    const want = expectedMoney(m, exp.disbursements.values());
+    for (const k of Object.keys(totals) as (keyof MilestoneMoney)[]) totals[k] += want[k];
+    const have = actual.get(id) ?? NO_MONEY;
+    if (JSON.stringify(want) !== JSON.stringify(have)) report('money', `enterprise milestone ${id} (${m.status}): log implies ${JSON.stringify(want)}, ledger ${JSON.stringify(have)}`);
+  }
+  for (const id of actual.keys()) if (!exp.milestones.has(id)) report('money', `ledger postings for enterprise milestone ${id}, which no answer created`);
+  // The enterprise accounts' balances against the sum of what the log implies for every milestone.
+  const balances = new Map(
+    (await db('ledger_accounts').whereIn('code', Object.keys(MONEY_ACCOUNTS)).select<{ code: string; balance: string }[]>('code', 'balance')).map((r) => [r.code, Number(r.balance)]),
+  );
+  const heldBalance = await db.raw<{ rows: { total: string }[] }>(`SELECT COALESCE(SUM(balance), 0)::text AS total FROM ledger_accounts WHERE code LIKE 'milestone:%'`);
+  const accounts: Record<string, { ledger: number; log: number }> = { 'milestone:*': { ledger: Number(heldBalance.rows[0]!.total), log: totals.held } };
+  for (const [code, field] of Object.entries(MONEY_ACCOUNTS)) accounts[code] = { ledger: balances.get(code) ?? 0, log: totals[field] };
+  for (const [code, x] of Object.entries(accounts)) if (x.ledger !== x.log) report('accounts', `${code}: ledger ${x.ledger}, log implies ${x.log}`);
+
+  // Every planned enterprise case happened.
+  const ms = [...exp.milestones.values()];
+  const fourEyesApproved = ms.filter((m) => m.approvalsRequired === 2 && m.releases > 0).length;
+  for (const [what, n] of [
+    ['live fundings confirmed by staff', exp.moves.fundings],
+    ['four-eyes milestones released', fourEyesApproved],
+    ['approvals sent by two people at once', enterpriseRun.concurrentPairs],
+    ['revisions and rejections', exp.moves.sendBacks],
+    ['releases', exp.moves.releases],
+    ['rulings: release', exp.moves.rulings.release ?? 0],
+    ['rulings: refund', exp.moves.rulings.refund ?? 0],
+    ['rulings: split', exp.moves.rulings.split ?? 0],
+    ['payouts failed by staff and released again', exp.moves.reReleases],
+    ['releases racing a dispute', enterpriseRun.race.tried],
+  ] as const) {
+    if (n === 0) problems.push(`planned enterprise case did not happen: ${what} 0`);
+  }
+  const byStatus: Record<string, number> = {};
+  for (const m of ms) byStatus[m.status] = (byStatus[m.status] ?? 0) + 1;
+  return {
+    deals: exp.deals.size,
+    milestones: exp.milestones.size,
+    byStatus,
+    payouts: exp.disbursements.size,
+    payoutsFailed: [...exp.disbursements.values()].filter((d) => d.failed).length,
+    moves: exp.moves,
+    fourEyesApproved,
+    accounts,
+    impossible: exp.impossible.length,
+    flowErrors: enterpriseRun.flowErrors.length,
+    run: { ...enterpriseRun, flowErrors: undefined },
+    diffs,
   };
 }

@@ -3,7 +3,8 @@
  * withdrawal not yet taken, from its approval or from its last claim (a claim whose run was
  * then killed starts its wait again: `payout_attempts` grew), the oldest due callback not
  * yet processed (from its `next_attempt_at`), and for each killed payout job the time until
- * another worker claimed it (or it was done).
+ * another worker claimed it (or it was done). Enterprise payouts (disbursements) the same
+ * way: from their release, or from their last claim.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
@@ -16,13 +17,15 @@ import type { FaultCounts } from './faults.js';
  */
 export interface Waits {
   payout: { s: number; id: string };
+  /** The same for enterprise payouts (disbursements), from their release. */
+  disbursement: { s: number; id: string };
   callback: { s: number; id: string };
   /** From the end of the workload (the last kill) until nothing was left to drain. */
   drainS: number;
 }
 
 export function sampleWaits(db: Knex, counts: FaultCounts): { waits: Waits; stop: () => Promise<void> } {
-  const waits: Waits = { payout: { s: 0, id: '' }, callback: { s: 0, id: '' }, drainS: 0 };
+  const waits: Waits = { payout: { s: 0, id: '' }, disbursement: { s: 0, id: '' }, callback: { s: 0, id: '' }, drainS: 0 };
   let sampling = true;
   const progress = new Map<string, { attempts: number; since: number }>();
   const sampler = (async () => {
@@ -43,6 +46,24 @@ export function sampleWaits(db: Knex, counts: FaultCounts): { waits: Waits; stop
         // A killed payout job is taken once another claim is made (or the withdrawal is done).
         for (const x of counts.stalledPayouts) {
           if (x.takenAt === undefined && at > x.killedAt && (openIds.get(x.withdrawal) ?? Number.POSITIVE_INFINITY) > x.attempts) x.takenAt = at;
+        }
+        const disb = await db.raw<{ rows: { id: string; attempts: number; status: string; created: Date }[] }>(
+          `SELECT id::text AS id, attempts, status, created_at AS created FROM disbursements WHERE status IN ('queued', 'processing') OR id = ANY(?::uuid[])`,
+          [counts.stalledDisbursements.map((x) => x.disbursement)],
+        );
+        const disbById = new Map(disb.rows.map((d) => [d.id, d]));
+        for (const d of disb.rows) {
+          if (d.status !== 'queued' && d.status !== 'processing') continue;
+          const key = `d:${d.id}`;
+          const seen = progress.get(key);
+          if (!seen) progress.set(key, { attempts: d.attempts, since: d.created.getTime() });
+          else if (d.attempts > seen.attempts) Object.assign(seen, { attempts: d.attempts, since: at });
+          const s = (at - progress.get(key)!.since) / 1000;
+          if (s > waits.disbursement.s) Object.assign(waits.disbursement, { s, id: d.id });
+        }
+        for (const x of counts.stalledDisbursements) {
+          const d = disbById.get(x.disbursement);
+          if (x.takenAt === undefined && at > x.killedAt && d && (d.attempts > x.attempts || (d.status !== 'queued' && d.status !== 'processing'))) x.takenAt = at;
         }
         const cb = await db.raw<{ rows: { id: string; s: number }[] }>(
           `SELECT id::text AS id, extract(epoch FROM now() - next_attempt_at)::float8 AS s
