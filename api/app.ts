@@ -31,6 +31,7 @@ import { documentsRouter } from './routes/documents.js';
 import { approvalsRouter } from './routes/approvals.js';
 import { payoutsRouter } from './routes/payouts.js';
 import { payoutInstructionsRouter } from './routes/payout-instructions.js';
+import { reportsRouter } from './routes/reports.js';
 import { ordersRouter } from './routes/orders.js';
 import { notificationsRouter } from './routes/notifications.js';
 import { trackingRouter } from './routes/tracking.js';
@@ -68,6 +69,7 @@ export const routers: AppRouter[] = [
   approvalsRouter,
   payoutsRouter,
   payoutInstructionsRouter,
+  reportsRouter,
   ordersRouter,
   notificationsRouter,
   trackingRouter,

@@ -6,9 +6,11 @@
 import Joi from 'joi';
 import type { Actor, StaffActor } from '../shared/actors.js';
 import { config } from '../shared/config.js';
-import type { AppRouter, Ctx, Middleware } from './context.js';
-import { rateLimit } from './middleware/rate-limit.js';
-import { paramsOf, validate } from './middleware/validate.js';
+import { exportFile, type ExportRow } from '../shared/enterprise/exports.js';
+import { serializeExportPending } from '../shared/enterprise/serialize.js';
+import { ok, type AppRouter, type Ctx, type Middleware } from './context.js';
+import { consume, rateLimit, type RateLimitRule } from './middleware/rate-limit.js';
+import { paramsOf, queryOf, validate } from './middleware/validate.js';
 
 /** The signed-in caller of a consumer route (after `auth()`). */
 export function actorOf(ctx: Ctx): Actor {
@@ -85,4 +87,36 @@ export const isPublicAnswer = (fn: unknown): boolean => typeof fn === 'function'
 export function publicGet(router: AppRouter, path: string, options: PublicOptions, ...handlers: Middleware[]): void {
   router.get(path, publicAnswer(options), publicLimit, ...handlers);
   router.options(path, preflight);
+}
+
+// ---------------------------------------------------------------------------------------
+// CSV exports built by the exports worker (the audit export, the reports' deals.csv and
+// disbursements.csv: decisions 0011, 0020).
+
+/** Only a new export (no `export_id`) spends the route's limit; fetching one being built does not. */
+export function newExportLimit(rule: RateLimitRule): Middleware {
+  return async (ctx, next) => {
+    if (queryOf<{ export_id?: string }>(ctx).export_id === undefined) await consume(ctx, rule);
+    await next();
+  };
+}
+
+/**
+ * An export's answer: 202 `{ export_id, status, from, to }` with `Location` (the path with
+ * the export id) and `Retry-After` while the worker builds it; then the CSV as an
+ * attachment named `<name>-<id>.csv`, streamed from its stored parts, with
+ * `X-Export-Truncated: true` when more rows existed than the file holds.
+ */
+export function answerExport(ctx: Ctx, row: ExportRow, path: string, name: string): void {
+  if (row.status !== 'ready') {
+    ctx.set('Retry-After', '2');
+    ctx.set('Location', `${path}?export_id=${row.id}`);
+    ok(ctx, serializeExportPending(row), 202);
+    return;
+  }
+  ctx.set('Content-Type', 'text/csv; charset=utf-8');
+  ctx.set('Content-Disposition', `attachment; filename="${name}-${row.id}.csv"`);
+  if (row.truncated) ctx.set('X-Export-Truncated', 'true');
+  ctx.status = 200;
+  ctx.body = exportFile(row);
 }

@@ -33,6 +33,7 @@ export type JobPayloads = {
   'maintenance.purge-idempotency-keys': NoPayload;
   'maintenance.sweep-outbox': NoPayload;
   'exports.audit-csv': { export_id: string };
+  'exports.report-csv': { export_id: string };
   /** The declared type of the file (as the client named it) is checked by the sanitiser, not here. */
   'uploads.sanitise': { upload_id: string; purpose: string; declared_mime: string; declared_ext: string };
   'uploads.purge-unbound': NoPayload;
@@ -74,6 +75,7 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
   'maintenance.purge-idempotency-keys': noPayload,
   'maintenance.sweep-outbox': noPayload,
   'exports.audit-csv': Joi.object({ export_id: id.required() }),
+  'exports.report-csv': Joi.object({ export_id: id.required() }),
   'uploads.sanitise': Joi.object({
     upload_id: id.required(),
     purpose: Joi.string().required(),

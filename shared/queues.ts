@@ -43,6 +43,7 @@ export const JOBS = {
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
   'exports.audit-csv': 'exports',
+  'exports.report-csv': 'exports',
   'uploads.sanitise': 'upload-sanitise',
   'uploads.purge-unbound': 'upload-sanitise',
 } as const satisfies Record<string, QueueName>;

@@ -10,11 +10,11 @@ import * as S from '../../shared/enterprise/schemas.js';
 import * as ent from '../../shared/enterprise/service.js';
 import * as out from '../../shared/enterprise/serialize.js';
 import type { Role } from '../../shared/enterprise/states.js';
-import { ok, createRouter, type Ctx, type Middleware } from '../context.js';
-import { idOf, paginated } from '../kit.js';
+import { ok, createRouter, type Ctx } from '../context.js';
+import { answerExport, idOf, newExportLimit, paginated } from '../kit.js';
 import { accessOf, enterpriseAuth, enterpriseIdempotent as idempotent, signedInOf, workspaceActorOf, workspaceOf } from '../middleware/enterprise-auth.js';
 import { txOf } from '../middleware/idempotency.js';
-import { consume, rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
+import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const enterpriseRouter = createRouter();
@@ -169,25 +169,8 @@ enterpriseRouter.get(`${P}/events`, enterpriseAuth({ role: 'viewer' }), validate
 
 // 4.9 Audit export (finance; 5 per minute; built by the exports worker) --------------------
 
-/** Only a new export spends the 5 per minute; fetching one that is being built does not. */
-const newExportLimit: Middleware = async (ctx, next) => {
-  if (queryOf<{ export_id?: string }>(ctx).export_id === undefined) await consume(ctx, LIMITS.auditExport);
-  await next();
-};
-
-enterpriseRouter.get(`${P}/audit/export.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.auditExport }), newExportLimit, async (ctx) => {
-  const row = await ent.auditExport(workspaceActorOf(ctx), queryOf<{ from?: string; to?: string; export_id?: string }>(ctx));
-  if (row.status !== 'ready') {
-    ctx.set('Retry-After', '2');
-    ctx.set('Location', `${P}/audit/export.csv?export_id=${row.id}`);
-    ok(ctx, out.serializeExportPending(row), 202);
-    return;
-  }
-  ctx.set('Content-Type', 'text/csv; charset=utf-8');
-  ctx.set('Content-Disposition', `attachment; filename="audit-${row.id}.csv"`);
-  if (row.truncated) ctx.set('X-Export-Truncated', 'true');
-  ctx.status = 200;
-  ctx.body = row.csv;
+enterpriseRouter.get(`${P}/audit/export.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.auditExport }), newExportLimit(LIMITS.auditExport), async (ctx) => {
+  answerExport(ctx, await ent.auditExport(workspaceActorOf(ctx), queryOf<{ from?: string; to?: string; export_id?: string }>(ctx)), `${P}/audit/export.csv`, 'audit');
 });
 
 // 4.10 Workspace API keys (dashboard session only; admin; 60 per minute) --------------------

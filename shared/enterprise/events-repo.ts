@@ -57,10 +57,11 @@ export async function feedPage(trx: Db, workspaceId: string, q: FeedFilter): Pro
   return (await query.orderBy('seq', q.order).limit(q.limit).select('*')) as EventRow[];
 }
 
-/** Events created in [from, to), oldest first, at most `limit` (the audit export). */
-export async function eventsBetween(trx: Db, workspaceId: string, from: Date, to: Date, limit: number): Promise<EventRow[]> {
+/** Events created in [from, to) with seq above `afterSeq`, oldest first, at most `limit` (the audit export reads it page by page). */
+export async function eventsBetween(trx: Db, workspaceId: string, from: Date, to: Date, afterSeq: number, limit: number): Promise<EventRow[]> {
   return (await trx('workspace_events')
     .where({ workspace_id: workspaceId })
+    .where('seq', '>', afterSeq)
     .where('created_at', '>=', from)
     .where('created_at', '<', to)
     .orderBy('seq', 'asc')

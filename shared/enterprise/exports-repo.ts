@@ -1,14 +1,18 @@
-/** SQL of enterprise exports (the audit CSV): the pending row, the read, the one-time store. */
+/** SQL of enterprise exports (audit, deals, disbursements CSVs): the pending row, the build's lock, the file's parts, the one-time finish. */
 import type { Db } from '../db.js';
+
+export const EXPORT_KINDS = ['audit', 'deals', 'disbursements'] as const;
+export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 export interface ExportRow {
   id: string;
   workspace_id: string;
   requested_by: string;
-  kind: 'audit';
+  kind: ExportKind;
   range_from: string;
   range_to: string;
   status: 'pending' | 'ready';
+  /** The whole file of an export built before files were stored in parts (enterprise_export_parts); null since. */
   csv: string | null;
   row_count: number | null;
   truncated: boolean;
@@ -25,26 +29,35 @@ export function dateString(v: unknown): string {
 
 export async function insertExport(
   trx: Db,
-  input: { workspace_id: string; requested_by: string; kind: 'audit'; range_from: string; range_to: string; created_at: Date },
+  input: { workspace_id: string; requested_by: string; kind: ExportKind; range_from: string; range_to: string; created_at: Date },
 ): Promise<ExportRow> {
   const [row] = await trx('enterprise_exports').insert(input).returning<ExportRow[]>('*');
   return row!;
 }
 
-export async function exportById(trx: Db, id: string): Promise<ExportRow | undefined> {
-  return (await trx('enterprise_exports').where({ id }).first()) as ExportRow | undefined;
+/** The export; with `lock` its row FOR UPDATE (the build holds it, so two runs of one job build it once). */
+export async function exportById(trx: Db, id: string, lock = false): Promise<ExportRow | undefined> {
+  const q = trx('enterprise_exports').where({ id }).first<ExportRow | undefined>('*');
+  if (lock) q.forUpdate();
+  return q;
 }
 
-export async function exportOfWorkspace(trx: Db, workspaceId: string, id: string): Promise<ExportRow | undefined> {
-  return (await trx('enterprise_exports').where({ id, workspace_id: workspaceId }).first()) as ExportRow | undefined;
+export async function exportOfWorkspace(trx: Db, workspaceId: string, kind: ExportKind, id: string): Promise<ExportRow | undefined> {
+  return (await trx('enterprise_exports').where({ id, workspace_id: workspaceId, kind }).first()) as ExportRow | undefined;
 }
 
-/** Stores the built CSV once: false when the export was already ready (a re-run job). */
-export async function storeExport(
-  trx: Db,
-  id: string,
-  built: { csv: string; row_count: number; truncated: boolean; finished_at: Date },
-): Promise<boolean> {
+export async function insertPart(trx: Db, exportId: string, partNo: number, body: string): Promise<void> {
+  await trx('enterprise_export_parts').insert({ export_id: exportId, part_no: partNo, body });
+}
+
+/** Part `partNo` of a stored file (parts count from 0), or undefined past the last. */
+export async function part(trx: Db, exportId: string, partNo: number): Promise<string | undefined> {
+  const row = await trx('enterprise_export_parts').where({ export_id: exportId, part_no: partNo }).first<{ body: string } | undefined>('body');
+  return row?.body;
+}
+
+/** Marks a built export ready once: false when it was already ready (a re-run job). */
+export async function finishExport(trx: Db, id: string, built: { row_count: number; truncated: boolean; finished_at: Date }): Promise<boolean> {
   const updated = await trx('enterprise_exports').where({ id, status: 'pending' }).update({ status: 'ready', ...built });
   return updated > 0;
 }

@@ -1,5 +1,5 @@
 /**
- * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.3, 4.4, 4.5, 4.7, 4.9, 4.10):
+ * The access matrix (enterprise spec section 5, the route tables of 4.1, 4.2, 4.3, 4.4, 4.5, 4.7, 4.8, 4.9, 4.10):
  * every enterprise route x every credential kind (session, personal key, workspace read
  * key, workspace read+write key) x every role, each answer checked against the spec's
  * rules written out here independently of the code: dashboard-only routes refuse keys
@@ -234,6 +234,10 @@ const ROUTES: RouteCase[] = [
   },
   { method: 'GET', template: `${E}/events`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/events` }) },
   { method: 'GET', template: `${E}/audit/export.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/audit/export.csv` }) },
+  // 4.8 Reports: viewers read the summary; finance requests the CSV exports (202 with the export id; the exports worker builds them).
+  { method: 'GET', template: `${E}/reports/summary`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/reports/summary` }) },
+  { method: 'GET', template: `${E}/reports/deals.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/reports/deals.csv` }) },
+  { method: 'GET', template: `${E}/reports/disbursements.csv`, role: 'finance', dashboardOnly: false, ok: 202, prepare: () => Promise.resolve({ path: `${E}/reports/disbursements.csv` }) },
   { method: 'GET', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 200, prepare: () => Promise.resolve({ path: `${E}/api-keys` }) },
   { method: 'POST', template: `${E}/api-keys`, role: 'admin', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/api-keys`, body: { label: 'matrix', scopes: ['read'] } }) },
   {

@@ -1,0 +1,273 @@
+/**
+ * SQL of the reports (enterprise spec 4.8; decision 0020 "Reports"): the summary's
+ * aggregates (every figure computed by Postgres; no deal is loaded into memory) and the
+ * pages of the deals and disbursements exports. Every query is bounded by the workspace;
+ * `from`/`to` are the range's instants [from, to).
+ */
+import type { Db } from '../db.js';
+import { dealStatusSql } from '../deals/status-sql.js';
+import { HELD, type DealStatus } from '../deals/states.js';
+
+export interface Bounds {
+  from: Date;
+  to: Date;
+}
+
+/** NUMERIC sums arrive as text (shared/db.ts); money sums are whole rupiah within the safe range. */
+const whole = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));
+
+const FUNDED = 'milestone.funded';
+const RELEASED = 'milestone.released';
+const APPROVED = 'milestone.approved';
+const SENT_BACK = ['milestone.rejected', 'milestone.revision_requested'] as const;
+const DISPUTED = 'milestone.disputed';
+const RESOLVED = 'milestone.dispute_resolved';
+const SUMMARY_EVENTS = [FUNDED, RELEASED, APPROVED, ...SENT_BACK, DISPUTED, RESOLVED];
+
+/** Deals created in the range, counted by their status now. */
+export async function dealsByStatus(trx: Db, workspaceId: string, b: Bounds): Promise<Map<DealStatus, number>> {
+  const { rows } = await trx.raw<{ rows: { status: DealStatus; n: number }[] }>(
+    `SELECT s.status, count(*)::int AS n
+       FROM (SELECT ${dealStatusSql('d', 'm')} AS status
+               FROM deals d LEFT JOIN deal_milestones m ON m.deal_id = d.id
+              WHERE d.workspace_id = ? AND d.created_at >= ? AND d.created_at < ?
+              GROUP BY d.id) s
+      GROUP BY s.status`,
+    [workspaceId, b.from, b.to],
+  );
+  return new Map(rows.map((r) => [r.status, r.n]));
+}
+
+export interface EventFigures {
+  funded: number;
+  fundedCount: number;
+  released: number;
+  approved: number;
+  revisions: number;
+  disputesOpened: number;
+  disputesResolved: number;
+}
+
+/** The feed's figures in the range: sums of the funded and released events' amounts, counts of the others. */
+export async function eventFigures(trx: Db, workspaceId: string, b: Bounds): Promise<EventFigures> {
+  const { rows } = await trx.raw<{ rows: Record<string, string | number | null>[] }>(
+    `SELECT sum(amount) FILTER (WHERE event = ?) AS funded,
+            count(*) FILTER (WHERE event = ?) AS funded_count,
+            sum(amount) FILTER (WHERE event = ?) AS released,
+            count(*) FILTER (WHERE event = ?) AS approved,
+            count(*) FILTER (WHERE event IN (?, ?)) AS revisions,
+            count(*) FILTER (WHERE event = ?) AS disputes_opened,
+            count(*) FILTER (WHERE event = ?) AS disputes_resolved
+       FROM workspace_events
+      WHERE workspace_id = ? AND event = ANY(?) AND created_at >= ? AND created_at < ?`,
+    [FUNDED, FUNDED, RELEASED, APPROVED, ...SENT_BACK, DISPUTED, RESOLVED, workspaceId, SUMMARY_EVENTS, b.from, b.to],
+  );
+  const r = rows[0]!;
+  return {
+    funded: whole(r.funded),
+    fundedCount: whole(r.funded_count),
+    released: whole(r.released),
+    approved: whole(r.approved),
+    revisions: whole(r.revisions),
+    disputesOpened: whole(r.disputes_opened),
+    disputesResolved: whole(r.disputes_resolved),
+  };
+}
+
+/**
+ * The median, in hours, from a milestone's evidence submission to the decision that
+ * approved it (its milestone.approved event), over approvals in the range; null without
+ * any. An approved round is always the milestone's last (nothing submits evidence after an
+ * approval), so the milestone's evidence_submitted_at is that round's.
+ */
+export async function medianApprovalHours(trx: Db, workspaceId: string, b: Bounds): Promise<number | null> {
+  const { rows } = await trx.raw<{ rows: { median: number | null }[] }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, extract(epoch FROM e.created_at - m.evidence_submitted_at)) / 3600) AS median
+       FROM workspace_events e
+       JOIN deal_milestones m ON m.id = e.entity_id AND m.workspace_id = e.workspace_id
+      WHERE e.workspace_id = ? AND e.event = ? AND e.created_at >= ? AND e.created_at < ? AND m.evidence_submitted_at IS NOT NULL`,
+    [workspaceId, APPROVED, b.from, b.to],
+  );
+  const median = rows[0]?.median;
+  return median === null || median === undefined ? null : Number(median);
+}
+
+/** Money in payouts queued or processing now (any range). */
+export async function queuedPayouts(trx: Db, workspaceId: string): Promise<number> {
+  const { rows } = await trx.raw<{ rows: { queued: string | null }[] }>(
+    `SELECT sum(amount) AS queued FROM disbursements WHERE workspace_id = ? AND status IN ('queued', 'processing')`,
+    [workspaceId],
+  );
+  return whole(rows[0]?.queued);
+}
+
+export interface CounterpartyFigures {
+  id: string;
+  name: string;
+  deals: number;
+  released: number;
+}
+
+/**
+ * Up to `limit` counterparties by money released to them in the range (their deals'
+ * milestone.released events), then by deals created with them in the range, then by name;
+ * only counterparties with a deal created or a release in the range.
+ */
+export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, limit: number): Promise<CounterpartyFigures[]> {
+  const { rows } = await trx.raw<{ rows: { id: string; name: string; deals: number; released: string | null }[] }>(
+    `WITH created AS (
+        SELECT counterparty_id, count(*)::int AS deals FROM deals
+         WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+         GROUP BY counterparty_id
+     ), released AS (
+        SELECT d.counterparty_id, sum(e.amount) AS released
+          FROM workspace_events e JOIN deals d ON d.id = e.deal_id
+         WHERE e.workspace_id = ? AND e.event = ? AND e.created_at >= ? AND e.created_at < ?
+         GROUP BY d.counterparty_id
+     )
+     SELECT c.id, c.name, coalesce(cr.deals, 0) AS deals, coalesce(r.released, 0) AS released
+       FROM counterparties c
+       LEFT JOIN created cr ON cr.counterparty_id = c.id
+       LEFT JOIN released r ON r.counterparty_id = c.id
+      WHERE c.workspace_id = ? AND (cr.counterparty_id IS NOT NULL OR r.counterparty_id IS NOT NULL)
+      ORDER BY coalesce(r.released, 0) DESC, coalesce(cr.deals, 0) DESC, c.name, c.id
+      LIMIT ?`,
+    [workspaceId, b.from, b.to, workspaceId, RELEASED, b.from, b.to, workspaceId, limit],
+  );
+  return rows.map((r) => ({ id: r.id, name: r.name, deals: r.deals, released: whole(r.released) }));
+}
+
+export interface MonthFigures {
+  month: string;
+  created: number;
+  funded: number;
+  released: number;
+  disputed: number;
+}
+
+/**
+ * One bucket per calendar month (UTC) the range touches, oldest first, each over the part
+ * of the month inside the range: deals created, funded and released amounts (event sums),
+ * milestones disputed (events).
+ */
+export async function monthly(trx: Db, workspaceId: string, b: Bounds): Promise<MonthFigures[]> {
+  const { rows } = await trx.raw<{ rows: { month: string; created: number; funded: string | null; released: string | null; disputed: number }[] }>(
+    `WITH months AS (
+        SELECT generate_series(date_trunc('month', ?::timestamptz AT TIME ZONE 'UTC'), date_trunc('month', (?::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC'), interval '1 month') AS month
+     ), created AS (
+        SELECT date_trunc('month', created_at AT TIME ZONE 'UTC') AS month, count(*)::int AS created
+          FROM deals WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+         GROUP BY 1
+     ), ev AS (
+        SELECT date_trunc('month', created_at AT TIME ZONE 'UTC') AS month,
+               sum(amount) FILTER (WHERE event = ?) AS funded,
+               sum(amount) FILTER (WHERE event = ?) AS released,
+               count(*) FILTER (WHERE event = ?)::int AS disputed
+          FROM workspace_events
+         WHERE workspace_id = ? AND event IN (?, ?, ?) AND created_at >= ? AND created_at < ?
+         GROUP BY 1
+     )
+     SELECT to_char(months.month, 'YYYY-MM') AS month, coalesce(created.created, 0) AS created,
+            ev.funded, ev.released, coalesce(ev.disputed, 0) AS disputed
+       FROM months LEFT JOIN created USING (month) LEFT JOIN ev USING (month)
+      ORDER BY months.month`,
+    [b.from, b.to, workspaceId, b.from, b.to, FUNDED, RELEASED, DISPUTED, workspaceId, FUNDED, RELEASED, DISPUTED, b.from, b.to],
+  );
+  return rows.map((r) => ({ month: r.month, created: r.created, funded: whole(r.funded), released: whole(r.released), disputed: r.disputed }));
+}
+
+// ---- Export pages (keyset: created_at as Postgres text, so microseconds are never lost) ----
+
+export interface DealExportRow {
+  id: string;
+  cursor_at: string;
+  reference: string;
+  title: string;
+  counterparty: string;
+  status: DealStatus;
+  currency: string;
+  total_amount: string | null;
+  funded_amount: string | null;
+  released_amount: string | null;
+  external_ref: string | null;
+  created_at: Date;
+  updated_at: Date;
+  fee_rate_bp: number | null;
+  platform_fee: number | null;
+  fee_buyer_percent: number | null;
+  buyer_fee: number | null;
+  seller_fee: number | null;
+}
+
+const heldOrReleased = [...HELD, 'released'];
+
+/**
+ * Deals created in the range after `after`, oldest first, at most `limit`, with their
+ * status and totals computed from their milestones as the deal answers compute them
+ * (shared/deals/serialize.ts: live milestones; funded = held or released; released less
+ * what a split ruling refunded).
+ */
+export async function dealExportPage(trx: Db, workspaceId: string, b: Bounds, after: { cursor_at: string; id: string } | undefined, limit: number): Promise<DealExportRow[]> {
+  const { rows } = await trx.raw<{ rows: DealExportRow[] }>(
+    `SELECT d.id, d.created_at::text AS cursor_at, d.reference, d.title, c.name AS counterparty, ${dealStatusSql('d', 'm')} AS status, d.currency,
+            sum(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total_amount,
+            sum(m.amount) FILTER (WHERE m.status = ANY(?)) AS funded_amount,
+            sum(m.amount - m.refunded_amount) FILTER (WHERE m.status = 'released') AS released_amount,
+            d.external_ref, d.created_at, d.updated_at,
+            d.fee_rate_bp, d.platform_fee, d.fee_buyer_percent, d.buyer_fee, d.seller_fee
+       FROM deals d
+       JOIN counterparties c ON c.id = d.counterparty_id
+       LEFT JOIN deal_milestones m ON m.deal_id = d.id
+      WHERE d.workspace_id = ? AND d.created_at >= ? AND d.created_at < ?
+        AND (?::timestamptz IS NULL OR (d.created_at, d.id) > (?::timestamptz, ?::uuid))
+      GROUP BY d.id, c.name
+      ORDER BY d.created_at, d.id
+      LIMIT ?`,
+    [heldOrReleased, workspaceId, b.from, b.to, after?.cursor_at ?? null, after?.cursor_at ?? null, after?.id ?? null, limit],
+  );
+  return rows;
+}
+
+export interface DisbursementExportRow {
+  id: string;
+  cursor_at: string;
+  milestone_id: string;
+  release_no: number;
+  split_no: number;
+  created_at: Date;
+  deal: string;
+  milestone: string;
+  instruction: string;
+  bank: string;
+  account_number_last4: string;
+  amount: number;
+  currency: string;
+  status: string;
+  settled_at: Date | null;
+  failure_reason: string | null;
+}
+
+/** Payouts created in the range after `after`, oldest first (the splits of a release in their order), at most `limit`. */
+export async function disbursementExportPage(
+  trx: Db,
+  workspaceId: string,
+  b: Bounds,
+  after: Pick<DisbursementExportRow, 'cursor_at' | 'milestone_id' | 'release_no' | 'split_no'> | undefined,
+  limit: number,
+): Promise<DisbursementExportRow[]> {
+  const { rows } = await trx.raw<{ rows: DisbursementExportRow[] }>(
+    `SELECT b.id, b.created_at::text AS cursor_at, b.milestone_id, b.release_no, b.split_no, b.created_at,
+            d.reference AS deal, m.title AS milestone, b.instruction_label AS instruction, p.bank_name AS bank,
+            p.account_number_last4, b.amount, b.currency, b.status, b.settled_at, b.failure_reason
+       FROM disbursements b
+       JOIN deals d ON d.id = b.deal_id
+       JOIN deal_milestones m ON m.id = b.milestone_id
+       JOIN payout_instructions p ON p.id = b.payout_instruction_id
+      WHERE b.workspace_id = ? AND b.created_at >= ? AND b.created_at < ?
+        AND (?::timestamptz IS NULL OR (b.created_at, b.milestone_id, b.release_no, b.split_no) > (?::timestamptz, ?::uuid, ?::int, ?::int))
+      ORDER BY b.created_at, b.milestone_id, b.release_no, b.split_no
+      LIMIT ?`,
+    [workspaceId, b.from, b.to, after?.cursor_at ?? null, after?.cursor_at ?? null, after?.milestone_id ?? null, after?.release_no ?? null, after?.split_no ?? null, limit],
+  );
+  return rows;
+}

@@ -1,0 +1,159 @@
+/**
+ * The deal status and totals computed in SQL for reports (shared/deals/status-sql.ts,
+ * shared/reports/repo.ts) against the code the deal answers use (dealStatus in
+ * shared/deals/states.ts, serializeDeal in shared/deals/serialize.ts): every mix of zero to
+ * three milestone statuses, each with and without cancelled_at and terms_review, and 300
+ * random deals of 4 to 20 milestones (a seeded generator), inserted in bulk.
+ */
+import { expect } from 'chai';
+import { createWorkspace } from '../../factories/enterprise.js';
+import { clock } from '../../../shared/clock.js';
+import { db } from '../../../shared/db.js';
+import { dealStatusSql } from '../../../shared/deals/status-sql.js';
+import { dealStatus, DEAL_STATUSES, MILESTONE_STATUSES, type DealStatus, type MilestoneStatus } from '../../../shared/deals/states.js';
+import { serializeDeal } from '../../../shared/deals/serialize.js';
+import type { DealWithNames, MilestoneRow } from '../../../shared/deals/repo.js';
+import { rangeBounds } from '../../../shared/enterprise/exports.js';
+import { dealsByStatus } from '../../../shared/reports/repo.js';
+import { DEALS_SOURCE } from '../../../shared/reports/sources.js';
+
+/** mulberry32: a small seeded generator, so a failure can be replayed. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Every multiset of `size` statuses (order does not matter to the rule). */
+function mixes(size: number, from = 0): MilestoneStatus[][] {
+  if (size === 0) return [[]];
+  const out: MilestoneStatus[][] = [];
+  for (let i = from; i < MILESTONE_STATUSES.length; i += 1) for (const rest of mixes(size - 1, i)) out.push([MILESTONE_STATUSES[i]!, ...rest]);
+  return out;
+}
+
+interface Planned {
+  cancelled: boolean;
+  termsReview: boolean;
+  milestones: { status: MilestoneStatus; amount: number; refunded: number }[];
+}
+
+describe('enterprise reports: deal status and totals in SQL match the deal answers', () => {
+  it('every mix of up to three milestones and 300 random deals', async () => {
+    clock.set(new Date('2026-11-27T10:00:00Z'));
+    const { workspace, owner } = await createWorkspace();
+    const [cp] = await db('counterparties')
+      .insert({ workspace_id: workspace.id, name: 'PT Acak', country_code: 'ID', relationship: 'seller', created_at: clock.now(), updated_at: clock.now() })
+      .returning<{ id: string }[]>('id');
+
+    const random = seeded(20261206);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const amountOf = () => 10_000 + Math.floor(random() * 5_000) * 1_000;
+    const plans: Planned[] = [];
+    for (const size of [0, 1, 2, 3]) {
+      for (const statuses of mixes(size)) {
+        for (const cancelled of [false, true]) {
+          for (const termsReview of [false, true]) plans.push({ cancelled, termsReview, milestones: statuses.map((status) => ({ status, amount: amountOf(), refunded: 0 })) });
+        }
+      }
+    }
+    expect(plans).to.have.length(220 * 4);
+    for (let i = 0; i < 300; i += 1) {
+      const n = 4 + Math.floor(random() * 17);
+      // Lean towards a few statuses so the later rules (completed, in_progress, funded) are reached often.
+      const pool: readonly MilestoneStatus[] = random() < 0.5 ? MILESTONE_STATUSES : pick([['released', 'cancelled'], ['released', 'funded', 'cancelled'], ['awaiting_funding', 'draft', 'cancelled'], ['approved', 'evidence_submitted', 'released']] as MilestoneStatus[][]);
+      plans.push({
+        cancelled: random() < 0.1,
+        termsReview: random() < 0.3,
+        milestones: Array.from({ length: n }, () => {
+          const status = pick(pool);
+          const amount = amountOf();
+          return { status, amount, refunded: status === 'released' && random() < 0.3 ? Math.floor(amount / 3) : 0 };
+        }),
+      });
+    }
+
+    const base = clock.now().getTime();
+    const deals = plans.map((p, i) => ({
+      workspace_id: workspace.id,
+      reference: `RND-${String(i).padStart(5, '0')}`,
+      title: `Acak ${i}`,
+      currency: 'IDR',
+      counterparty_id: cp!.id,
+      owner_id: owner.id,
+      is_test: true,
+      terms_review: p.termsReview,
+      cancelled_at: p.cancelled ? new Date(base) : null,
+      fee_rate_bp: 200,
+      fee_min: 5_000,
+      fee_volume_basis: 0,
+      fee_allocation: 'buyer',
+      fee_buyer_percent: 100,
+      platform_fee: 0,
+      buyer_fee: 0,
+      seller_fee: 0,
+      created_at: new Date(base - (plans.length - i) * 1000),
+      updated_at: new Date(base),
+    }));
+    const ids: string[] = [];
+    for (let i = 0; i < deals.length; i += 500) ids.push(...(await db('deals').insert(deals.slice(i, i + 500)).returning<{ id: string }[]>('id')).map((r) => r.id));
+    const milestones = plans.flatMap((p, i) =>
+      p.milestones.map((m, k) => ({
+        deal_id: ids[i]!,
+        workspace_id: workspace.id,
+        sequence_no: k + 1,
+        title: `Tahap ${k + 1}`,
+        amount: m.amount,
+        status: m.status,
+        refunded_amount: m.refunded,
+        buyer_fee: 0,
+        seller_fee: 0,
+        funding_amount: m.amount,
+        payout_amount: m.amount,
+        created_at: new Date(base),
+        updated_at: new Date(base),
+      })),
+    );
+    for (let i = 0; i < milestones.length; i += 1_000) await db('deal_milestones').insert(milestones.slice(i, i + 1_000));
+
+    // What the deal answers say, from the rows.
+    const dealRows = (await db('deals').where({ workspace_id: workspace.id }).orderBy('created_at')) as DealWithNames[];
+    const msRows = (await db('deal_milestones').where({ workspace_id: workspace.id }).orderBy(['deal_id', 'sequence_no'])) as MilestoneRow[];
+    const byDeal = new Map<string, MilestoneRow[]>();
+    for (const m of msRows) byDeal.set(m.deal_id, [...(byDeal.get(m.deal_id) ?? []), m]);
+    const expected = new Map(
+      dealRows.map((d) => {
+        const ms = byDeal.get(d.id) ?? [];
+        const status = dealStatus(d, ms);
+        const answer = serializeDeal({ ...d, owner_name: '', counterparty_name: '', counterparty_country_code: 'ID', counterparty_kyb_status: 'verified', counterparty_relationship: 'seller' }, ms, status, 'ID');
+        return [d.reference, { status, total: answer.total_amount, funded: answer.funded_amount, released: answer.released_amount }];
+      }),
+    );
+    // Every status is reached, so every branch of the rule is compared.
+    expect(new Set([...expected.values()].map((e) => e.status))).to.have.keys(...DEAL_STATUSES);
+
+    // The expression itself.
+    const { rows } = await db.raw<{ rows: { reference: string; status: DealStatus }[] }>(
+      `SELECT d.reference, ${dealStatusSql('d', 'm')} AS status FROM deals d LEFT JOIN deal_milestones m ON m.deal_id = d.id WHERE d.workspace_id = ? GROUP BY d.id`,
+      [workspace.id],
+    );
+    expect(rows).to.have.length(plans.length);
+    const mismatches = rows.filter((r) => r.status !== expected.get(r.reference)!.status);
+    expect(mismatches.map((r) => ({ ...r, plan: plans[Number(r.reference.slice(4))], want: expected.get(r.reference)!.status }))).to.deep.equal([]);
+
+    // The summary's counts by status.
+    const bounds = rangeBounds({ from: '2026-11-01', to: '2026-11-27' });
+    const counts = await dealsByStatus(db, workspace.id, bounds);
+    for (const s of DEAL_STATUSES) expect(counts.get(s) ?? 0, s).to.equal([...expected.values()].filter((e) => e.status === s).length);
+
+    // The deals export's rows (read in pages of 1,000, oldest first): status and totals as the deal answers show them.
+    const exported: { reference: string; status: unknown; total: unknown; funded: unknown; released: unknown }[] = [];
+    for await (const r of DEALS_SOURCE.rows(db, workspace.id, bounds)) exported.push({ reference: String(r.reference), status: r.status, total: r.total_amount, funded: r.funded_amount, released: r.released_amount });
+    expect(exported.map((r) => r.reference)).to.deep.equal(dealRows.map((d) => d.reference));
+    for (const r of exported) expect({ status: r.status, total: r.total, funded: r.funded, released: r.released }, r.reference).to.deep.equal(expected.get(r.reference));
+  });
+});
