@@ -60,6 +60,8 @@ export NODE_ENV=test
 export NOTIFICATION_EMAILS="${NOTIFICATION_EMAILS:-0}"
 export LOG_LEVEL="${LOG_LEVEL:-silent}"
 export QUEUE_PREFIX=escrow-test
+# No exports worker runs beside the tests: a new CSV export answers 202 at once (exports tests run the job themselves).
+export EXPORT_WAIT_MS="${EXPORT_WAIT_MS:-0}"
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL" --recreate
 node_modules/.bin/tsx scripts/migrate.ts

@@ -39,6 +39,8 @@ export interface Config {
   workerStalledCheckMs: number;
   /** How long a payout worker's claim on a withdrawal lasts; renewed every third of it while the provider call runs. */
   payoutLeaseMs: number;
+  /** How long a request for a new CSV export waits for the exports worker before answering 202 (ms; 0: never waits). */
+  exportWaitMs: number;
   outboxPollMs: number;
   metricsToken: string;
   /** 32-byte key for AES-256-GCM encryption of secrets that must be read back. */
@@ -112,6 +114,7 @@ const schema = Joi.object({
   WORKER_LOCK_MS: Joi.number().integer().min(500).max(600_000).default(10_000),
   WORKER_STALLED_CHECK_MS: Joi.number().integer().min(250).max(600_000).default(5_000),
   PAYOUT_LEASE_MS: Joi.number().integer().min(500).max(3_600_000).default(15_000),
+  EXPORT_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(10_000),
   OUTBOX_POLL_MS: Joi.number().integer().min(10).max(60000).default(500),
   METRICS_TOKEN: Joi.string().allow('').default(''),
   ENCRYPTION_KEY: Joi.string().base64().allow('').default(''),
@@ -179,6 +182,7 @@ interface RawEnv {
   WORKER_LOCK_MS: number;
   WORKER_STALLED_CHECK_MS: number;
   PAYOUT_LEASE_MS: number;
+  EXPORT_WAIT_MS: number;
   OUTBOX_POLL_MS: number;
   METRICS_TOKEN: string;
   ENCRYPTION_KEY: string;
@@ -282,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerLockMs: v.WORKER_LOCK_MS,
     workerStalledCheckMs: v.WORKER_STALLED_CHECK_MS,
     payoutLeaseMs: v.PAYOUT_LEASE_MS,
+    exportWaitMs: v.EXPORT_WAIT_MS,
     outboxPollMs: v.OUTBOX_POLL_MS,
     metricsToken: v.METRICS_TOKEN,
     encryptionKey,

@@ -10,6 +10,7 @@
  */
 import { Readable } from 'node:stream';
 import { clock } from '../clock.js';
+import { config } from '../config.js';
 import { db, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { enqueue } from '../outbox.js';
@@ -134,13 +135,25 @@ export async function exportOf(workspaceId: string, kind: ExportKind, id: string
 }
 
 /**
- * A CSV route's one call: without `export_id` a new export of the range (pending), with it
- * that export as it stands (pending, or ready: its file is `exportFile`).
+ * A CSV route's one call: without `export_id` a new export of the range, waited for up to
+ * EXPORT_WAIT_MS (the worker usually builds it in well under a second, so the caller gets
+ * the file at once); with it, that export as it stands. Pending after the wait: 202 with
+ * the export id to fetch later. The wait holds no connection and no transaction: each look
+ * is one short query (ARCHITECTURE rule 7).
  */
 export async function csvExport(actor: WorkspaceActor, kind: ExportKind, q: { from?: string; to?: string; export_id?: string }): Promise<ExportRow> {
-  if (q.export_id === undefined) return requestExport(actor, kind, parseRange(q));
-  return exportOf(actor.workspaceId, kind, q.export_id);
+  if (q.export_id !== undefined) return exportOf(actor.workspaceId, kind, q.export_id);
+  let row = await requestExport(actor, kind, parseRange(q));
+  const until = Date.now() + config.exportWaitMs;
+  while (row.status !== 'ready' && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, Math.min(EXPORT_POLL_MS, Math.max(1, until - Date.now()))));
+    row = await exportOf(actor.workspaceId, kind, row.id);
+  }
+  return row;
 }
+
+/** How often a waiting export request looks again. */
+const EXPORT_POLL_MS = 100;
 
 /** GET /audit/export.csv. */
 export const auditExport = (actor: WorkspaceActor, q: { from?: string; to?: string; export_id?: string }): Promise<ExportRow> => csvExport(actor, 'audit', q);
