@@ -32,6 +32,7 @@ export type JobPayloads = {
   'payments.poll-pending': NoPayload;
   'maintenance.purge-idempotency-keys': NoPayload;
   'maintenance.sweep-outbox': NoPayload;
+  'maintenance.reconcile-enterprise': NoPayload;
   'exports.audit-csv': { export_id: string };
   'exports.report-csv': { export_id: string };
   /** The declared type of the file (as the client named it) is checked by the sanitiser, not here. */
@@ -74,6 +75,7 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
   'payments.poll-pending': noPayload,
   'maintenance.purge-idempotency-keys': noPayload,
   'maintenance.sweep-outbox': noPayload,
+  'maintenance.reconcile-enterprise': noPayload,
   'exports.audit-csv': Joi.object({ export_id: id.required() }),
   'exports.report-csv': Joi.object({ export_id: id.required() }),
   'uploads.sanitise': Joi.object({

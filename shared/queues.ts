@@ -42,6 +42,7 @@ export const JOBS = {
   'payments.poll-pending': 'gateway-callbacks',
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
+  'maintenance.reconcile-enterprise': 'timers',
   'exports.audit-csv': 'exports',
   'exports.report-csv': 'exports',
   'uploads.sanitise': 'upload-sanitise',

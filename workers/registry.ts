@@ -90,8 +90,11 @@ export function workerResilience(o: { lockMs?: number; stalledCheckMs?: number }
   } as const;
 }
 
-/** Periodic maintenance: scheduler id, job (on its own queue), interval. */
-export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs: number }[] = [
+/** The nightly reconciliation's cron pattern (UTC). */
+export const RECONCILE_PATTERN = '0 19 * * *';
+
+/** Periodic maintenance: scheduler id, job (on its own queue), interval or cron pattern (UTC). */
+export const MAINTENANCE_SCHEDULES: readonly ({ id: string; job: JobName } & ({ everyMs: number; pattern?: never } | { pattern: string; everyMs?: never }))[] = [
   { id: 'purge-idempotency-keys', job: 'maintenance.purge-idempotency-keys', everyMs: 3600_000 },
   { id: 'sweep-outbox', job: 'maintenance.sweep-outbox', everyMs: 60_000 },
   { id: 'sweep-escrow-timers', job: 'escrows.sweep-timers', everyMs: 60_000 },
@@ -101,6 +104,8 @@ export const MAINTENANCE_SCHEDULES: readonly { id: string; job: JobName; everyMs
   // A withdrawal left processing with a claim that ran out and no job left to retry it.
   { id: 'sweep-stuck-payouts', job: 'payouts.sweep-stuck', everyMs: PAYOUT_SWEEP_MS },
   { id: 'sweep-disbursements', job: 'payouts.sweep-disbursements', everyMs: PAYOUT_SWEEP_MS },
+  // Nightly at 02:00 WIB (19:00 UTC): the enterprise reconciliation (decision 0020).
+  { id: 'reconcile-enterprise', job: 'maintenance.reconcile-enterprise', pattern: RECONCILE_PATTERN },
 ];
 
 /**
@@ -112,6 +117,6 @@ export async function upsertMaintenanceSchedules(): Promise<void> {
   for (const s of MAINTENANCE_SCHEDULES) {
     // Each schedule lives on its job's own queue. The last runs stay visible in the
     // dashboard; a minutely job kept a week would pile up.
-    await getQueue(JOBS[s.job]).upsertJobScheduler(s.id, { every: s.everyMs }, { name: s.job, data: {}, opts: { removeOnComplete: { count: 100 } } });
+    await getQueue(JOBS[s.job]).upsertJobScheduler(s.id, s.pattern !== undefined ? { pattern: s.pattern, tz: 'UTC' } : { every: s.everyMs }, { name: s.job, data: {}, opts: { removeOnComplete: { count: 100 } } });
   }
 }

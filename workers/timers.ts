@@ -3,6 +3,7 @@ import { purgeExpired } from '../shared/idempotency.js';
 import { sweepOutbox } from '../shared/outbox.js';
 import { runAutoRelease, runExpiry, sweepTimers } from '../shared/escrows/service.js';
 import { runSlaRefund, sweepSla } from '../shared/orders/service.js';
+import { runNightlyReconciliation } from '../shared/reconciliation/nightly.js';
 import { queueProcessors } from './types.js';
 
 /** timers queue: durable due-time work and periodic maintenance. */
@@ -20,4 +21,6 @@ export const timers = queueProcessors('timers', {
   // Payment-service order SLA (issue 11, D6): the job re-reads the order and refunds only past its deadline.
   'orders.sla-refund': async (job) => runSlaRefund(job.data.order_id),
   'orders.sweep-sla': async () => sweepSla(),
+  // Nightly enterprise reconciliation (decision 0020): every workspace's ledger against its deals and payouts; staff e-mailed once a day on any difference.
+  'maintenance.reconcile-enterprise': async () => ({ ...(await runNightlyReconciliation()) }),
 });

@@ -10,7 +10,9 @@
  *     able to act), then the shared per-user limit;
  *  3. the access decision of `resolveAccess` for the route's rule (KEY_NOT_ALLOWED,
  *     SCOPE_REQUIRED, INVALID_ACCOUNT, NO_WORKSPACE, FORBIDDEN), kept in
- *     `ctx.state.enterprise`.
+ *     `ctx.state.enterprise`;
+ *  4. after the route: a successful write clears the caller's cached overview of the
+ *     workspace (overview-cache.ts).
  *
  * The route's own limits, validation and `enterpriseIdempotent` follow it in the chain:
  * access before limits, so a refused credential spends no quota.
@@ -21,6 +23,7 @@ import type { WorkspaceRow } from '../../shared/enterprise/repo.js';
 import type { Ctx, Middleware } from '../context.js';
 import { AUTHENTICATED_LIMIT, auth } from './auth.js';
 import { idempotent } from './idempotency.js';
+import { clearOwnOverview } from './overview-cache.js';
 import { consumeAuthenticated, countAuthFailure } from './rate-limit.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -52,6 +55,7 @@ export function enterpriseAuth(rule: RouteRule): Middleware {
     const decide = async (caller: Caller) => {
       ctx.state.enterprise = await resolveAccess(caller, rule, ctx.method, ctx.get('X-Enterprise-Account'));
       await next();
+      await clearOwnOverview(ctx);
     };
     const token = BEARER.exec(ctx.get('Authorization'))?.[1];
     if (token && isWorkspaceKey(token)) await decide(await workspaceKeyPrincipal(ctx, token));

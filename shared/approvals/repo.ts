@@ -89,6 +89,24 @@ export async function queue(trx: Db, workspaceId: string, userId: string, page: 
 }
 
 /**
+ * The open queue items `userId` can decide (the overview's needs_you, enterprise spec 4.9):
+ * evidence submitted by someone else, and no decision of theirs in the current round yet;
+ * oldest evidence first, at most `limit`, with the total.
+ */
+export async function decidable(trx: Db, workspaceId: string, userId: string, limit: number): Promise<Paged<ApprovalItemRow>> {
+  const open = () =>
+    trx('deal_milestones as m')
+      .where({ 'm.workspace_id': workspaceId, 'm.status': 'evidence_submitted' })
+      .where((q) => void q.whereNull('m.evidence_submitted_by').orWhereNot('m.evidence_submitted_by', userId))
+      .whereNotExists(trx('milestone_decisions as md').whereRaw('md.milestone_id = m.id AND md.round = m.approval_round').where('md.decided_by', userId).select(trx.raw('1')));
+  const [count] = await open().count<{ count: string }[]>('* as count');
+  const rows = (await itemColumns(trx, open(), userId, 'm.approval_round')
+    .orderBy([{ column: 'm.evidence_submitted_at' }, { column: 'm.id' }])
+    .limit(limit)) as ApprovalItemRow[];
+  return { rows: rows.map(toItem), total: Number(count?.count ?? 0) };
+}
+
+/**
  * The decided list: one item per milestone round with a decision saved since `since` (by
  * anyone in the workspace), the round whose latest such decision is newest first.
  */

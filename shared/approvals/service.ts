@@ -28,6 +28,7 @@ import { isUuid } from '../ids.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import { feedPage, type EventRow } from '../enterprise/events-repo.js';
 import { lockWorkspace } from '../enterprise/repo.js';
+import { rankOf } from '../enterprise/states.js';
 import { dealEvent } from '../deals/events.js';
 import { milestoneExtras, type ApprovalSlotRow, type DocumentRow } from '../deals/extras.js';
 import { transition } from '../deals/moves.js';
@@ -69,6 +70,16 @@ export async function listApprovals(actor: WorkspaceActor, q: ListQuery): Promis
     return repo.decided(db, actor.workspaceId, actor.userId, since, q.page, q.limit);
   }
   return repo.queue(db, actor.workspaceId, actor.userId, q.page, q.limit);
+}
+
+/**
+ * The overview's needs_you (enterprise spec 4.9): open queue items the caller can decide
+ * (finance and above; not their own evidence; not decided by them in this round), oldest
+ * first, at most `limit`, with the total. Below finance (a read key acts as a viewer) nothing.
+ */
+export async function needsYou(actor: WorkspaceActor, limit: number): Promise<repo.Paged<ApprovalItemRow>> {
+  if (rankOf(actor.role) < rankOf('finance')) return { rows: [], total: 0 };
+  return repo.decidable(db, actor.workspaceId, actor.userId, limit);
 }
 
 /** GET /approvals/:milestoneId: a milestone of the workspace in any status; 404 NOT_FOUND otherwise. */

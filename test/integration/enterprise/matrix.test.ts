@@ -338,6 +338,9 @@ const ROUTES: RouteCase[] = [
     },
   },
   { method: 'GET', template: `${E}/payouts`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/payouts` }) },
+  // 4.9 Overview and reconciliation: any member reads them (keys of both kinds too).
+  { method: 'GET', template: `${E}/overview`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/overview` }) },
+  { method: 'GET', template: `${E}/reconciliation`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/reconciliation` }) },
   // 4.6 Payout instructions: viewers read, finance creates, changes and deletes; keys of both kinds may call them.
   { method: 'GET', template: `${E}/payout-instructions`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/payout-instructions` }) },
   {

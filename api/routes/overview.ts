@@ -1,0 +1,27 @@
+/**
+ * The workspace overview and its reconciliation (enterprise spec 4.9; section 8 limits;
+ * decision 0020 "Overview and reconciliation"). The overview is cached 15 seconds per
+ * workspace and user (shared/overview/cache.ts); the caller's own writes clear it
+ * (api/middleware/overview-cache.ts, run by enterpriseAuth after every enterprise write).
+ */
+import * as overview from '../../shared/overview/service.js';
+import * as recon from '../../shared/reconciliation/service.js';
+import { serializeReconciliation } from '../../shared/reconciliation/serialize.js';
+import { ok, createRouter } from '../context.js';
+import { enterpriseAuth, workspaceActorOf, workspaceOf } from '../middleware/enterprise-auth.js';
+import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
+
+export const overviewRouter = createRouter();
+
+/** Section 8: the overview 60 per minute. */
+export const LIMITS: { overview: RateLimitRule } = { overview: { name: 'ent-overview', points: 60, durationSeconds: 60, by: 'user' } };
+
+const P = '/v1/enterprise';
+
+overviewRouter.get(`${P}/overview`, enterpriseAuth({ role: 'viewer' }), rateLimit(LIMITS.overview), async (ctx) => {
+  ok(ctx, await overview.overview(ctx.redis, workspaceActorOf(ctx), workspaceOf(ctx)));
+});
+
+overviewRouter.get(`${P}/reconciliation`, enterpriseAuth({ role: 'viewer' }), async (ctx) => {
+  ok(ctx, serializeReconciliation(await recon.reconciliationFor(workspaceActorOf(ctx))));
+});

@@ -1,0 +1,367 @@
+/**
+ * SQL of the workspace overview (enterprise spec 4.9; decision 0020 "Overview and
+ * reconciliation"): every figure is an aggregate computed in Postgres over the workspace's
+ * deals, milestones, decisions, payouts and feed. "Now" and every window edge come from the
+ * caller (shared/clock.ts), never from the database's clock. Sums are cast to bigint, so
+ * they arrive as numbers (shared/db.ts); counts likewise.
+ */
+import type { Db } from '../db.js';
+
+/** Milestones that are not finished: anything but released and cancelled. */
+const UNFINISHED = `('draft', 'awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed')`;
+
+/**
+ * A released milestone that went straight through (the overview's "automation"): approved in
+ * its first evidence round, never disputed or ruled on, and none of its payouts failed.
+ * Over `deal_milestones m`.
+ */
+export const STRAIGHT_THROUGH = `(m.approval_round <= 1 AND m.disputed_at IS NULL AND m.ruling IS NULL
+  AND NOT EXISTS (SELECT 1 FROM disbursements fb WHERE fb.milestone_id = m.id AND fb.status = 'failed'))`;
+
+async function rows<T>(trx: Db, sql: string, bindings: Record<string, unknown>): Promise<T[]> {
+  const result = await trx.raw<{ rows: T[] }>(sql, bindings);
+  return result.rows;
+}
+
+export interface StatsRow {
+  deals_active: number;
+  active_deal_value: number;
+  transactions_secured: number;
+  released_24h: number;
+  median_approval_hours: number | null;
+  avg_settlement_minutes: number | null;
+}
+
+/**
+ * The headline figures: active deals (activated, not cancelled, some milestone unfinished) and
+ * the value of their live milestones; milestones ever funded; the amount of milestone.released
+ * events in (since24h, now]; the median hours from evidence to the approving decision
+ * (milestone.approved events, as the summary report counts them; staff rulings are no
+ * approval) in (since, now]; the mean minutes from a payout's creation to its settlement for payouts
+ * settled in (since, now].
+ */
+export async function stats(trx: Db, workspaceId: string, now: Date, since24h: Date, since: Date): Promise<StatsRow> {
+  const [row] = await rows<StatsRow>(
+    trx,
+    `WITH active AS (
+       SELECT d.id, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
+         FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
+        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.cancelled_at IS NULL
+        GROUP BY d.id
+       HAVING COUNT(*) FILTER (WHERE m.status IN ${UNFINISHED}) > 0
+     )
+     SELECT (SELECT COUNT(*) FROM active) AS deals_active,
+            (SELECT COALESCE(SUM(total), 0)::bigint FROM active) AS active_deal_value,
+            (SELECT COUNT(*) FROM deal_milestones WHERE workspace_id = :ws AND funded_at IS NOT NULL) AS transactions_secured,
+            (SELECT COALESCE(SUM(amount), 0)::bigint FROM workspace_events
+              WHERE workspace_id = :ws AND event = 'milestone.released' AND created_at > :since24h AND created_at <= :now) AS released_24h,
+            (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, EXTRACT(EPOCH FROM e.created_at - m.evidence_submitted_at)) / 3600)
+               FROM workspace_events e JOIN deal_milestones m ON m.id = e.entity_id AND m.workspace_id = e.workspace_id
+              WHERE e.workspace_id = :ws AND e.event = 'milestone.approved' AND e.created_at > :since AND e.created_at <= :now
+                AND m.evidence_submitted_at IS NOT NULL) AS median_approval_hours,
+            (SELECT AVG(EXTRACT(EPOCH FROM settled_at - created_at) / 60)::float8
+               FROM disbursements WHERE workspace_id = :ws AND settled_at > :since AND settled_at <= :now) AS avg_settlement_minutes`,
+    { ws: workspaceId, now, since24h, since },
+  );
+  return row!;
+}
+
+export interface HourRow {
+  bucket: number;
+  funded: number;
+  approved: number;
+  released: number;
+  disputed: number;
+}
+
+/** Milestone events per hour in [start, start + 24 h): bucket 0 is the hour starting at `start`. */
+export async function hourly(trx: Db, workspaceId: string, start: Date, end: Date): Promise<HourRow[]> {
+  return rows<HourRow>(
+    trx,
+    `SELECT FLOOR(EXTRACT(EPOCH FROM created_at - :start) / 3600)::int AS bucket,
+            COUNT(*) FILTER (WHERE event = 'milestone.funded')::int AS funded,
+            COUNT(*) FILTER (WHERE event = 'milestone.approved')::int AS approved,
+            COUNT(*) FILTER (WHERE event = 'milestone.released')::int AS released,
+            COUNT(*) FILTER (WHERE event = 'milestone.disputed')::int AS disputed
+       FROM workspace_events
+      WHERE workspace_id = :ws AND created_at >= :start AND created_at < :end
+        AND event IN ('milestone.funded', 'milestone.approved', 'milestone.released', 'milestone.disputed')
+      GROUP BY 1`,
+    { ws: workspaceId, start, end },
+  );
+}
+
+export interface DayReleases {
+  day: string;
+  released: number;
+  straight: number;
+}
+
+/** Milestones released per UTC day in [from, to), and how many of them went straight through. */
+export async function releasesByDay(trx: Db, workspaceId: string, from: Date, to: Date): Promise<DayReleases[]> {
+  return rows<DayReleases>(
+    trx,
+    `SELECT (m.released_at AT TIME ZONE 'UTC')::date::text AS day, COUNT(*)::int AS released,
+            COUNT(*) FILTER (WHERE ${STRAIGHT_THROUGH})::int AS straight
+       FROM deal_milestones m
+      WHERE m.workspace_id = :ws AND m.status = 'released' AND m.released_at >= :from AND m.released_at < :to
+      GROUP BY 1`,
+    { ws: workspaceId, from, to },
+  );
+}
+
+/** Reject and revision decisions per UTC day in [from, to). */
+export async function revisionsByDay(trx: Db, workspaceId: string, from: Date, to: Date): Promise<{ day: string; revisions: number }[]> {
+  return rows(
+    trx,
+    `SELECT (decided_at AT TIME ZONE 'UTC')::date::text AS day, COUNT(*)::int AS revisions
+       FROM milestone_decisions
+      WHERE workspace_id = :ws AND decision IN ('reject', 'revision') AND decided_at >= :from AND decided_at < :to
+      GROUP BY 1`,
+    { ws: workspaceId, from, to },
+  );
+}
+
+export interface OutcomesRow {
+  released: number;
+  open: number;
+  disputed: number;
+  cancelled: number;
+  reviewed: number;
+  revised: number;
+  straight: number;
+}
+
+/**
+ * Where the milestones of deals created in (since, now] stand (drafts left out: never
+ * activated): released, open (awaiting funding up to approved), disputed, cancelled; how
+ * many had a decision and how many of those were sent back (reject or revision) at least
+ * once; how many of the released went straight through.
+ */
+export async function outcomes(trx: Db, workspaceId: string, now: Date, since: Date): Promise<OutcomesRow> {
+  const [row] = await rows<OutcomesRow>(
+    trx,
+    `SELECT COUNT(*) FILTER (WHERE m.status = 'released')::int AS released,
+            COUNT(*) FILTER (WHERE m.status IN ('awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved'))::int AS open,
+            COUNT(*) FILTER (WHERE m.status = 'disputed')::int AS disputed,
+            COUNT(*) FILTER (WHERE m.status = 'cancelled')::int AS cancelled,
+            COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM milestone_decisions md WHERE md.milestone_id = m.id))::int AS reviewed,
+            COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM milestone_decisions md WHERE md.milestone_id = m.id AND md.decision IN ('reject', 'revision')))::int AS revised,
+            COUNT(*) FILTER (WHERE m.status = 'released' AND ${STRAIGHT_THROUGH})::int AS straight
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+      WHERE m.workspace_id = :ws AND d.created_at > :since AND d.created_at <= :now AND m.status <> 'draft'`,
+    { ws: workspaceId, now, since },
+  );
+  return row!;
+}
+
+export interface CounterpartyRow {
+  id: string;
+  name: string;
+  deals: number;
+  /** Milestones with a due date that were released or are past it (not cancelled). */
+  due: number;
+  on_time: number;
+  funded: number;
+  disputed: number;
+}
+
+/**
+ * Counterparties of activated deals created in (since, now], most deals first (then by name),
+ * at most `limit`: their deals, milestones due and released on time, milestones funded and
+ * disputed.
+ */
+export async function counterparties(trx: Db, workspaceId: string, now: Date, since: Date, limit: number): Promise<CounterpartyRow[]> {
+  return rows<CounterpartyRow>(
+    trx,
+    `WITH win AS (
+       SELECT d.id, d.counterparty_id FROM deals d
+        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.created_at > :since AND d.created_at <= :now
+     ), per AS (
+       SELECT w.counterparty_id,
+              COUNT(DISTINCT w.id)::int AS deals,
+              COUNT(*) FILTER (WHERE m.due_at IS NOT NULL AND (m.status = 'released' OR (m.due_at < :now AND m.status <> 'cancelled')))::int AS due,
+              COUNT(*) FILTER (WHERE m.due_at IS NOT NULL AND m.status = 'released' AND m.released_at <= m.due_at)::int AS on_time,
+              COUNT(*) FILTER (WHERE m.funded_at IS NOT NULL)::int AS funded,
+              COUNT(*) FILTER (WHERE m.funded_at IS NOT NULL AND m.disputed_at IS NOT NULL)::int AS disputed
+         FROM win w JOIN deal_milestones m ON m.deal_id = w.id
+        GROUP BY w.counterparty_id
+     )
+     SELECT c.id, c.name, per.deals, per.due, per.on_time, per.funded, per.disputed
+       FROM per JOIN counterparties c ON c.id = per.counterparty_id
+      ORDER BY per.deals DESC, c.name, c.id
+      LIMIT :limit`,
+    { ws: workspaceId, now, since, limit },
+  );
+}
+
+/** What each counterparty was paid per UTC day in [from, to): payout amounts of milestones released that day. */
+export async function releasedToByDay(trx: Db, workspaceId: string, counterpartyIds: string[], from: Date, to: Date): Promise<{ counterparty_id: string; day: string; amount: number }[]> {
+  if (counterpartyIds.length === 0) return [];
+  return rows(
+    trx,
+    `SELECT d.counterparty_id, (m.released_at AT TIME ZONE 'UTC')::date::text AS day, SUM(m.payout_amount - m.refunded_amount)::bigint AS amount
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+      WHERE m.workspace_id = :ws AND d.counterparty_id IN (SELECT jsonb_array_elements_text(:ids::jsonb)::uuid) AND m.status = 'released' AND m.released_at >= :from AND m.released_at < :to
+      GROUP BY 1, 2`,
+    { ws: workspaceId, ids: JSON.stringify(counterpartyIds), from, to },
+  );
+}
+
+// ---- Alerts ----------------------------------------------------------------------------------
+
+/** A milestone an alert points at. */
+export interface AlertMilestoneRow {
+  milestone_id: string;
+  deal_id: string;
+  reference: string;
+  sequence_no: number;
+  amount: number;
+  currency: string;
+  /** When the condition started (disputed_at, due_at, evidence_submitted_at). */
+  since: Date;
+}
+
+const MILESTONE_COLUMNS = `m.id AS milestone_id, m.deal_id, d.reference, m.sequence_no, m.amount, d.currency`;
+
+/** Disputed milestones disputed before `cutoff` (longer than the SLA), oldest first. */
+export function disputesPastSla(trx: Db, workspaceId: string, cutoff: Date, limit: number): Promise<AlertMilestoneRow[]> {
+  return rows(
+    trx,
+    `SELECT ${MILESTONE_COLUMNS}, m.disputed_at AS since
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+      WHERE m.workspace_id = :ws AND m.status = 'disputed' AND m.disputed_at < :cutoff
+      ORDER BY m.disputed_at, m.id LIMIT :limit`,
+    { ws: workspaceId, cutoff, limit },
+  );
+}
+
+/** Milestones past their due date and neither released nor cancelled, most overdue first. */
+export function overdue(trx: Db, workspaceId: string, now: Date, limit: number): Promise<AlertMilestoneRow[]> {
+  return rows(
+    trx,
+    `SELECT ${MILESTONE_COLUMNS}, m.due_at AS since
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+      WHERE m.workspace_id = :ws AND m.due_at < :now AND m.status NOT IN ('released', 'cancelled')
+      ORDER BY m.due_at, m.id LIMIT :limit`,
+    { ws: workspaceId, now, limit },
+  );
+}
+
+/** Milestones at or above `threshold` waiting for approval (evidence submitted), oldest evidence first. */
+export function highValuePending(trx: Db, workspaceId: string, threshold: number, limit: number): Promise<AlertMilestoneRow[]> {
+  return rows(
+    trx,
+    `SELECT ${MILESTONE_COLUMNS}, m.evidence_submitted_at AS since
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+      WHERE m.workspace_id = :ws AND m.status = 'evidence_submitted' AND m.amount >= :threshold
+      ORDER BY m.evidence_submitted_at, m.id LIMIT :limit`,
+    { ws: workspaceId, threshold, limit },
+  );
+}
+
+export interface ReturnedRow extends AlertMilestoneRow {
+  returned_amount: number;
+  failed: number;
+}
+
+/** Released milestones holding money that came back from failed payouts (waiting to be released again), the oldest failure first. */
+export function failedPayouts(trx: Db, workspaceId: string, limit: number): Promise<ReturnedRow[]> {
+  return rows(
+    trx,
+    `SELECT ${MILESTONE_COLUMNS}, m.returned_amount, f.failed, f.since
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+       JOIN LATERAL (SELECT COUNT(*)::int AS failed, MIN(b.failed_at) AS since FROM disbursements b WHERE b.milestone_id = m.id AND b.status = 'failed') f ON true
+      WHERE m.workspace_id = :ws AND m.status = 'released' AND m.returned_amount > 0
+      ORDER BY f.since, m.id LIMIT :limit`,
+    { ws: workspaceId, limit },
+  );
+}
+
+export interface StuckRow extends AlertMilestoneRow {
+  payouts: number;
+  total: number;
+}
+
+/** Milestones with payouts queued or processing since before `cutoff`, the oldest payout first. */
+export function stuckPayouts(trx: Db, workspaceId: string, cutoff: Date, limit: number): Promise<StuckRow[]> {
+  return rows(
+    trx,
+    `SELECT ${MILESTONE_COLUMNS}, s.payouts, s.total, s.since
+       FROM (SELECT b.milestone_id, COUNT(*)::int AS payouts, SUM(b.amount)::bigint AS total, MIN(b.created_at) AS since
+               FROM disbursements b
+              WHERE b.workspace_id = :ws AND b.status IN ('queued', 'processing') AND b.created_at < :cutoff
+              GROUP BY b.milestone_id) s
+       JOIN deal_milestones m ON m.id = s.milestone_id JOIN deals d ON d.id = m.deal_id
+      ORDER BY s.since, m.id LIMIT :limit`,
+    { ws: workspaceId, cutoff, limit },
+  );
+}
+
+/** Payout amounts created in (since24h, now] and in (since8d, since24h] (the seven days before). */
+export async function payoutVolume(trx: Db, workspaceId: string, now: Date, since24h: Date, since8d: Date): Promise<{ last_24h: number; previous_7d: number }> {
+  const [row] = await rows<{ last_24h: number; previous_7d: number }>(
+    trx,
+    `SELECT COALESCE(SUM(amount) FILTER (WHERE created_at > :since24h), 0)::bigint AS last_24h,
+            COALESCE(SUM(amount) FILTER (WHERE created_at <= :since24h), 0)::bigint AS previous_7d
+       FROM disbursements WHERE workspace_id = :ws AND created_at > :since8d AND created_at <= :now`,
+    { ws: workspaceId, now, since24h, since8d },
+  );
+  return row!;
+}
+
+export interface CounterpartyAlertRow {
+  counterparty_id: string;
+  name: string;
+  kyb_status: string;
+  /** The newest open deal with the counterparty (not cancelled, some milestone unfinished), if any. */
+  deal_id: string | null;
+  reference: string | null;
+  open_deals: number;
+  /** The watchlist entry the name matched (watchlist query only). */
+  term?: string;
+}
+
+/** Per counterparty: its open deals (how many, the newest). */
+const OPEN_DEALS = `LEFT JOIN LATERAL (
+    SELECT (array_agg(d.id ORDER BY d.created_at DESC, d.id DESC))[1] AS deal_id,
+           (array_agg(d.reference ORDER BY d.created_at DESC, d.id DESC))[1] AS reference,
+           COUNT(*)::int AS open_deals
+      FROM deals d
+     WHERE d.workspace_id = c.workspace_id AND d.counterparty_id = c.id AND d.cancelled_at IS NULL
+       AND EXISTS (SELECT 1 FROM deal_milestones om WHERE om.deal_id = d.id AND om.status IN ${UNFINISHED})
+  ) od ON true`;
+
+/**
+ * Counterparties whose name contains an entry of the watchlist (case-insensitive; blank
+ * entries ignored): those with open deals first, then by name.
+ */
+export function watchlistHits(trx: Db, workspaceId: string, watchlist: string[], limit: number): Promise<CounterpartyAlertRow[]> {
+  if (watchlist.length === 0) return Promise.resolve([]);
+  return rows(
+    trx,
+    `SELECT c.id AS counterparty_id, c.name, c.kyb_status, od.deal_id, od.reference, od.open_deals, hit.term
+       FROM counterparties c
+       CROSS JOIN LATERAL (
+         SELECT btrim(t) AS term FROM jsonb_array_elements_text(:watchlist::jsonb) AS t
+          WHERE btrim(t) <> '' AND strpos(lower(c.name), lower(btrim(t))) > 0 LIMIT 1
+       ) hit
+       ${OPEN_DEALS}
+      WHERE c.workspace_id = :ws
+      ORDER BY (od.open_deals = 0), c.name, c.id LIMIT :limit`,
+    { ws: workspaceId, watchlist: JSON.stringify(watchlist), limit },
+  );
+}
+
+/** Counterparties with open deals that are not KYB-verified, by name. */
+export function unverifiedCounterparties(trx: Db, workspaceId: string, limit: number): Promise<CounterpartyAlertRow[]> {
+  return rows(
+    trx,
+    `SELECT c.id AS counterparty_id, c.name, c.kyb_status, od.deal_id, od.reference, od.open_deals
+       FROM counterparties c
+       ${OPEN_DEALS}
+      WHERE c.workspace_id = :ws AND c.kyb_status <> 'verified' AND od.open_deals > 0
+      ORDER BY c.name, c.id LIMIT :limit`,
+    { ws: workspaceId, limit },
+  );
+}

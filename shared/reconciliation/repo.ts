@@ -1,0 +1,149 @@
+/**
+ * SQL of the enterprise reconciliation (enterprise spec 4.9 `GET /reconciliation`; decision
+ * 0020 "Overview and reconciliation"; the accounts of decision 0019 and
+ * shared/payouts/postings.ts).
+ *
+ * Per milestone of the workspace, two sets of the same seven figures:
+ *  - the ledger's: the balance of its own account `milestone:<id>` (held), and the lines of
+ *    the shared accounts (enterprise:funding_received, enterprise:buyer_fees_held,
+ *    enterprise:payouts_in_flight, enterprise:payouts_sent, platform:enterprise_fees,
+ *    enterprise:refunds_sent) in the journal entries whose reference is the milestone
+ *    (`deal_milestone`) or one of its payouts (`disbursement`): the shared accounts are
+ *    global, so a workspace's part of them is what its own entries moved;
+ *  - the figures the deals and payouts imply (live deals only: sandbox money never reaches
+ *    the ledger, spec 4.5 rule 4): funded = funding_amount once funded; held = amount less
+ *    refunds while held, what failed payouts brought back once released; buyer fees held
+ *    while held; in flight = its queued and processing payouts; paid out = its settled
+ *    payouts; fees = the platform fee shares once released; refunds = what rulings refunded
+ *    (and the buyer fee with a full refund).
+ * One statement (one snapshot): per-currency totals, and every milestone where any pair differs.
+ */
+import type { Db } from '../db.js';
+
+export const FIGURES = ['funded', 'held', 'buyer_fees_held', 'in_flight', 'paid_out', 'fees', 'refunds'] as const;
+export type Figure = (typeof FIGURES)[number];
+export type Figures = Record<Figure, number>;
+
+type Pairs = { [F in Figure as `l_${F}` | `d_${F}`]: number };
+
+export interface ReconRow extends Pairs {
+  row_kind: 'total' | 'milestone';
+  currency: string;
+  milestone_id: string | null;
+  deal_id: string | null;
+  deal_reference: string | null;
+  sequence_no: number | null;
+  is_test: boolean | null;
+}
+
+const HELD = `('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed')`;
+
+const ledgerCols = FIGURES.map((f) => `l_${f}`);
+const derivedCols = FIGURES.map((f) => `d_${f}`);
+const sums = [...ledgerCols, ...derivedCols].map((c) => `COALESCE(SUM(${c}), 0)::bigint AS ${c}`).join(', ');
+const casts = [...ledgerCols, ...derivedCols].map((c) => `${c}::bigint AS ${c}`).join(', ');
+
+/** The workspace's totals per currency (every currency of its deals) and the milestones whose figures differ, by deal reference and milestone number. */
+export async function reconcileRows(trx: Db, workspaceId: string): Promise<ReconRow[]> {
+  const result = await trx.raw<{ rows: ReconRow[] }>(
+    `WITH ms AS (
+       SELECT m.id, m.deal_id, m.sequence_no, d.reference, d.currency, d.is_test, m.status, m.amount, m.refunded_amount,
+              m.returned_amount, m.buyer_fee, m.seller_fee, m.funding_amount, m.funded_at, m.ruling
+         FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+        WHERE m.workspace_id = :ws
+     ), refs AS (
+       SELECT ms.id AS milestone_id, 'deal_milestone'::text AS ref_type, ms.id::text AS ref_id FROM ms
+       UNION ALL
+       SELECT b.milestone_id, 'disbursement'::text, b.id::text FROM disbursements b WHERE b.workspace_id = :ws
+     ), led AS (
+       SELECT r.milestone_id,
+              -COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:funding_received'), 0) AS funded,
+              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:buyer_fees_held'), 0) AS buyer_fees_held,
+              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:payouts_in_flight'), 0) AS in_flight,
+              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:payouts_sent'), 0) AS paid_out,
+              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'platform:enterprise_fees'), 0) AS fees,
+              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:refunds_sent'), 0) AS refunds
+         FROM refs r
+         JOIN journal_entries e ON e.ref_type = r.ref_type AND e.ref_id = r.ref_id
+         JOIN journal_lines l ON l.entry_id = e.id
+         JOIN ledger_accounts a ON a.id = l.account_id
+        GROUP BY r.milestone_id
+     ), pay AS (
+       SELECT milestone_id,
+              COALESCE(SUM(amount) FILTER (WHERE status IN ('queued', 'processing')), 0) AS in_flight,
+              COALESCE(SUM(amount) FILTER (WHERE status = 'settled'), 0) AS paid_out
+         FROM disbursements WHERE workspace_id = :ws GROUP BY milestone_id
+     ), per AS MATERIALIZED (
+       SELECT ms.id AS milestone_id, ms.deal_id, ms.reference AS deal_reference, ms.sequence_no, ms.currency, ms.is_test,
+              COALESCE(led.funded, 0) AS l_funded,
+              COALESCE(acc.balance, 0) AS l_held,
+              COALESCE(led.buyer_fees_held, 0) AS l_buyer_fees_held,
+              COALESCE(led.in_flight, 0) AS l_in_flight,
+              COALESCE(led.paid_out, 0) AS l_paid_out,
+              COALESCE(led.fees, 0) AS l_fees,
+              COALESCE(led.refunds, 0) AS l_refunds,
+              CASE WHEN ms.is_test OR ms.funded_at IS NULL THEN 0 ELSE ms.funding_amount END AS d_funded,
+              CASE WHEN ms.is_test THEN 0
+                   WHEN ms.status IN ${HELD} THEN ms.amount - ms.refunded_amount
+                   WHEN ms.status = 'released' THEN ms.returned_amount ELSE 0 END AS d_held,
+              CASE WHEN NOT ms.is_test AND ms.status IN ${HELD} THEN ms.buyer_fee ELSE 0 END AS d_buyer_fees_held,
+              CASE WHEN ms.is_test THEN 0 ELSE COALESCE(pay.in_flight, 0) END AS d_in_flight,
+              CASE WHEN ms.is_test THEN 0 ELSE COALESCE(pay.paid_out, 0) END AS d_paid_out,
+              CASE WHEN NOT ms.is_test AND ms.status = 'released' THEN ms.buyer_fee + ms.seller_fee ELSE 0 END AS d_fees,
+              CASE WHEN ms.is_test THEN 0 ELSE ms.refunded_amount + CASE WHEN ms.ruling = 'refund' THEN ms.buyer_fee ELSE 0 END END AS d_refunds
+         FROM ms
+         LEFT JOIN led ON led.milestone_id = ms.id
+         LEFT JOIN pay ON pay.milestone_id = ms.id
+         LEFT JOIN ledger_accounts acc ON acc.code = 'milestone:' || ms.id::text
+     )
+     SELECT * FROM (
+       SELECT 'total' AS row_kind, currency, NULL::uuid AS milestone_id, NULL::uuid AS deal_id, NULL::text AS deal_reference,
+              NULL::int AS sequence_no, NULL::boolean AS is_test, ${sums}
+         FROM per GROUP BY currency
+       UNION ALL
+       SELECT 'milestone', currency, milestone_id, deal_id, deal_reference, sequence_no, is_test, ${casts}
+         FROM per
+        WHERE (${ledgerCols.join(', ')}) IS DISTINCT FROM (${derivedCols.join(', ')})
+     ) x
+     ORDER BY row_kind DESC, currency, deal_reference, sequence_no`,
+    { ws: workspaceId },
+  );
+  return result.rows;
+}
+
+/** Workspaces that have deal milestones (the only ones with anything to reconcile), by id, after `afterId`, at most `limit`. */
+export async function workspacesWithDeals(trx: Db, afterId: string | null, limit: number): Promise<{ id: string; display_name: string }[]> {
+  const q = trx('workspaces as w')
+    .whereExists(trx('deal_milestones as m').whereRaw('m.workspace_id = w.id').select(trx.raw('1')))
+    .orderBy('w.id')
+    .limit(limit)
+    .select('w.id', 'w.display_name');
+  if (afterId) q.where('w.id', '>', afterId);
+  return (await q) as { id: string; display_name: string }[];
+}
+
+export interface RunRow {
+  id: string;
+  /** The UTC day of the run (YYYY-MM-DD when written). */
+  run_on: Date | string;
+  workspaces_checked: number;
+  workspaces_with_differences: number;
+  differences: number;
+  staff_alerted: number;
+  created_at: Date;
+}
+
+/** Records the day's nightly run; undefined when that day already has one (the job ran twice). */
+export async function insertRun(trx: Db, row: Omit<RunRow, 'id' | 'staff_alerted'> & { summary: string }): Promise<RunRow | undefined> {
+  const [inserted] = (await trx('enterprise_reconciliation_runs').insert(row).onConflict('run_on').ignore().returning('*')) as RunRow[];
+  return inserted;
+}
+
+export async function markAlerted(trx: Db, runId: string, staff: number): Promise<void> {
+  await trx('enterprise_reconciliation_runs').where({ id: runId }).update({ staff_alerted: staff });
+}
+
+/** E-mail addresses of the platform's active staff (users with role admin). */
+export async function activeStaff(trx: Db): Promise<{ id: string; email: string }[]> {
+  return trx('users').where({ role: 'admin', status: 'active' }).orderBy('id').select<{ id: string; email: string }[]>('id', 'email');
+}
