@@ -1,0 +1,215 @@
+/**
+ * How the reports bench loads the API: its tunables, the routes, and the rounds.
+ *
+ * Every request is timed by autocannon itself (its per-response `response` event, from the
+ * write of the request to the end of its answer) and kept, so the percentiles, p95 included
+ * (autocannon's summary has no p95), are nearest-rank over every answer of the round.
+ *
+ * The summary (30 per minute per user) and the overview (60 per minute per user) have
+ * limits of their own that no setting raises (api/routes/reports.ts, overview.ts). The
+ * bench keeps under them the honest way: each request goes to the next of many viewers of
+ * the same workspace (cycling), and the bench prefix's counters of those limits are
+ * deleted before every run; a run that met a limit would answer 429 and stop (more than
+ * 1% non-2xx). The shared per-user limit is raised by `AUTH_RATE_LIMIT_PER_MINUTE` (still
+ * checked on every request).
+ *
+ * The cached overview: the answer is cached 15 seconds per workspace and user. Before every
+ * overview run each of its users asks once (that fills the cache: these are the uncached
+ * answers, reported apart), then the run lasts `duration` seconds; afterwards the cache
+ * entries are read back: an entry stored after the run began is a recomputation (a miss)
+ * during the run, and is counted.
+ */
+import { badCount, statusSummary, type AutocannonOptions, type AutocannonRequestSpec, type AutocannonResult } from '../lib/autocannon.js';
+import { deleteRedisKeys } from '../lib/db.js';
+import { intFromEnv } from '../lib/env.js';
+import { fmtInt, fmtNum, percentile } from '../lib/format.js';
+import { describeExit, type Child } from '../lib/procs.js';
+import { createRequire } from 'node:module';
+import { Redis } from 'ioredis';
+import type { ReportCaller, ReportSeed } from './seed.js';
+
+export const SUMMARY = '/v1/enterprise/reports/summary';
+export const OVERVIEW = '/v1/enterprise/overview';
+
+export const settings = {
+  deals: intFromEnv('BENCH_REPORT_DEALS', 100_000, 1000, 999_999),
+  members: intFromEnv('BENCH_REPORT_USERS', 120, 10, 9999),
+  rounds: intFromEnv('BENCH_ROUNDS', 3, 1, 15),
+  duration: intFromEnv('BENCH_DURATION', 5, 1, 10),
+  warmup: intFromEnv('BENCH_WARMUP', 2, 0, 10),
+  connections: intFromEnv('BENCH_CONNECTIONS', 4, 1, 100),
+  authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
+  summaryLimit: 30,
+  overviewLimit: 60,
+};
+
+export interface RouteDef {
+  key: string;
+  label: string;
+  path: string;
+  /** Goal on p95 in ms (null: none). */
+  goalP95: number | null;
+  kind: 'summary' | 'overview';
+}
+
+/** `YYYY-MM-DD` of a UTC day `daysBack` before today. */
+const day = (daysBack: number): string => new Date(Date.now() - daysBack * 86_400_000).toISOString().slice(0, 10);
+
+export function routes(): RouteDef[] {
+  return [
+    { key: 'summary-90', label: `\`GET ${SUMMARY}\` (default range: the last 90 days)`, path: SUMMARY, goalP95: 100, kind: 'summary' },
+    { key: 'summary-366', label: `\`GET ${SUMMARY}?from=…&to=…\` (366 days)`, path: `${SUMMARY}?from=${day(365)}&to=${day(0)}`, goalP95: 100, kind: 'summary' },
+    { key: 'overview-cached', label: `\`GET ${OVERVIEW}\` (cached)`, path: OVERVIEW, goalP95: 50, kind: 'overview' },
+  ];
+}
+
+/** One run: autocannon's result and every answer's time (ms, ascending). */
+export interface Run {
+  result: AutocannonResult;
+  times: number[];
+  /** Overview runs: cache entries recomputed during the run (misses), of how many users. */
+  misses?: number;
+  users?: number;
+}
+
+export const p = (run: Run, q: number): number => percentile(run.times, q);
+
+type Instance = PromiseLike<AutocannonResult> & { on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void };
+const require = createRequire(import.meta.url);
+const autocannon = require('autocannon') as (opts: AutocannonOptions) => Instance;
+
+/** `requests` that send `path` as the next of `callers` on every request (one shared counter). */
+function cycling(path: string, callers: readonly ReportCaller[]): AutocannonRequestSpec[] {
+  let next = 0;
+  return [
+    {
+      method: 'GET',
+      path,
+      setupRequest(req) {
+        req.headers.Cookie = callers[next]!.cookie;
+        next = next + 1 === callers.length ? 0 : next + 1;
+        return req;
+      },
+    },
+  ];
+}
+
+async function timed(child: Child, what: string, opts: AutocannonOptions): Promise<Run> {
+  if (child.exit) throw new Error(describeExit(child));
+  const times: number[] = [];
+  const inst = autocannon(opts);
+  inst.on('response', (_c, status, _b, ms) => {
+    if (status >= 200 && status < 300) times.push(ms);
+  });
+  const result = await inst;
+  if (child.exit) throw new Error(describeExit(child));
+  const total = result.requests.total + result.errors;
+  if (total === 0 || badCount(result) > 0.01 * total) {
+    throw new Error(`${what} answered wrongly: ${result.requests.total} responses, ${result.non2xx} non-2xx (${statusSummary(result) || 'no status codes'}), ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  return { result, times: times.sort((a, b) => a - b) };
+}
+
+async function clearLimits(): Promise<void> {
+  const { config } = await import('../../shared/config.js');
+  await deleteRedisKeys([`${config.queuePrefix}:rl:ent-report-summary*`, `${config.queuePrefix}:rl:ent-overview*`]);
+}
+
+async function clearOverviewCache(): Promise<void> {
+  const { config } = await import('../../shared/config.js');
+  await deleteRedisKeys([`${config.queuePrefix}:ent-overview:*`]);
+}
+
+/** How many of the overview cache entries were stored at or after `since` (ms). */
+async function recomputedSince(since: number): Promise<{ recomputed: number; entries: number }> {
+  const { config } = await import('../../shared/config.js');
+  const redis = new Redis(process.env.REDIS_URL ?? '', { maxRetriesPerRequest: 3, lazyConnect: true });
+  await redis.connect();
+  let recomputed = 0;
+  let entries = 0;
+  try {
+    let cursor = '0';
+    do {
+      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${config.queuePrefix}:ent-overview:*`, 'COUNT', 1000);
+      cursor = nextCursor;
+      for (const key of keys) {
+        const raw = await redis.get(key);
+        if (raw === null) continue;
+        entries++;
+        if ((JSON.parse(raw) as { at: number }).at >= since) recomputed++;
+      }
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+  return { recomputed, entries };
+}
+
+/** The uncached overview answers (one per user, `connections` at a time) made while filling the cache. */
+export const uncached: number[] = [];
+
+async function fill(base: string, callers: readonly ReportCaller[], connections: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(connections, callers.length) }, async () => {
+      for (let i = next++; i < callers.length; i = next++) {
+        const t0 = performance.now();
+        const res = await fetch(`${base}${OVERVIEW}`, { headers: { Cookie: callers[i]!.cookie } });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`filling the overview cache: user ${i + 1} answered ${res.status}`);
+        uncached.push(performance.now() - t0);
+      }
+    }),
+  );
+}
+
+async function runRoute(api: { base: string; child: Child }, route: RouteDef, seed: ReportSeed, seconds: number): Promise<Run> {
+  await clearLimits();
+  const { callers } = seed;
+  // Enough users for the route's own limit: every user of the workspace for the summary; for the
+  // overview every user too, each filled just before the run.
+  if (route.kind === 'overview') {
+    await clearOverviewCache();
+    await fill(api.base, callers, settings.connections);
+    await clearLimits();
+  }
+  const started = Date.now();
+  const run = await timed(api.child, `${route.key}: GET ${route.path}`, {
+    url: `${api.base}${route.path}`,
+    connections: settings.connections,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+    requests: cycling(route.path, callers),
+  });
+  if (route.kind === 'overview') {
+    const { recomputed, entries } = await recomputedSince(started);
+    run.misses = recomputed;
+    run.users = entries;
+  }
+  return run;
+}
+
+/** Warm-up per route, then the rounds (the order reversed every other round): each route's runs in round order. */
+export async function runRounds(api: { base: string; child: Child }, seed: ReportSeed, defs: readonly RouteDef[]): Promise<Map<string, Run[]>> {
+  if (settings.warmup > 0) {
+    for (const r of defs) {
+      console.log(`bench: warming up ${r.key} (${settings.warmup} s)`);
+      await runRoute(api, r, seed, settings.warmup);
+    }
+  }
+  uncached.length = 0;
+  const out = new Map<string, Run[]>(defs.map((r) => [r.key, []]));
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const r of round % 2 === 1 ? defs : [...defs].reverse()) {
+      const run = await runRoute(api, r, seed, settings.duration);
+      out.get(r.key)!.push(run);
+      const miss = run.misses === undefined ? '' : `, ${run.misses} of ${run.users} cache entries recomputed during the run`;
+      console.log(
+        `bench: round ${round}/${settings.rounds} ${r.key}: ${fmtInt(run.result.requests.average)} req/s, ` +
+          `p50 ${fmtNum(p(run, 0.5))} ms, p95 ${fmtNum(p(run, 0.95))} ms, p99 ${fmtNum(p(run, 0.99))} ms (${fmtInt(run.times.length)} answers${miss})`,
+      );
+    }
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+/**
+ * `npm run bench:reports` (bench/run.sh: Postgres, Redis, the migrated bench database and a
+ * fresh dist/ build): the summary report and the cached overview of issue 28 on a live
+ * workspace with 100,000 deals and their feed, on the compiled API.
+ *
+ * seed.ts makes the workspace (through `register`, then live) and its deals, milestones,
+ * feed, decisions and payouts in bulk by SQL (skipped when already there), and sessions for
+ * its owner and many viewers; the API starts (`node dist/api/server.js`, pinned to core 1);
+ * verify.ts checks the seed and that the summary answers what the rows say; load.ts runs
+ * the rounds (summary over the default 90 days and over 366 days, the cached overview);
+ * report.ts writes each route's median round by p95 against its goal to
+ * bench/reports/README.md and the table of bench/README.md. A round with more than 1%
+ * non-2xx answers or errors stops the run. Tunables: see load.ts and bench/reports/README.md.
+ */
+import { closeBenchDb } from '../lib/db.js';
+import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
+import { publish, warnIfDirty } from '../lib/report.js';
+import { loadavg } from '../lib/sample.js';
+import { routes, runRounds, settings, type Run } from './load.js';
+import { report } from './report.js';
+import { seedReports } from './seed.js';
+import { checkRoutes, checkSeed } from './verify.js';
+
+async function main(): Promise<void> {
+  requireStores('npm run bench:reports');
+  warnIfDirty('bench');
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
+  console.log(`bench: reports summary and overview on ${settings.deals} deals; load average ${loadavg()}`);
+  const seed = await seedReports(env, settings.deals, settings.members);
+  await checkSeed(seed);
+  pinLoadGenerator();
+
+  const port = await freePort();
+  const base = `http://${HOST}:${port}`;
+  const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
+  await waitFor(`${base}/readyz`, child, 30_000);
+  console.log(`bench: API on ${base}`);
+  const { overview } = await checkRoutes(base, seed);
+
+  const notMeasured = new Map<string, string>();
+  const all = routes();
+  if (!overview) notMeasured.set('overview-cached', 'route not built yet');
+  const defs = all.filter((d) => !notMeasured.has(d.key));
+
+  const loadStart = loadavg();
+  const at = new Date();
+  const results: Map<string, Run[]> = await runRounds({ base, child }, seed, defs);
+  const seconds = (Date.now() - at.getTime()) / 1000;
+  const loadEnd = loadavg();
+
+  const webhooks = ['- Webhook delivery throughput: not measured by this bench (see README.md).'];
+  const { markdown, headlines } = report(all, results, { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks });
+  console.log(`\n${markdown}\n`);
+  await publish({ page: 'reports', marker: 'results', markdown, headlines, at, tag: 'bench' });
+}
+
+await runMain('bench', main, closeBenchDb);

@@ -1,0 +1,96 @@
+/**
+ * The reports bench's report: per route its median round by p95 (requests/s, p50, p95,
+ * p99 of that round's answers), every round's p95, the goal and whether it was met; the
+ * uncached overview answers made while filling the cache; the seeded workspace; the load.
+ */
+import { LOG_LEVEL } from '../lib/env.js';
+import { fmtInt, fmtNum, mdTable, medianBy, percentile, plural } from '../lib/format.js';
+import { isPinned } from '../lib/procs.js';
+import { measuredLine, type Headline } from '../lib/report.js';
+import { machine } from '../lib/sample.js';
+import { p, settings, uncached, type RouteDef, type Run } from './load.js';
+import type { ReportSeed } from './seed.js';
+
+export interface RunInfo {
+  seed: ReportSeed;
+  loadStart: string;
+  loadEnd: string;
+  at: Date;
+  seconds: number;
+  /** Why a route was not measured (key -> reason). */
+  notMeasured: Map<string, string>;
+  webhooks: string[];
+}
+
+export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, info: RunInfo): { markdown: string; headlines: Headline[] } {
+  const rows: string[][] = [];
+  const headlines: Headline[] = [];
+  const notes: string[] = [];
+  for (const def of defs) {
+    const why = info.notMeasured.get(def.key);
+    const goal = def.goalP95 === null ? '—' : `p95 < ${def.goalP95} ms`;
+    const id = `reports/${def.key}`;
+    if (why) {
+      rows.push([def.label, goal, `not measured: ${why}`, '', '', '', '', '']);
+      headlines.push({ id, figure: `${def.label} on ${fmtInt(info.seed.deals)} deals: p95`, goal, measured: `not measured: ${why}` });
+      continue;
+    }
+    const runs = results.get(def.key) ?? [];
+    if (runs.length === 0) continue;
+    const mid = medianBy(runs, (r) => p(r, 0.95));
+    const p95 = p(mid, 0.95);
+    const met = def.goalP95 === null ? undefined : p95 < def.goalP95;
+    rows.push([
+      def.label,
+      goal,
+      `**${fmtNum(p95)}**${met === undefined ? '' : met ? ' met' : ' **not met**'}`,
+      fmtNum(p(mid, 0.5)),
+      fmtNum(p(mid, 0.99)),
+      fmtInt(mid.result.requests.average),
+      runs.map((r) => fmtNum(p(r, 0.95))).join(' / '),
+      fmtInt(runs.reduce((a, r) => a + r.times.length, 0)),
+    ]);
+    headlines.push({ id, figure: `${def.label} on ${fmtInt(info.seed.deals)} deals, ${plural(settings.connections, 'connection')}: p95`, goal, measured: `${fmtNum(p95)} ms`, met });
+    if (def.kind === 'overview') {
+      const misses = runs.map((r) => `${r.misses ?? '?'} of ${r.users ?? '?'}`).join(', ');
+      notes.push(
+        `- Cached overview: before each run every one of the ${fmtInt(info.seed.callers.length)} users asked once (filling the cache, ${settings.connections} at a time)` +
+          `, then the run cycled through them. Cache entries recomputed during each run (misses; at most one per user and 15 s): ${misses}.`,
+      );
+    }
+  }
+  const un = [...uncached].sort((a, b) => a - b);
+  if (un.length > 0) {
+    notes.push(
+      `- Uncached overview (the answers that filled the cache in the rounds, ${settings.connections} at a time, ${fmtInt(un.length)} answers): ` +
+        `p50 ${fmtNum(percentile(un, 0.5))} ms, p95 ${fmtNum(percentile(un, 0.95))} ms, p99 ${fmtNum(percentile(un, 0.99))} ms (no goal).`,
+    );
+  }
+  const s = info.seed;
+  const markdown = [
+    `${measuredLine(info.at).replace(/\.$/, '')} (${Math.round(info.seconds)} s of load). ` +
+      `Load average (1, 5, 15 min) when the load started: ${info.loadStart}; when it ended: ${info.loadEnd}.`,
+    '',
+    ...mdTable(['Route', 'Goal', 'p95 (ms)', 'p50 (ms)', 'p99 (ms)', 'Requests/s', 'p95 (ms) per round', 'Answers timed'], 'llrrrrlr', rows),
+    '',
+    `- Each row is that route's median round by p95 (its p50, p99 and requests/s are that round's); percentiles are nearest-rank over every ` +
+      `2xx answer of the round, each timed by autocannon from the request's write to the end of its answer. ${plural(settings.rounds, 'round')} × ` +
+      `${settings.duration} s per route, ${plural(settings.connections, 'connection')}, pipelining 1, after a ${settings.warmup} s warm-up per route; ` +
+      `the routes run back to back, forward in odd rounds and backward in even ones.`,
+    ...notes,
+    `- The workspace: live, ${fmtInt(s.deals)} deals created over the last ~400 days (1-3 milestones each, ${fmtInt(s.milestones)} in all, in a mix of ` +
+      `statuses: draft, awaiting funding, funded, evidence submitted, approved, released, disputed, cancelled; older deals mostly completed), ` +
+      `${fmtInt(s.events)} feed events (seq 1..${fmtInt(s.lastEventSeq)}), ${fmtInt(s.decisions)} approval decisions, ${fmtInt(s.disbursements)} payouts; ` +
+      `seeded by SQL in bulk (bench/reports/seed.ts; ${s.seededNow ? `made in this run, ${fmtNum(s.seedSeconds)} s` : 'made by an earlier run'}).`,
+    `- Callers: the owner and ${fmtInt(s.callers.length - 1)} viewers of that workspace, each with a dashboard session; each request goes to the next of them. ` +
+      `The summary's limit (${settings.summaryLimit} per minute per user) and the overview's (${settings.overviewLimit}) cannot be raised by configuration, ` +
+      `so the load is spread over these users and the bench's counters of those two limits are deleted before every run; ` +
+      `\`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the shared per-user limit, still checked on every request). No answer in any round was a 429 ` +
+      `(a round with more than 1% non-2xx stops the run).`,
+    ...info.webhooks,
+    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null).`,
+    `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}. ` +
+      `The machine is shared with other engineers' test runs: read the load average above before the figures.`,
+  ];
+  return { markdown: markdown.join('\n'), headlines };
+}

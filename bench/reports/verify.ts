@@ -1,0 +1,69 @@
+/**
+ * The reports bench's checks before any load: the seeded workspace holds what the seed
+ * says (deals with 1-3 milestones, the feed's `seq` gap-free from 1 to
+ * `workspaces.last_event_seq`), and `GET /v1/enterprise/reports/summary` answers the
+ * owner and a viewer with the figures Postgres computes directly from the rows for the
+ * default range (deals created, the sums of the funded and released events), so the bench
+ * times right answers; `GET /v1/enterprise/overview` answers 200 when the route exists.
+ */
+import { one } from '../lib/db.js';
+import { call, dataOf, expect } from '../lib/http.js';
+import { fmtInt } from '../lib/format.js';
+import { OVERVIEW, SUMMARY } from './load.js';
+import type { ReportSeed } from './seed.js';
+
+export async function checkSeed(seed: ReportSeed): Promise<void> {
+  const r = await one<{ bad_k: number; seq_n: string; seq_min: string; seq_max: string; last: string }>(
+    `SELECT (SELECT count(*)::int FROM (SELECT d.id FROM deals d LEFT JOIN deal_milestones m ON m.deal_id = d.id
+                                         WHERE d.workspace_id = ? GROUP BY d.id HAVING count(m.id) NOT BETWEEN 1 AND 3) x) AS bad_k,
+            count(*) AS seq_n, min(seq) AS seq_min, max(seq) AS seq_max,
+            (SELECT last_event_seq FROM workspaces WHERE id = ?) AS last
+       FROM workspace_events WHERE workspace_id = ?`,
+    [seed.workspaceId, seed.workspaceId, seed.workspaceId],
+  );
+  if (r.bad_k !== 0) throw new Error(`check failed: ${r.bad_k} seeded deals have not 1-3 milestones`);
+  if (!(Number(r.seq_min) === 1 && Number(r.seq_max) === Number(r.seq_n) && String(r.last) === String(r.seq_max))) {
+    throw new Error(`check failed: the feed's seq is not 1..${r.seq_n} with last_event_seq at its end (min ${r.seq_min}, max ${r.seq_max}, last_event_seq ${r.last})`);
+  }
+  console.log(`bench: reports: ${fmtInt(seed.deals)} deals with 1-3 milestones each; the feed's seq runs 1..${fmtInt(Number(r.seq_max))} = last_event_seq`);
+}
+
+interface SummaryData {
+  range?: { from?: string; to?: string };
+  deals?: { created?: number };
+  money?: { funded?: number; released?: number };
+}
+
+/** Whether the overview route answered (false: 404, the route is not built). */
+export async function checkRoutes(base: string, seed: ReportSeed): Promise<{ overview: boolean }> {
+  const [owner, viewer] = [seed.callers[0]!, seed.callers[seed.callers.length - 1]!];
+  for (const c of [owner, viewer]) {
+    const a = await call(`${base}${SUMMARY}`, { headers: { Cookie: c.cookie } });
+    const d = dataOf<SummaryData>(a);
+    expect(a.status === 200 && typeof d?.range?.from === 'string' && typeof d.range.to === 'string', `GET ${SUMMARY} as ${c.role}`, a);
+    // The range is UTC days, both included: [from 00:00, to + 1 day 00:00).
+    const from = `${d!.range!.from!.slice(0, 10)}T00:00:00Z`;
+    const to = new Date(Date.parse(`${d!.range!.to!.slice(0, 10)}T00:00:00Z`) + 86_400_000).toISOString();
+    const sql = await one<{ created: number; funded: string | null; released: string | null }>(
+      `SELECT (SELECT count(*)::int FROM deals WHERE workspace_id = ? AND created_at >= ? AND created_at < ?) AS created,
+              (SELECT sum(amount) FROM workspace_events WHERE workspace_id = ? AND event = 'milestone.funded' AND created_at >= ? AND created_at < ?) AS funded,
+              (SELECT sum(amount) FROM workspace_events WHERE workspace_id = ? AND event = 'milestone.released' AND created_at >= ? AND created_at < ?) AS released`,
+      [seed.workspaceId, from, to, seed.workspaceId, from, to, seed.workspaceId, from, to],
+    );
+    const same = d!.deals?.created === sql.created && Number(d!.money?.funded) === Number(sql.funded ?? 0) && Number(d!.money?.released) === Number(sql.released ?? 0);
+    if (!same) {
+      throw new Error(
+        `check failed: GET ${SUMMARY} as ${c.role} answered created ${String(d!.deals?.created)}, funded ${String(d!.money?.funded)}, released ${String(d!.money?.released)}; ` +
+          `the rows say ${sql.created}, ${sql.funded ?? 0}, ${sql.released ?? 0}`,
+      );
+    }
+    console.log(`bench: reports: ${SUMMARY} as ${c.role}: ${fmtInt(sql.created)} deals created, funded ${fmtInt(Number(sql.funded))}, released ${fmtInt(Number(sql.released))} (as the rows say)`);
+  }
+  const o = await call(`${base}${OVERVIEW}`, { headers: { Cookie: owner.cookie } });
+  if (o.status === 404) {
+    console.log(`bench: reports: ${OVERVIEW} answers 404: the route is not built in this build; not measured`);
+    return { overview: false };
+  }
+  expect(o.status === 200 && dataOf(o) !== undefined, `GET ${OVERVIEW} as owner`, o);
+  return { overview: true };
+}
