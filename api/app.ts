@@ -31,6 +31,7 @@ import { documentsRouter } from './routes/documents.js';
 import { approvalsRouter } from './routes/approvals.js';
 import { payoutsRouter } from './routes/payouts.js';
 import { payoutInstructionsRouter } from './routes/payout-instructions.js';
+import { enterpriseWebhooksRouter } from './routes/enterprise-webhooks.js';
 import { overviewRouter } from './routes/overview.js';
 import { reportsRouter } from './routes/reports.js';
 import { ordersRouter } from './routes/orders.js';
@@ -70,6 +71,7 @@ export const routers: AppRouter[] = [
   approvalsRouter,
   payoutsRouter,
   payoutInstructionsRouter,
+  enterpriseWebhooksRouter,
   overviewRouter,
   reportsRouter,
   ordersRouter,

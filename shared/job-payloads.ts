@@ -38,6 +38,11 @@ export type JobPayloads = {
   /** The declared type of the file (as the client named it) is checked by the sanitiser, not here. */
   'uploads.sanitise': { upload_id: string; purpose: string; declared_mime: string; declared_ext: string };
   'uploads.purge-unbound': NoPayload;
+  /** Outbound webhooks (decision 0020): a workspace whose events committed, an endpoint's line of events, one queued delivery. */
+  'webhooks.dispatch': { workspace_id: string };
+  'webhooks.deliver': { endpoint_id: string };
+  'webhooks.send-once': { delivery_id: string };
+  'webhooks.sweep': NoPayload;
 };
 
 export type JobPayload<N extends JobName> = JobPayloads[N];
@@ -85,6 +90,10 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
     declared_ext: Joi.string().allow('').required(),
   }),
   'uploads.purge-unbound': noPayload,
+  'webhooks.dispatch': Joi.object({ workspace_id: id.required() }),
+  'webhooks.deliver': Joi.object({ endpoint_id: id.required() }),
+  'webhooks.send-once': Joi.object({ delivery_id: id.required() }),
+  'webhooks.sweep': noPayload,
 };
 
 /** A payload that does not match its job's schema (a programming error where it is written). */

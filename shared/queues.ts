@@ -47,6 +47,10 @@ export const JOBS = {
   'exports.report-csv': 'exports',
   'uploads.sanitise': 'upload-sanitise',
   'uploads.purge-unbound': 'upload-sanitise',
+  'webhooks.dispatch': 'webhooks',
+  'webhooks.deliver': 'webhooks',
+  'webhooks.send-once': 'webhooks',
+  'webhooks.sweep': 'webhooks',
 } as const satisfies Record<string, QueueName>;
 export type JobName = keyof typeof JOBS;
 

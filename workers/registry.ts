@@ -16,9 +16,10 @@ import { timers } from './timers.js';
 import { exportsQueue } from './exports.js';
 import { uploads } from './uploads.js';
 import { tracking } from './tracking.js';
+import { webhooks } from './webhooks.js';
 import type { Processor, QueueProcessors } from './types.js';
 
-export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue, tracking];
+export const PROCESSOR_FILES: QueueProcessors[] = [gatewayCallbacks, mail, notifications, payouts, timers, uploads, exportsQueue, tracking, webhooks];
 
 /**
  * The processors by job name. Each one the registry holds first checks the job's payload
@@ -104,6 +105,8 @@ export const MAINTENANCE_SCHEDULES: readonly ({ id: string; job: JobName } & ({ 
   // A withdrawal left processing with a claim that ran out and no job left to retry it.
   { id: 'sweep-stuck-payouts', job: 'payouts.sweep-stuck', everyMs: PAYOUT_SWEEP_MS },
   { id: 'sweep-disbursements', job: 'payouts.sweep-disbursements', everyMs: PAYOUT_SWEEP_MS },
+  // Outbound webhooks whose nudge was lost, and delivery records past 30 days (decision 0020).
+  { id: 'sweep-webhooks', job: 'webhooks.sweep', everyMs: 60_000 },
   // Nightly at 02:00 WIB (19:00 UTC): the enterprise reconciliation (decision 0020).
   { id: 'reconcile-enterprise', job: 'maintenance.reconcile-enterprise', pattern: RECONCILE_PATTERN },
 ];

@@ -13,6 +13,7 @@ import type { WorkspaceActor } from './access.js';
 import * as repo from './events-repo.js';
 import type { EventRow, FeedFilter } from './events-repo.js';
 import { setting } from './repo.js';
+import { nudgeWebhooks } from '../webhooks/nudge.js';
 
 export type { EventRow } from './events-repo.js';
 
@@ -52,6 +53,8 @@ export async function appendEvent(trx: Db, workspaceId: string, input: EventInpu
   if (!trx.isTransaction) throw new Error('appendEvent must run inside the change transaction');
   const ws = await repo.nextSeq(trx, workspaceId);
   if (!ws) throw new Error(`workspace ${workspaceId} not found for event ${input.event}`);
+  // Outbound webhooks: the workspace's endpoints are nudged after this transaction commits (decision 0020).
+  await nudgeWebhooks(trx, workspaceId);
   return repo.insertEvent(trx, {
     workspace_id: workspaceId,
     seq: ws.seq,

@@ -20,6 +20,7 @@ import { routers } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import * as dealService from '../../../shared/deals/service.js';
+import * as webhooks from '../../../shared/webhooks/service.js';
 import type { MemberRow, WorkspaceRow } from '../../../shared/enterprise/repo.js';
 import type { Role } from '../../../shared/enterprise/states.js';
 import type { UserRow } from '../../../shared/users/repo.js';
@@ -111,6 +112,13 @@ async function insertDeal(w: World, stage: 'draft' | 'active' | 'funded' | 'subm
     await dealService.submitEvidence(undefined, submitter, workspace, deal.id, deal.mid, { summary: 'Delivered' });
   }
   return deal;
+}
+
+/** An active webhook endpoint of the workspace, made by its owner through the service; with a queued test delivery when asked. */
+async function insertWebhook(w: World, withDelivery = false): Promise<{ id: string; did?: string }> {
+  const actor = { workspaceId: w.workspace.id, memberId: w.ownerMember.id, role: w.ownerMember.role, userId: w.owner.id, userName: w.owner.full_name };
+  const { endpoint } = await webhooks.createEndpoint(actor, { url: 'https://hooks.example.com/in', events: ['*'] });
+  return { id: endpoint.id, did: withDelivery ? (await webhooks.sendTest(undefined, actor, endpoint.id)).id : undefined };
 }
 
 const ROUTES: RouteCase[] = [
@@ -377,6 +385,25 @@ const ROUTES: RouteCase[] = [
     dashboardOnly: false,
     ok: 200,
     prepare: async (w) => ({ path: `${E}/payout-instructions/${(await createInstruction(w.workspace, await insertCounterparty(w.workspace.id))).id}` }),
+  },
+  // 4.11 Webhooks: viewers read endpoints and their deliveries; admins manage them, from the dashboard only.
+  { method: 'GET', template: `${E}/webhooks`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: () => Promise.resolve({ path: `${E}/webhooks` }) },
+  { method: 'POST', template: `${E}/webhooks`, role: 'admin', dashboardOnly: true, ok: 201, prepare: () => Promise.resolve({ path: `${E}/webhooks`, body: { url: 'https://hooks.example.com/in', events: ['*'] } }) },
+  { method: 'PATCH', template: `${E}/webhooks/:id`, role: 'admin', dashboardOnly: true, ok: 200, prepare: async (w) => ({ path: `${E}/webhooks/${(await insertWebhook(w)).id}`, body: { status: 'paused' } }) },
+  { method: 'DELETE', template: `${E}/webhooks/:id`, role: 'admin', dashboardOnly: true, ok: 200, prepare: async (w) => ({ path: `${E}/webhooks/${(await insertWebhook(w)).id}` }) },
+  { method: 'POST', template: `${E}/webhooks/:id/rotate-secret`, role: 'admin', dashboardOnly: true, ok: 200, prepare: async (w) => ({ path: `${E}/webhooks/${(await insertWebhook(w)).id}/rotate-secret`, body: {} }) },
+  { method: 'POST', template: `${E}/webhooks/:id/test`, role: 'admin', dashboardOnly: true, ok: 202, prepare: async (w) => ({ path: `${E}/webhooks/${(await insertWebhook(w)).id}/test`, body: {} }) },
+  { method: 'GET', template: `${E}/webhooks/:id/deliveries`, role: 'viewer', dashboardOnly: false, ok: 200, prepare: async (w) => ({ path: `${E}/webhooks/${(await insertWebhook(w, true)).id}/deliveries` }) },
+  {
+    method: 'POST',
+    template: `${E}/webhooks/:id/deliveries/:did/redeliver`,
+    role: 'admin',
+    dashboardOnly: true,
+    ok: 202,
+    prepare: async (w) => {
+      const hook = await insertWebhook(w, true);
+      return { path: `${E}/webhooks/${hook.id}/deliveries/${hook.did!}/redeliver`, body: {} };
+    },
   },
 ];
 

@@ -27,6 +27,7 @@ import { LIMITS as KYB_LIMITS } from '../../../api/routes/kyb.js';
 import { LIMITS as TEMPLATE_LIMITS } from '../../../api/routes/templates.js';
 import { LIMITS as INSTRUCTION_LIMITS } from '../../../api/routes/payout-instructions.js';
 import { LIMITS as DOCUMENT_LIMITS } from '../../../api/routes/documents.js';
+import { LIMITS as WEBHOOK_LIMITS } from '../../../api/routes/enterprise-webhooks.js';
 import { createSession } from '../../../shared/auth/sessions.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
@@ -53,6 +54,7 @@ import type { UploadRow } from '../../../shared/uploads/repo.js';
 import { serializeUpload } from '../../../shared/uploads/serialize.js';
 import { RATE } from '../../../shared/uploads/service.js';
 import * as users from '../../../shared/users/repo.js';
+import * as webhooks from '../../../shared/webhooks/service.js';
 import type { UserRole, UserRow } from '../../../shared/users/repo.js';
 import { addMember, createWorkspace, workspaceKey } from '../../factories/enterprise.js';
 import { createEscrow, signFields, type MadeEscrow } from '../../factories/escrows.js';
@@ -283,6 +285,13 @@ async function workspaceWithAdmin() {
   const ws = await createWorkspace(await person());
   const admin = await addMember(ws.workspace.id, 'admin', await person());
   return { ...ws, admin, headers: await sessionHeaders(admin.user, ws.workspace.id) };
+}
+
+/** A webhook endpoint of a workspace with an admin (made through the service), and a queued test delivery of it. */
+async function webhookOf(ws: Awaited<ReturnType<typeof workspaceWithAdmin>>): Promise<{ id: string; did: string }> {
+  const actor = { workspaceId: ws.workspace.id, memberId: ws.admin.member.id, role: ws.admin.member.role, userId: ws.admin.user.id, userName: ws.admin.user.full_name };
+  const { endpoint } = await webhooks.createEndpoint(actor, { url: 'https://hooks.example.com/in', events: ['*'] });
+  return { id: endpoint.id, did: (await webhooks.sendTest(undefined, actor, endpoint.id)).id };
 }
 
 /** The operator starts buying a paid order (`start`, and its older name `process`). */
@@ -708,6 +717,32 @@ const ROUTES: Record<string, Entry> = {
     const ws = await workspaceWithAdmin();
     const key = await workspaceKey(ws.workspace.id, ws.admin, ['read']);
     return { headers: ws.headers, limits: [LIMITS.apiKeys.points], request: () => ({ path: `/v1/enterprise/api-keys/${key.id}` }) };
+  },
+  // Webhooks (spec 4.11): one admin's burst on one endpoint; each write locks the workspace row, then the endpoint (a deleted endpoint answers 404).
+  'PATCH /v1/enterprise/webhooks/:id': async () => {
+    const ws = await workspaceWithAdmin();
+    const hook = await webhookOf(ws);
+    return {
+      headers: ws.headers,
+      limits: [WEBHOOK_LIMITS.webhooks.points],
+      request: (i) => ({ path: `/v1/enterprise/webhooks/${hook.id}`, body: { description: `Penerima ${i}`, status: i % 2 === 0 ? 'paused' : 'active' } }),
+      answers: ['200'],
+    };
+  },
+  'DELETE /v1/enterprise/webhooks/:id': async () => {
+    const ws = await workspaceWithAdmin();
+    const hook = await webhookOf(ws);
+    return { headers: ws.headers, limits: [WEBHOOK_LIMITS.webhooks.points], request: () => ({ path: `/v1/enterprise/webhooks/${hook.id}` }), answers: ['200', '404 NOT_FOUND'] };
+  },
+  'POST /v1/enterprise/webhooks/:id/test': async () => {
+    const ws = await workspaceWithAdmin();
+    const hook = await webhookOf(ws);
+    return { headers: ws.headers, limits: [WEBHOOK_LIMITS.webhooks.points], request: () => ({ path: `/v1/enterprise/webhooks/${hook.id}/test`, body: {} }), answers: ['202'] };
+  },
+  'POST /v1/enterprise/webhooks/:id/deliveries/:did/redeliver': async () => {
+    const ws = await workspaceWithAdmin();
+    const hook = await webhookOf(ws);
+    return { headers: ws.headers, limits: [WEBHOOK_LIMITS.webhooks.points], request: () => ({ path: `/v1/enterprise/webhooks/${hook.id}/deliveries/${hook.did}/redeliver`, body: {} }), answers: ['202'] };
   },
   // Deal templates: a burst of one workspace's saves meets its template lock (one saves, the rest 409 TEMPLATE_BUSY or 404 once deleted).
   'POST /v1/enterprise/templates': async () => {
@@ -1163,6 +1198,8 @@ describe(`platform: a burst of ${BURST} keyed requests on every keyed route (poo
     // The detection itself: escrow and enterprise routes (one shared scoped instance) are keyed; plain ones are not.
     expect(keyed).to.include.members(['POST /api/escrows/:id/release', 'PATCH /v1/enterprise/settings', 'POST /v1/upload/:type']);
     expect(keyed).not.to.include('POST /v1/enterprise/api-keys');
+    // The answers of these carry a signing secret: never stored by the idempotency store.
+    expect(keyed).not.to.include.members(['POST /v1/enterprise/webhooks', 'POST /v1/enterprise/webhooks/:id/rotate-secret']);
     expect(keyed.filter((r) => !(r in ROUTES)), 'keyed routes without an entry in ROUTES').to.deep.equal([]);
     expect(
       Object.keys(ROUTES).filter((r) => !keyed.includes(r)),
