@@ -78,7 +78,11 @@ async function findNext(trx: Db, e: EndpointRow, after: number): Promise<{ event
 async function takeNext(trx: Db, e: EndpointRow, token: string, after: number, base: Parameters<typeof repo.updateEndpoint>[2]): Promise<Step> {
   const { event, upTo } = await findNext(trx, e, after);
   if (!event) {
-    await repo.updateEndpoint(trx, e.id, { ...base, cursor_seq: Math.max(after, upTo), lease_until: null, lease_token: null });
+    const cursor = Math.max(after, upTo);
+    // Nothing changes for an idle endpoint nudged again: no write.
+    if (Object.keys(base).length > 0 || e.lease_token !== null || cursor !== Number(e.cursor_seq)) {
+      await repo.updateEndpoint(trx, e.id, { ...base, cursor_seq: cursor, lease_until: null, lease_token: null });
+    }
     return { kind: 'stop', state: 'idle' };
   }
   await repo.updateEndpoint(trx, e.id, { ...base, cursor_seq: after, lease_until: leaseFor(clock.now()), lease_token: token });
@@ -124,15 +128,19 @@ const excerpt = (body: string | null): string | null => (body === null ? null : 
  */
 async function settle(s: Sending, sent: { result: AttemptResult; at: Date; body: string }, goOn: boolean): Promise<Step> {
   const { result } = sent;
-  const last = !result.ok && s.attempt >= MAX_ATTEMPTS;
+  // Disabling appends an event: the workspace row first (the lock order), then the endpoint.
+  const mayDisable = !result.ok && s.attempt >= MAX_ATTEMPTS;
   return db.transaction(async (trx): Promise<Step> => {
-    // Disabling appends an event: the workspace row first (the lock order), then the endpoint.
-    if (last) await lockWorkspace(trx, s.endpoint.workspace_id);
+    if (mayDisable) await lockWorkspace(trx, s.endpoint.workspace_id);
     const e = await repo.lockEndpoint(trx, s.endpoint.id);
     if (!e) return { kind: 'stop', state: 'gone' };
     const now = clock.now();
     const ours = e.lease_token === s.token;
-    const retryAt = !result.ok && !last && ours && e.status === 'active' ? new Date(now.getTime() + RETRY_DELAYS_MS[s.attempt - 1]!) : null;
+    // Failed attempts on the head event after this one: counted from the row, which a resume
+    // or a new URL (PATCH) may have set back to 0 while this attempt was out.
+    const failures = e.attempts + 1;
+    const last = !result.ok && failures >= MAX_ATTEMPTS;
+    const retryAt = !result.ok && !last && ours && e.status === 'active' ? new Date(now.getTime() + RETRY_DELAYS_MS[failures - 1]!) : null;
     await repo.insertDelivery(trx, {
       endpoint_id: e.id,
       workspace_id: e.workspace_id,
@@ -163,14 +171,14 @@ async function settle(s: Sending, sent: { result: AttemptResult; at: Date; body:
     }
     const free = { lease_until: null, lease_token: null };
     if (e.status !== 'active') {
-      await repo.updateEndpoint(trx, e.id, { ...free, attempts: s.attempt });
+      await repo.updateEndpoint(trx, e.id, { ...free, attempts: Math.min(failures, MAX_ATTEMPTS) });
       return { kind: 'stop', state: 'inactive' };
     }
     if (last) {
       await disable(trx, e, s, result);
       return { kind: 'stop', state: 'disabled' };
     }
-    await repo.updateEndpoint(trx, e.id, { ...free, attempts: s.attempt, next_attempt_at: retryAt });
+    await repo.updateEndpoint(trx, e.id, { ...free, attempts: failures, next_attempt_at: retryAt });
     await enqueue(trx, 'webhooks.deliver', { endpoint_id: e.id }, { runAt: retryAt! });
     return { kind: 'stop', state: 'retry_scheduled' };
   });
@@ -180,7 +188,7 @@ async function disable(trx: Db, e: EndpointRow, s: Sending, result: AttemptResul
   const now = clock.now();
   const host = new URL(e.url).host;
   const reason = `${MAX_ATTEMPTS} attempts to deliver event ${s.event.event} (seq ${Number(s.event.seq)}) failed over about three days; last: ${result.error ?? 'no answer'}`.slice(0, 500);
-  await repo.updateEndpoint(trx, e.id, { status: 'disabled', disabled_at: now, disabled_reason: reason, attempts: s.attempt, next_attempt_at: null, lease_until: null, lease_token: null, updated_at: now });
+  await repo.updateEndpoint(trx, e.id, { status: 'disabled', disabled_at: now, disabled_reason: reason, attempts: MAX_ATTEMPTS, next_attempt_at: null, lease_until: null, lease_token: null, updated_at: now });
   await appendEvent(trx, e.workspace_id, {
     event: 'webhook_endpoint.disabled',
     entityType: 'webhook_endpoint',

@@ -212,6 +212,32 @@ describe('webhook delivery', function () {
     expect(rx.received.slice(MAX_ATTEMPTS).map((r) => r.json.type)).to.deep.equal(['deal.created', 'deal.updated', 'webhook_endpoint.disabled', 'webhook_endpoint.resumed']);
   });
 
+  it('a new URL saved while the last attempt is out starts the schedule over instead of disabling the endpoint', async () => {
+    const w = await world();
+    webhookSettings.timeoutMs = 1000;
+    rx.answer(() => 'hang');
+    await feedEvent(w.workspace.id, { event: 'deal.created' });
+    // Ten attempts already failed: this is the last one.
+    await db('webhook_endpoints').where({ id: w.endpoint.id }).update({ attempts: MAX_ATTEMPTS - 1 });
+    const running = runEndpoint(w.endpoint.id);
+    while (rx.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+    const fixed = await startReceiver();
+    try {
+      const res = await client.patch(`${E}/webhooks/${w.endpoint.id}`).set(headersOf(await sessionOf(w.admin.user))).send({ url: fixed.url });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect((await running).state).to.equal('retry_scheduled');
+      const row = await endpointRow(w.endpoint.id);
+      expect(row).to.include({ status: 'active', attempts: 1 });
+      expect(await db('outbound_emails').where({ template: 'enterprise.webhook-disabled' })).to.have.length(0);
+      // The retry goes to the new URL, in order.
+      clock.advance(RETRY_DELAYS_MS[0]!);
+      await webhookJobs();
+      expect(fixed.received.map((r) => r.json.type)).to.deep.equal(['deal.created', 'webhook_endpoint.updated']);
+    } finally {
+      await fixed.close();
+    }
+  });
+
   it('a paused endpoint receives nothing; resumed, it receives what it missed in feed order', async () => {
     const w = await world();
     const s = await sessionOf(w.admin.user);
