@@ -31,6 +31,8 @@ describe('webhook delivery', function () {
   const savedTimeout = webhookSettings.timeoutMs;
 
   beforeEach(async () => {
+    // A pinned clock: timestamps compared below do not cross a second while the test runs.
+    clock.set(new Date('2026-12-01T08:00:00Z'));
     rx = await startReceiver();
   });
   afterEach(async () => {
@@ -63,6 +65,7 @@ describe('webhook delivery', function () {
     const payload = verified(w.secret, r) as { id: string; type: string; created_at: string; livemode: boolean; data: Record<string, unknown> };
     expect(r.headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]+=*$/);
     expect(r.headers['webhook-timestamp']).to.equal(String(Math.floor(clock.nowMs() / 1000)));
+    expect(r.at).to.equal(clock.nowMs());
     expect(r.headers['content-type']).to.equal('application/json');
     expect(payload.id).to.equal(r.headers['webhook-id']);
     expect(payload.type).to.equal('counterparty.created');

@@ -27,8 +27,10 @@ describe('webhook order per endpoint under concurrent writers', function () {
   const receivers: Receiver[] = [];
   let worker: Worker | undefined;
   let connection: ReturnType<typeof createQueueConnection> | undefined;
+  let stopRelay: () => Promise<void> = () => Promise.resolve();
 
   afterEach(async () => {
+    await stopRelay();
     await worker?.close();
     connection?.disconnect();
     for (const r of receivers.splice(0)) await r.close();
@@ -73,6 +75,10 @@ describe('webhook order per endpoint under concurrent writers', function () {
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
+    stopRelay = async () => {
+      relaying = false;
+      await relay;
+    };
 
     // 60 events from concurrent changes, in waves.
     for (let wave = 0; wave < 4; wave += 1) {
@@ -109,8 +115,7 @@ describe('webhook order per endpoint under concurrent writers', function () {
       if (Date.now() > deadline) throw new Error(`not all delivered: ${steady.received.length}, ${flakyOk}, ${filtered.received.length}`);
       clock.advance(RETRY_DELAYS_MS[0]!);
     }
-    relaying = false;
-    await relay;
+    await stopRelay();
 
     const seqsOf = (r: Receiver) => r.received.map((m) => m.json.data.seq as number);
     // Exactly their events, in order, once each.
