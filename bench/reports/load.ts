@@ -37,6 +37,8 @@ export const settings = {
   rounds: intFromEnv('BENCH_ROUNDS', 3, 1, 15),
   duration: intFromEnv('BENCH_DURATION', 5, 1, 10),
   warmup: intFromEnv('BENCH_WARMUP', 2, 0, 10),
+  /** Summary runs are counted in answers, not seconds: one answer may take seconds. */
+  summaryRequests: intFromEnv('BENCH_SUMMARY_REQUESTS', 40, 4, 10_000),
   connections: intFromEnv('BENCH_CONNECTIONS', 4, 1, 100),
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
   summaryLimit: 30,
@@ -76,7 +78,7 @@ export const p = (run: Run, q: number): number => percentile(run.times, q);
 
 type Instance = PromiseLike<AutocannonResult> & { on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void };
 const require = createRequire(import.meta.url);
-const autocannon = require('autocannon') as (opts: AutocannonOptions) => Instance;
+const autocannon = require('autocannon') as (opts: AutocannonOptions & { amount?: number }) => Instance;
 
 /** `requests` that send `path` as the next of `callers` on every request (one shared counter). */
 function cycling(path: string, callers: readonly ReportCaller[]): AutocannonRequestSpec[] {
@@ -94,7 +96,7 @@ function cycling(path: string, callers: readonly ReportCaller[]): AutocannonRequ
   ];
 }
 
-async function timed(child: Child, what: string, opts: AutocannonOptions): Promise<Run> {
+async function timed(child: Child, what: string, opts: AutocannonOptions & { amount?: number }): Promise<Run> {
   if (child.exit) throw new Error(describeExit(child));
   const times: number[] = [];
   const inst = autocannon(opts);
@@ -178,8 +180,9 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
     url: `${api.base}${route.path}`,
     connections: settings.connections,
     pipelining: 1,
-    duration: seconds,
-    timeout: 10,
+    // The summary: a number of answers (`amount`, warm-up: one per connection); the overview: seconds.
+    ...(route.kind === 'summary' ? { duration: 3600, amount: seconds === 0 ? settings.connections : settings.summaryRequests } : { duration: seconds }),
+    timeout: 120,
     requests: cycling(route.path, callers),
   });
   if (route.kind === 'overview') {
@@ -194,8 +197,8 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
 export async function runRounds(api: { base: string; child: Child }, seed: ReportSeed, defs: readonly RouteDef[]): Promise<Map<string, Run[]>> {
   if (settings.warmup > 0) {
     for (const r of defs) {
-      console.log(`bench: warming up ${r.key} (${settings.warmup} s)`);
-      await runRoute(api, r, seed, settings.warmup);
+      console.log(`bench: warming up ${r.key} (${r.kind === 'summary' ? `${settings.connections} answers` : `${settings.warmup} s`})`);
+      await runRoute(api, r, seed, r.kind === 'summary' ? 0 : settings.warmup);
     }
   }
   uncached.length = 0;

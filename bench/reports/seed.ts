@@ -18,9 +18,9 @@
  *   (deal.created, deal.updated on activation, deal.cancelled, milestone.funded,
  *   milestone.evidence_submitted, milestone.approved, milestone.released,
  *   milestone.disputed, with amounts), numbered by time after the workspace's own events
- *   (`last_event_seq` and `last_deal_number` set to match); an approve decision for every
- *   milestone approved in the last ~120 days (a few thousand), and a payout per milestone
- *   released in the last ~45 days (settled, 1 in 25 failed). Then ANALYZE.
+ *   (`last_event_seq` and `last_deal_number` set to match); an approve decision for 1 in 10
+ *   milestones approved in the last ~120 days (a few thousand), and a payout for 1 in 5
+ *   milestones released in the last ~45 days (settled, 1 in 25 failed). Then ANALYZE.
  * - Idempotent: when the workspace already has `deals` deals the bulk is skipped; every run
  *   makes fresh dashboard sessions (the earlier ones of these users deleted) and deletes the
  *   bench prefix's counters of the shared per-user limit, failed credentials, the summary's
@@ -187,7 +187,7 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
     await raw(
       `INSERT INTO milestone_decisions (milestone_id, deal_id, workspace_id, round, decision, decided_by, note, decided_at)
        SELECT m.id, m.deal_id, :ws, 1, 'approve', :owner, NULL, m.approved_at
-         FROM deal_milestones m WHERE m.workspace_id = :ws AND m.approved_at > now() - interval '120 days'`,
+         FROM deal_milestones m WHERE m.workspace_id = :ws AND m.approved_at > now() - interval '120 days' AND hashtext(m.id::text) % 10 = 0`,
     );
     await raw(
       `INSERT INTO disbursements (workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, amount, currency, is_test,
@@ -197,8 +197,8 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
               CASE WHEN f THEN 'Account closed' END,
               CASE WHEN NOT f THEN m.released_at + interval '1 hour' END, CASE WHEN f THEN m.released_at + interval '1 hour' END,
               m.released_at, m.released_at + interval '1 hour'
-         FROM (SELECT m.*, (hashtext(m.id::text) % 25 = 0) AS f FROM deal_milestones m
-                WHERE m.workspace_id = :ws AND m.released_at > now() - interval '45 days') m
+         FROM (SELECT m.*, (hashtext(m.id::text || 'f') % 25 = 0) AS f FROM deal_milestones m
+                WHERE m.workspace_id = :ws AND m.released_at > now() - interval '45 days' AND hashtext(m.id::text) % 5 = 0) m
          JOIN deals d ON d.id = m.deal_id JOIN bench_cp cp ON cp.id = d.counterparty_id`,
     );
     await raw(
