@@ -16,7 +16,7 @@ describe('platform: worker job registry', () => {
   it('builds from the real processor files with exactly one processor per known job', () => {
     const registry = buildRegistry();
     expect([...registry.keys()].sort()).to.deep.equal(Object.keys(JOBS).sort());
-    expect(PROCESSOR_FILES.map((f) => f.queue)).to.have.members(['gateway-callbacks', 'mail', 'notifications', 'payouts', 'timers', 'upload-sanitise', 'exports', 'tracking-refresh']);
+    expect(PROCESSOR_FILES.map((f) => f.queue)).to.have.members(['gateway-callbacks', 'mail', 'notifications', 'payouts', 'timers', 'upload-sanitise', 'exports', 'tracking-refresh', 'webhooks']);
   });
 
   it('throws when a job has no processor', () => {
