@@ -13,11 +13,14 @@
  * 1% non-2xx). The shared per-user limit is raised by `AUTH_RATE_LIMIT_PER_MINUTE` (still
  * checked on every request).
  *
- * The cached overview: the answer is cached 15 seconds per workspace and user. Before every
- * overview run each of its users asks once (that fills the cache: these are the uncached
- * answers, reported apart), then the run lasts `duration` seconds; afterwards the cache
- * entries are read back: an entry stored after the run began is a recomputation (a miss)
- * during the run, and is counted.
+ * The cached overview: the answer is cached 15 seconds per workspace and user, and an
+ * uncached answer takes seconds on this workspace, so the overview is asked by the same
+ * user (the owner) throughout: one request fills the cache just before the run (reported
+ * apart as uncached), then the run lasts `duration` (at most 10) seconds; the overview's
+ * own limit (60 per minute, not configurable) is kept from answering 429 by deleting that
+ * user's counter of it every 50 ms during the run (the limiter still counts every request).
+ * Afterwards the cache entry is read back: one stored after the run began is a
+ * recomputation (a miss) during the run, and is counted.
  */
 import { badCount, statusSummary, type AutocannonOptions, type AutocannonRequestSpec, type AutocannonResult } from '../lib/autocannon.js';
 import { deleteRedisKeys } from '../lib/db.js';
@@ -35,6 +38,7 @@ export const settings = {
   deals: intFromEnv('BENCH_REPORT_DEALS', 100_000, 1000, 999_999),
   members: intFromEnv('BENCH_REPORT_USERS', 120, 10, 9999),
   rounds: intFromEnv('BENCH_ROUNDS', 3, 1, 15),
+  /** Overview runs; at most 10 s so the one cached answer (15 s) lasts the run. */
   duration: intFromEnv('BENCH_DURATION', 5, 1, 10),
   warmup: intFromEnv('BENCH_WARMUP', 2, 0, 10),
   /** Summary runs are counted in answers, not seconds: one answer may take seconds. */
@@ -165,26 +169,51 @@ async function fill(base: string, callers: readonly ReportCaller[], connections:
   );
 }
 
+/** The overview limit's counters of the bench prefix (found by SCAN), deleted every 50 ms while `work` runs. */
+async function withOverviewCountersCleared<T>(work: () => Promise<T>): Promise<T> {
+  const { config } = await import('../../shared/config.js');
+  const redis = new Redis(process.env.REDIS_URL ?? '', { maxRetriesPerRequest: 3, lazyConnect: true });
+  await redis.connect();
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [nextCursor, found] = await redis.scan(cursor, 'MATCH', `${config.queuePrefix}:rl:ent-overview*`, 'COUNT', 1000);
+    cursor = nextCursor;
+    keys.push(...found);
+  } while (cursor !== '0');
+  const timer = setInterval(() => {
+    if (keys.length > 0) void redis.del(...keys).catch(() => undefined);
+  }, 50);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+    redis.disconnect();
+  }
+}
+
 async function runRoute(api: { base: string; child: Child }, route: RouteDef, seed: ReportSeed, seconds: number): Promise<Run> {
   await clearLimits();
-  const { callers } = seed;
-  // Enough users for the route's own limit: every user of the workspace for the summary; for the
-  // overview every user too, each filled just before the run.
+  // The summary: every user of the workspace in turn. The overview: the owner alone, its
+  // answer cached by one request just before the run (an uncached answer takes seconds on
+  // this workspace, too long to fill many users' 15-second entries before a run).
+  const callers = route.kind === 'overview' ? seed.callers.slice(0, 1) : seed.callers;
   if (route.kind === 'overview') {
     await clearOverviewCache();
-    await fill(api.base, callers, settings.connections);
-    await clearLimits();
+    await fill(api.base, callers, 1);
   }
   const started = Date.now();
-  const run = await timed(api.child, `${route.key}: GET ${route.path}`, {
-    url: `${api.base}${route.path}`,
-    connections: settings.connections,
-    pipelining: 1,
-    // The summary: a number of answers (`amount`, warm-up: one per connection); the overview: seconds.
-    ...(route.kind === 'summary' ? { duration: 3600, amount: seconds === 0 ? settings.connections : settings.summaryRequests } : { duration: seconds }),
-    timeout: 120,
-    requests: cycling(route.path, callers),
-  });
+  const load = () =>
+    timed(api.child, `${route.key}: GET ${route.path}`, {
+      url: `${api.base}${route.path}`,
+      connections: settings.connections,
+      pipelining: 1,
+      // The summary: a number of answers (`amount`, warm-up: one per connection); the overview: seconds.
+      ...(route.kind === 'summary' ? { duration: 3600, amount: seconds === 0 ? settings.connections : settings.summaryRequests } : { duration: seconds }),
+      timeout: 120,
+      requests: cycling(route.path, callers),
+    });
+  const run = route.kind === 'overview' ? await withOverviewCountersCleared(load) : await load();
   if (route.kind === 'overview') {
     const { recomputed, entries } = await recomputedSince(started);
     run.misses = recomputed;

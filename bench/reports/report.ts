@@ -54,15 +54,17 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
     if (def.kind === 'overview') {
       const misses = runs.map((r) => `${r.misses ?? '?'} of ${r.users ?? '?'}`).join(', ');
       notes.push(
-        `- Cached overview: before each run every one of the ${fmtInt(info.seed.callers.length)} users asked once (filling the cache, ${settings.connections} at a time)` +
-          `, then the run cycled through them. Cache entries recomputed during each run (misses; at most one per user and 15 s): ${misses}.`,
+        `- Cached overview: the owner alone, throughout (an uncached answer takes seconds here, too long to fill many users' 15-second entries ` +
+          `before a run): one request filled the cache just before each run; the overview's own limit (60 per minute per user, not configurable) was ` +
+          `kept from answering 429 by deleting that user's counter of it (bench prefix) every 50 ms during the run, the limiter still counting every ` +
+          `request. Cache entries recomputed during each run (misses): ${misses}.`,
       );
     }
   }
   const un = [...uncached].sort((a, b) => a - b);
   if (un.length > 0) {
     notes.push(
-      `- Uncached overview (the answers that filled the cache in the rounds, ${settings.connections} at a time, ${fmtInt(un.length)} answers): ` +
+      `- Uncached overview (the answers that filled the cache before each round's run, one at a time, ${fmtInt(un.length)} answers): ` +
         `p50 ${fmtNum(percentile(un, 0.5))} ms, p95 ${fmtNum(percentile(un, 0.95))} ms, p99 ${fmtNum(percentile(un, 0.99))} ms (no goal).`,
     );
   }
@@ -82,9 +84,9 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       `statuses: draft, awaiting funding, funded, evidence submitted, approved, released, disputed, cancelled; older deals mostly completed), ` +
       `${fmtInt(s.events)} feed events (seq 1..${fmtInt(s.lastEventSeq)}), ${fmtInt(s.decisions)} approval decisions, ${fmtInt(s.disbursements)} payouts; ` +
       `seeded by SQL in bulk (bench/reports/seed.ts; ${s.seededNow ? `made in this run, ${fmtNum(s.seedSeconds)} s` : 'made by an earlier run'}).`,
-    `- Callers: the owner and ${fmtInt(s.callers.length - 1)} viewers of that workspace, each with a dashboard session; each request goes to the next of them. ` +
-      `The summary's limit (${settings.summaryLimit} per minute per user) and the overview's (${settings.overviewLimit}) cannot be raised by configuration, ` +
-      `so the load is spread over these users and the bench's counters of those two limits are deleted before every run; ` +
+    `- Summary callers: the owner and ${fmtInt(s.callers.length - 1)} viewers of that workspace, each with a dashboard session; each request goes to the next of them. ` +
+      `The summary's limit (${settings.summaryLimit} per minute per user) cannot be raised by configuration, ` +
+      `so the load is spread over these users and the bench's counters of it are deleted before every run; ` +
       `\`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the shared per-user limit, still checked on every request). No answer in any round was a 429 ` +
       `(a round with more than 1% non-2xx stops the run).`,
     ...info.webhooks,
