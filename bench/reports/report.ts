@@ -76,8 +76,9 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
     ...mdTable(['Route', 'Goal', 'p95 (ms)', 'p50 (ms)', 'p99 (ms)', 'Requests/s', 'p95 (ms) per round', 'Answers timed'], 'llrrrrlr', rows),
     '',
     `- Each row is that route's median round by p95 (its p50, p99 and requests/s are that round's); percentiles are nearest-rank over every ` +
-      `2xx answer of the round, each timed by autocannon from the request's write to the end of its answer. ${plural(settings.rounds, 'round')} × ` +
-      `${settings.duration} s per route, ${plural(settings.connections, 'connection')}, pipelining 1, after a ${settings.warmup} s warm-up per route; ` +
+      `2xx answer of the round, each timed by autocannon from the request's write to the end of its answer. ${plural(settings.rounds, 'round')} per route, ` +
+      `each summary round ${fmtInt(settings.summaryRequests)} answers (after a warm-up of one answer per connection), each overview round ${settings.duration} s ` +
+      `(after a ${settings.warmup} s warm-up), ${plural(settings.connections, 'connection')}, pipelining 1; ` +
       `the routes run back to back, forward in odd rounds and backward in even ones.`,
     ...notes,
     `- The workspace: live, ${fmtInt(s.deals)} deals created over the last ~400 days (1-3 milestones each, ${fmtInt(s.milestones)} in all, in a mix of ` +
