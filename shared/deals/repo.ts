@@ -264,26 +264,32 @@ export interface AwaitingRow {
   activated_at: Date | null;
 }
 
+/** Milestones of any workspace as the operator console lists them: with their deal and workspace. */
+const consoleMilestones = (trx: Db) => trx('deal_milestones as m').join('deals as d', 'd.id', 'm.deal_id').join('workspaces as w', 'w.id', 'd.workspace_id');
+
+/** The columns every console milestone list shows. */
+const CONSOLE_COLUMNS = [
+  'm.id as milestone_id',
+  'd.id as deal_id',
+  'd.reference',
+  'd.title',
+  'm.title as milestone_title',
+  'm.sequence_no',
+  'm.amount',
+  'd.currency',
+  'w.display_name as workspace_name',
+] as const;
+
 /** Live milestones awaiting funding confirmation, oldest activation first. */
 export async function awaitingConfirmation(trx: Db, limit: number): Promise<AwaitingRow[]> {
-  const rows = await trx('deal_milestones as m')
-    .join('deals as d', 'd.id', 'm.deal_id')
-    .join('workspaces as w', 'w.id', 'd.workspace_id')
+  const rows = await consoleMilestones(trx)
     .where({ 'm.status': 'awaiting_funding', 'd.is_test': false })
     .orderBy([{ column: 'd.activated_at' }, { column: 'd.id' }, { column: 'm.sequence_no' }])
     .limit(limit)
     .select<AwaitingRow[]>(
-      'm.id as milestone_id',
-      'd.id as deal_id',
-      'd.reference',
-      'd.title',
-      'm.title as milestone_title',
-      'm.sequence_no',
-      'm.amount',
+      ...CONSOLE_COLUMNS,
       'm.buyer_fee',
       'm.funding_amount',
-      'd.currency',
-      'w.display_name as workspace_name',
       'd.activated_at',
     );
   return rows.map((r) => ({ ...r, amount: Number(r.amount), buyer_fee: Number(r.buyer_fee), funding_amount: Number(r.funding_amount) }));
@@ -319,25 +325,15 @@ export interface DisputedRow {
 
 /** Disputed milestones waiting for a staff ruling, oldest dispute first. */
 export async function disputedForStaff(trx: Db, limit: number): Promise<DisputedRow[]> {
-  const rows = await trx('deal_milestones as m')
-    .join('deals as d', 'd.id', 'm.deal_id')
-    .join('workspaces as w', 'w.id', 'd.workspace_id')
+  const rows = await consoleMilestones(trx)
     .where('m.status', 'disputed')
     .orderBy([{ column: 'm.disputed_at' }, { column: 'm.id' }])
     .limit(limit)
     .select<DisputedRow[]>(
-      'm.id as milestone_id',
-      'd.id as deal_id',
-      'd.reference',
-      'd.title',
-      'm.title as milestone_title',
-      'm.sequence_no',
-      'm.amount',
+      ...CONSOLE_COLUMNS,
       'm.refunded_amount',
       'm.seller_fee',
-      'd.currency',
       'd.is_test',
-      'w.display_name as workspace_name',
       'm.dispute_reason',
       'm.disputed_at',
     );
