@@ -1,6 +1,8 @@
 /**
  * SQL of the reports (enterprise spec 4.8; decision 0020 "Reports"): the summary's
- * aggregates (every figure computed by Postgres; no deal is loaded into memory) and the
+ * aggregates (every figure computed by Postgres over the rollups the triggers of migration
+ * 20261207000100 keep: `deal_statuses`, `report_event_days`, `report_approvals`; no deal
+ * is loaded into memory) and the
  * pages of the deals and disbursements exports. Every query is bounded by the workspace;
  * `from`/`to` are the range's instants [from, to).
  */
@@ -16,23 +18,17 @@ export interface Bounds {
 /** NUMERIC sums arrive as text (shared/db.ts); money sums are whole rupiah within the safe range. */
 const whole = (v: string | number | null | undefined): number => (v === null || v === undefined ? 0 : Number(v));
 
-const FUNDED = 'milestone.funded';
-const RELEASED = 'milestone.released';
-const APPROVED = 'milestone.approved';
-const SENT_BACK = ['milestone.rejected', 'milestone.revision_requested'] as const;
-const DISPUTED = 'milestone.disputed';
-const RESOLVED = 'milestone.dispute_resolved';
-const SUMMARY_EVENTS = [FUNDED, RELEASED, APPROVED, ...SENT_BACK, DISPUTED, RESOLVED];
+/** The range's UTC days as dates, [fromDay, toDay): bounds of a DayRange are always UTC midnights. */
+function days(b: Bounds): [string, string] {
+  return [b.from.toISOString().slice(0, 10), b.to.toISOString().slice(0, 10)];
+}
 
-/** Deals created in the range, counted by their status now. */
+/** Deals created in the range, counted by their status now (`deal_statuses`, kept by triggers). */
 export async function dealsByStatus(trx: Db, workspaceId: string, b: Bounds): Promise<Map<DealStatus, number>> {
   const { rows } = await trx.raw<{ rows: { status: DealStatus; n: number }[] }>(
-    `SELECT s.status, count(*)::int AS n
-       FROM (SELECT ${dealStatusSql('d', 'm')} AS status
-               FROM deals d LEFT JOIN deal_milestones m ON m.deal_id = d.id
-              WHERE d.workspace_id = ? AND d.created_at >= ? AND d.created_at < ?
-              GROUP BY d.id) s
-      GROUP BY s.status`,
+    `SELECT status, count(*)::int AS n FROM deal_statuses
+      WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+      GROUP BY status`,
     [workspaceId, b.from, b.to],
   );
   return new Map(rows.map((r) => [r.status, r.n]));
@@ -48,19 +44,14 @@ export interface EventFigures {
   disputesResolved: number;
 }
 
-/** The feed's figures in the range: sums of the funded and released events' amounts, counts of the others. */
+/** The feed's figures in the range (`report_event_days`): sums of the funded and released events' amounts, counts of the others. */
 export async function eventFigures(trx: Db, workspaceId: string, b: Bounds): Promise<EventFigures> {
   const { rows } = await trx.raw<{ rows: Record<string, string | number | null>[] }>(
-    `SELECT sum(amount) FILTER (WHERE event = ?) AS funded,
-            count(*) FILTER (WHERE event = ?) AS funded_count,
-            sum(amount) FILTER (WHERE event = ?) AS released,
-            count(*) FILTER (WHERE event = ?) AS approved,
-            count(*) FILTER (WHERE event IN (?, ?)) AS revisions,
-            count(*) FILTER (WHERE event = ?) AS disputes_opened,
-            count(*) FILTER (WHERE event = ?) AS disputes_resolved
-       FROM workspace_events
-      WHERE workspace_id = ? AND event = ANY(?) AND created_at >= ? AND created_at < ?`,
-    [FUNDED, FUNDED, RELEASED, APPROVED, ...SENT_BACK, DISPUTED, RESOLVED, workspaceId, SUMMARY_EVENTS, b.from, b.to],
+    `SELECT sum(funded) AS funded, sum(funded_count) AS funded_count, sum(released) AS released, sum(approved) AS approved,
+            sum(revisions) AS revisions, sum(disputed) AS disputes_opened, sum(resolved) AS disputes_resolved
+       FROM report_event_days
+      WHERE workspace_id = ? AND day >= ?::date AND day < ?::date`,
+    [workspaceId, ...days(b)],
   );
   const r = rows[0]!;
   return {
@@ -76,17 +67,16 @@ export async function eventFigures(trx: Db, workspaceId: string, b: Bounds): Pro
 
 /**
  * The median, in hours, from a milestone's evidence submission to the decision that
- * approved it (its milestone.approved event), over approvals in the range; null without
- * any. An approved round is always the milestone's last (nothing submits evidence after an
- * approval), so the milestone's evidence_submitted_at is that round's.
+ * approved it, over approvals in the range; null without any. `report_approvals` keeps
+ * each milestone.approved event's hours as of its writing (an approved round is always the
+ * milestone's last: nothing submits evidence after an approval, so they never change).
  */
 export async function medianApprovalHours(trx: Db, workspaceId: string, b: Bounds): Promise<number | null> {
   const { rows } = await trx.raw<{ rows: { median: number | null }[] }>(
-    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, extract(epoch FROM e.created_at - m.evidence_submitted_at)) / 3600) AS median
-       FROM workspace_events e
-       JOIN deal_milestones m ON m.id = e.entity_id AND m.workspace_id = e.workspace_id
-      WHERE e.workspace_id = ? AND e.event = ? AND e.created_at >= ? AND e.created_at < ? AND m.evidence_submitted_at IS NOT NULL`,
-    [workspaceId, APPROVED, b.from, b.to],
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY hours) AS median
+       FROM report_approvals
+      WHERE workspace_id = ? AND approved_at >= ? AND approved_at < ?`,
+    [workspaceId, b.from, b.to],
   );
   const median = rows[0]?.median;
   return median === null || median === undefined ? null : Number(median);
@@ -114,16 +104,16 @@ export interface CounterpartyFigures {
  * only counterparties with a deal created or a release in the range.
  */
 export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, limit: number): Promise<CounterpartyFigures[]> {
+  const [fromDay, toDay] = days(b);
   const { rows } = await trx.raw<{ rows: { id: string; name: string; deals: number; released: string | null }[] }>(
     `WITH created AS (
-        SELECT counterparty_id, count(*)::int AS deals FROM deals
+        SELECT counterparty_id, count(*)::int AS deals FROM deal_statuses
          WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
          GROUP BY counterparty_id
      ), released AS (
-        SELECT d.counterparty_id, sum(e.amount) AS released
-          FROM workspace_events e JOIN deals d ON d.id = e.deal_id
-         WHERE e.workspace_id = ? AND e.event = ? AND e.created_at >= ? AND e.created_at < ?
-         GROUP BY d.counterparty_id
+        SELECT counterparty_id, sum(released) AS released FROM report_event_days
+         WHERE workspace_id = ? AND day >= ?::date AND day < ?::date AND released > 0
+         GROUP BY counterparty_id
      )
      SELECT c.id, c.name, coalesce(cr.deals, 0) AS deals, coalesce(r.released, 0) AS released
        FROM counterparties c
@@ -132,7 +122,7 @@ export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds,
       WHERE c.workspace_id = ? AND (cr.counterparty_id IS NOT NULL OR r.counterparty_id IS NOT NULL)
       ORDER BY coalesce(r.released, 0) DESC, coalesce(cr.deals, 0) DESC, c.name, c.id
       LIMIT ?`,
-    [workspaceId, b.from, b.to, workspaceId, RELEASED, b.from, b.to, workspaceId, limit],
+    [workspaceId, b.from, b.to, workspaceId, fromDay, toDay, workspaceId, limit],
   );
   return rows.map((r) => ({ id: r.id, name: r.name, deals: r.deals, released: whole(r.released) }));
 }
@@ -151,29 +141,27 @@ export interface MonthFigures {
  * milestones disputed (events).
  */
 export async function monthly(trx: Db, workspaceId: string, b: Bounds): Promise<MonthFigures[]> {
-  const { rows } = await trx.raw<{ rows: { month: string; created: number; funded: string | null; released: string | null; disputed: number }[] }>(
+  const [fromDay, toDay] = days(b);
+  const { rows } = await trx.raw<{ rows: { month: string; created: number; funded: string | null; released: string | null; disputed: string | null }[] }>(
     `WITH months AS (
-        SELECT generate_series(date_trunc('month', ?::timestamptz AT TIME ZONE 'UTC'), date_trunc('month', (?::timestamptz - interval '1 microsecond') AT TIME ZONE 'UTC'), interval '1 month') AS month
+        SELECT generate_series(date_trunc('month', ?::timestamp), date_trunc('month', ?::timestamp - interval '1 day'), interval '1 month') AS month
      ), created AS (
         SELECT date_trunc('month', created_at AT TIME ZONE 'UTC') AS month, count(*)::int AS created
-          FROM deals WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
+          FROM deal_statuses WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
          GROUP BY 1
      ), ev AS (
-        SELECT date_trunc('month', created_at AT TIME ZONE 'UTC') AS month,
-               sum(amount) FILTER (WHERE event = ?) AS funded,
-               sum(amount) FILTER (WHERE event = ?) AS released,
-               count(*) FILTER (WHERE event = ?)::int AS disputed
-          FROM workspace_events
-         WHERE workspace_id = ? AND event IN (?, ?, ?) AND created_at >= ? AND created_at < ?
+        SELECT date_trunc('month', day::timestamp) AS month, sum(funded) AS funded, sum(released) AS released, sum(disputed) AS disputed
+          FROM report_event_days
+         WHERE workspace_id = ? AND day >= ?::date AND day < ?::date
          GROUP BY 1
      )
      SELECT to_char(months.month, 'YYYY-MM') AS month, coalesce(created.created, 0) AS created,
-            ev.funded, ev.released, coalesce(ev.disputed, 0) AS disputed
+            ev.funded, ev.released, ev.disputed
        FROM months LEFT JOIN created USING (month) LEFT JOIN ev USING (month)
       ORDER BY months.month`,
-    [b.from, b.to, workspaceId, b.from, b.to, FUNDED, RELEASED, DISPUTED, workspaceId, FUNDED, RELEASED, DISPUTED, b.from, b.to],
+    [fromDay, toDay, workspaceId, b.from, b.to, workspaceId, fromDay, toDay],
   );
-  return rows.map((r) => ({ month: r.month, created: r.created, funded: whole(r.funded), released: whole(r.released), disputed: r.disputed }));
+  return rows.map((r) => ({ month: r.month, created: r.created, funded: whole(r.funded), released: whole(r.released), disputed: whole(r.disputed) }));
 }
 
 // ---- Export pages (keyset: created_at as Postgres text, so microseconds are never lost) ----

@@ -3,7 +3,8 @@
  * shared/reports/repo.ts) against the code the deal answers use (dealStatus in
  * shared/deals/states.ts, serializeDeal in shared/deals/serialize.ts): every mix of zero to
  * three milestone statuses, each with and without cancelled_at and terms_review, and 300
- * random deals of 4 to 20 milestones (a seeded generator), inserted in bulk.
+ * random deals of 4 to 20 milestones (a seeded generator), inserted in bulk; and the status
+ * the triggers keep in `deal_statuses` after those inserts and after 600 random changes.
  */
 import { expect } from 'chai';
 import { createWorkspace } from '../../factories/enterprise.js';
@@ -145,6 +146,18 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
     const mismatches = rows.filter((r) => r.status !== expected.get(r.reference)!.status);
     expect(mismatches.map((r) => ({ ...r, plan: plans[Number(r.reference.slice(4))], want: expected.get(r.reference)!.status }))).to.deep.equal([]);
 
+    // The status the triggers keep in deal_statuses (migration 20261207000100), after the bulk inserts.
+    const stored = async () => {
+      const { rows: kept } = await db.raw<{ rows: { reference: string; status: DealStatus }[] }>(
+        'SELECT d.reference, s.status FROM deals d JOIN deal_statuses s ON s.deal_id = d.id WHERE d.workspace_id = ?',
+        [workspace.id],
+      );
+      return kept;
+    };
+    const kept = await stored();
+    expect(kept).to.have.length(plans.length);
+    expect(kept.filter((r) => r.status !== expected.get(r.reference)!.status)).to.deep.equal([]);
+
     // The summary's counts by status.
     const bounds = rangeBounds({ from: '2026-11-01', to: '2026-11-27' });
     const counts = await dealsByStatus(db, workspace.id, bounds);
@@ -155,5 +168,32 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
     for await (const r of DEALS_SOURCE.rows(db, workspace.id, bounds)) exported.push({ reference: String(r.reference), status: r.status, total: r.total_amount, funded: r.funded_amount, released: r.released_amount });
     expect(exported.map((r) => r.reference)).to.deep.equal(dealRows.map((d) => d.reference));
     for (const r of exported) expect({ status: r.status, total: r.total, funded: r.funded, released: r.released }, r.reference).to.deep.equal(expected.get(r.reference));
+
+    // Random changes through every path the triggers watch: milestone status moves (one or
+    // many per statement), milestones added and deleted, deals cancelled and un-cancelled,
+    // terms review switched; after each round the stored status is dealStatus of the rows.
+    const deals2 = await db('deals').where({ workspace_id: workspace.id }).select<{ id: string }[]>('id');
+    for (let round = 0; round < 4; round += 1) {
+      for (let k = 0; k < 150; k += 1) {
+        const dealId = pick(deals2).id;
+        const ms = await db('deal_milestones').where({ deal_id: dealId }).select<{ id: string; sequence_no: number }[]>('id', 'sequence_no');
+        const r = random();
+        if (r < 0.45 && ms.length > 0) await db('deal_milestones').where({ id: pick(ms).id }).update({ status: pick(MILESTONE_STATUSES) });
+        else if (r < 0.55) await db('deal_milestones').where({ deal_id: dealId }).update({ status: pick(MILESTONE_STATUSES) });
+        else if (r < 0.7) {
+          const seq = Math.max(0, ...ms.map((m) => m.sequence_no)) + 1;
+          await db('deal_milestones').insert({ deal_id: dealId, workspace_id: workspace.id, sequence_no: seq, title: `Tahap ${seq}`, amount: 10_000, status: pick(MILESTONE_STATUSES), refunded_amount: 0, buyer_fee: 0, seller_fee: 0, funding_amount: 10_000, payout_amount: 10_000, created_at: clock.now(), updated_at: clock.now() });
+        } else if (r < 0.8 && ms.length > 0) await db('deal_milestones').where({ id: pick(ms).id }).del();
+        else if (r < 0.9) await db('deals').where({ id: dealId }).update({ cancelled_at: random() < 0.5 ? clock.now() : null });
+        else await db('deals').where({ id: dealId }).update({ terms_review: random() < 0.5 });
+      }
+      const now = (await db('deals').where({ workspace_id: workspace.id })) as DealWithNames[];
+      const msNow = (await db('deal_milestones').where({ workspace_id: workspace.id })) as MilestoneRow[];
+      const grouped = new Map<string, MilestoneRow[]>();
+      for (const m of msNow) grouped.set(m.deal_id, [...(grouped.get(m.deal_id) ?? []), m]);
+      const want = new Map(now.map((d) => [d.reference, dealStatus(d, grouped.get(d.id) ?? [])]));
+      const after = await stored();
+      expect(after.filter((x) => x.status !== want.get(x.reference)), `round ${round}`).to.deep.equal([]);
+    }
   });
 });
