@@ -140,7 +140,7 @@ async function settle(s: Sending, sent: { result: AttemptResult; at: Date; body:
     // or a new URL (PATCH) may have set back to 0 while this attempt was out.
     const failures = e.attempts + 1;
     const last = !result.ok && failures >= MAX_ATTEMPTS;
-    const retryAt = !result.ok && !last && ours && e.status === 'active' ? new Date(now.getTime() + RETRY_DELAYS_MS[failures - 1]!) : null;
+    const retryAt = !result.ok && !last && ours && e.status === 'active' ? new Date(now.getTime() + Math.round(RETRY_DELAYS_MS[failures - 1]! * webhookSettings.retryScale)) : null;
     await repo.insertDelivery(trx, {
       endpoint_id: e.id,
       workspace_id: e.workspace_id,

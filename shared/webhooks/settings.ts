@@ -6,14 +6,21 @@ import Joi from 'joi';
 
 const schema = Joi.object({
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  WEBHOOK_RETRY_SCALE: Joi.number().min(0.0001).max(1).default(1),
 }).unknown(true);
 
-const { value: v, error } = schema.validate(process.env, { convert: true }) as { value: { WEBHOOK_TIMEOUT_MS: number }; error?: Error };
+const { value: v, error } = schema.validate(process.env, { convert: true }) as { value: { WEBHOOK_TIMEOUT_MS: number; WEBHOOK_RETRY_SCALE: number }; error?: Error };
 if (error) throw new Error(`Invalid configuration: ${error.message}`);
 
 export const webhookSettings = {
   /** One attempt, from connecting to the last byte read, ends after this long (WEBHOOK_TIMEOUT_MS). */
   timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+  /**
+   * The retry schedule (states.ts RETRY_DELAYS_MS) is multiplied by this (WEBHOOK_RETRY_SCALE,
+   * default 1, at least 0.0001): the webhook bench shortens it so a receiver failing half
+   * its requests is drained within the run. Keep 1 in production.
+   */
+  retryScale: v.WEBHOOK_RETRY_SCALE,
   /** A receiver's answer is read up to this many bytes; the rest is never read. */
   responseCapBytes: 4096,
   /** The start of the answer kept on the delivery record. */

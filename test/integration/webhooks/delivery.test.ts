@@ -116,6 +116,25 @@ describe('webhook delivery', function () {
     }
   });
 
+  it('WEBHOOK_RETRY_SCALE shortens the schedule (the bench): 0.001 waits 5 ms, then 300 ms', async () => {
+    const w = await world();
+    clock.set(new Date('2026-12-01T08:00:00Z'));
+    const was = webhookSettings.retryScale;
+    webhookSettings.retryScale = 0.001;
+    try {
+      rx.answer(() => ({ status: 500 }));
+      await feedEvent(w.workspace.id, { event: 'deal.created' });
+      await webhookJobs();
+      expect(new Date((await endpointRow(w.endpoint.id)).next_attempt_at as Date).getTime()).to.equal(clock.nowMs() + 5);
+      clock.advance(5);
+      await webhookJobs();
+      expect(rx.received).to.have.length(2);
+      expect(new Date((await endpointRow(w.endpoint.id)).next_attempt_at as Date).getTime()).to.equal(clock.nowMs() + 300);
+    } finally {
+      webhookSettings.retryScale = was;
+    }
+  });
+
   it('retries a failing receiver on the schedule, in order, recording every attempt, and moves on once it recovers', async () => {
     const w = await world();
     clock.set(new Date('2026-12-01T08:00:00Z'));
