@@ -49,7 +49,7 @@ async function main(): Promise<void> {
   const seconds = (Date.now() - at.getTime()) / 1000;
   const loadEnd = loadavg();
 
-  const webhooks = ['- Webhook delivery throughput: not measured yet (see the method above).'];
+  const webhooks = ['- Webhook delivery throughput: `npm run bench:webhooks` (bench/webhooks/README.md).'];
   const { markdown, headlines } = report(all, results, { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks });
   console.log(`\n${markdown}\n`);
   await publish({ page: 'reports', marker: 'results', markdown, headlines, at, tag: 'bench' });
