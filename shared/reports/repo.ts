@@ -23,15 +23,28 @@ function days(b: Bounds): [string, string] {
   return [b.from.toISOString().slice(0, 10), b.to.toISOString().slice(0, 10)];
 }
 
-/** Deals created in the range, counted by their status now (`deal_statuses`, kept by triggers). */
-export async function dealsByStatus(trx: Db, workspaceId: string, b: Bounds): Promise<Map<DealStatus, number>> {
-  const { rows } = await trx.raw<{ rows: { status: DealStatus; n: number }[] }>(
-    `SELECT status, count(*)::int AS n FROM deal_statuses
+export interface DealCounts {
+  /** Deals created in the range by their status now. */
+  byStatus: Map<DealStatus, number>;
+  /** Deals created in the range by counterparty id. */
+  byCounterparty: Map<string, number>;
+}
+
+/** Deals created in the range, counted by status and by counterparty in one scan of `deal_statuses` (kept by triggers). */
+export async function dealCounts(trx: Db, workspaceId: string, b: Bounds): Promise<DealCounts> {
+  const { rows } = await trx.raw<{ rows: { status: DealStatus; counterparty_id: string; n: number }[] }>(
+    `SELECT status, counterparty_id, count(*)::int AS n FROM deal_statuses
       WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
-      GROUP BY status`,
+      GROUP BY status, counterparty_id`,
     [workspaceId, b.from, b.to],
   );
-  return new Map(rows.map((r) => [r.status, r.n]));
+  const byStatus = new Map<DealStatus, number>();
+  const byCounterparty = new Map<string, number>();
+  for (const r of rows) {
+    byStatus.set(r.status, (byStatus.get(r.status) ?? 0) + r.n);
+    byCounterparty.set(r.counterparty_id, (byCounterparty.get(r.counterparty_id) ?? 0) + r.n);
+  }
+  return { byStatus, byCounterparty };
 }
 
 export interface EventFigures {
@@ -100,16 +113,14 @@ export interface CounterpartyFigures {
 
 /**
  * Up to `limit` counterparties by money released to them in the range (their deals'
- * milestone.released events), then by deals created with them in the range, then by name;
- * only counterparties with a deal created or a release in the range.
+ * milestone.released events), then by deals created with them in the range (`created`, from
+ * dealCounts), then by name; only counterparties with a deal created or a release in the range.
  */
-export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, limit: number): Promise<CounterpartyFigures[]> {
+export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, created: ReadonlyMap<string, number>, limit: number): Promise<CounterpartyFigures[]> {
   const [fromDay, toDay] = days(b);
   const { rows } = await trx.raw<{ rows: { id: string; name: string; deals: number; released: string | null }[] }>(
     `WITH created AS (
-        SELECT counterparty_id, count(*)::int AS deals FROM deal_statuses
-         WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
-         GROUP BY counterparty_id
+        SELECT * FROM unnest(?::uuid[], ?::int[]) AS t(counterparty_id, deals)
      ), released AS (
         SELECT counterparty_id, sum(released) AS released FROM report_event_days
          WHERE workspace_id = ? AND day >= ?::date AND day < ?::date AND released > 0
@@ -122,7 +133,7 @@ export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds,
       WHERE c.workspace_id = ? AND (cr.counterparty_id IS NOT NULL OR r.counterparty_id IS NOT NULL)
       ORDER BY coalesce(r.released, 0) DESC, coalesce(cr.deals, 0) DESC, c.name, c.id
       LIMIT ?`,
-    [workspaceId, b.from, b.to, workspaceId, fromDay, toDay, workspaceId, limit],
+    [[...created.keys()], [...created.values()], workspaceId, fromDay, toDay, workspaceId, limit],
   );
   return rows.map((r) => ({ id: r.id, name: r.name, deals: r.deals, released: whole(r.released) }));
 }
@@ -137,29 +148,29 @@ export interface MonthFigures {
 
 /**
  * One bucket per calendar month (UTC) the range touches, oldest first, each over the part
- * of the month inside the range: deals created, funded and released amounts (event sums),
- * milestones disputed (events).
+ * of the month inside the range: deals created (a count of the month's slice of the
+ * `deal_statuses` index: no per-row date arithmetic), funded and released amounts (event
+ * sums), milestones disputed (events).
  */
 export async function monthly(trx: Db, workspaceId: string, b: Bounds): Promise<MonthFigures[]> {
   const [fromDay, toDay] = days(b);
   const { rows } = await trx.raw<{ rows: { month: string; created: number; funded: string | null; released: string | null; disputed: string | null }[] }>(
     `WITH months AS (
         SELECT generate_series(date_trunc('month', ?::timestamp), date_trunc('month', ?::timestamp - interval '1 day'), interval '1 month') AS month
-     ), created AS (
-        SELECT date_trunc('month', created_at AT TIME ZONE 'UTC') AS month, count(*)::int AS created
-          FROM deal_statuses WHERE workspace_id = ? AND created_at >= ? AND created_at < ?
-         GROUP BY 1
      ), ev AS (
         SELECT date_trunc('month', day::timestamp) AS month, sum(funded) AS funded, sum(released) AS released, sum(disputed) AS disputed
           FROM report_event_days
          WHERE workspace_id = ? AND day >= ?::date AND day < ?::date
          GROUP BY 1
      )
-     SELECT to_char(months.month, 'YYYY-MM') AS month, coalesce(created.created, 0) AS created,
+     SELECT to_char(months.month, 'YYYY-MM') AS month,
+            (SELECT count(*)::int FROM deal_statuses
+              WHERE workspace_id = ? AND created_at >= greatest(months.month AT TIME ZONE 'UTC', ?::timestamptz)
+                AND created_at < least((months.month + interval '1 month') AT TIME ZONE 'UTC', ?::timestamptz)) AS created,
             ev.funded, ev.released, ev.disputed
-       FROM months LEFT JOIN created USING (month) LEFT JOIN ev USING (month)
+       FROM months LEFT JOIN ev USING (month)
       ORDER BY months.month`,
-    [fromDay, toDay, workspaceId, b.from, b.to, workspaceId, fromDay, toDay],
+    [fromDay, toDay, workspaceId, fromDay, toDay, workspaceId, b.from, b.to],
   );
   return rows.map((r) => ({ month: r.month, created: r.created, funded: whole(r.funded), released: whole(r.released), disputed: whole(r.disputed) }));
 }

@@ -46,8 +46,8 @@ export async function summary(actor: WorkspaceActor, q: RangeQuery): Promise<Sum
   const ws = actor.workspaceId;
   return db.transaction(
     async (trx) => {
-      const counted = await repo.dealsByStatus(trx, ws, b);
-      const byStatus = Object.fromEntries(DEAL_STATUSES.map((s) => [s, counted.get(s) ?? 0])) as Record<DealStatus, number>;
+      const counted = await repo.dealCounts(trx, ws, b);
+      const byStatus = Object.fromEntries(DEAL_STATUSES.map((s) => [s, counted.byStatus.get(s) ?? 0])) as Record<DealStatus, number>;
       const ev = await repo.eventFigures(trx, ws, b);
       const median = await repo.medianApprovalHours(trx, ws, b);
       return {
@@ -56,7 +56,7 @@ export async function summary(actor: WorkspaceActor, q: RangeQuery): Promise<Sum
         money: { funded: ev.funded, released: ev.released, queued: await repo.queuedPayouts(trx, ws) },
         approvals: { medianHours: median === null ? null : tenth(median), decided: ev.approved + ev.revisions, revisions: ev.revisions },
         disputes: { opened: ev.disputesOpened, resolved: ev.disputesResolved, ratePct: disputeRatePct(ev.disputesOpened, ev.fundedCount) },
-        topCounterparties: await repo.topCounterparties(trx, ws, b, TOP_COUNTERPARTIES),
+        topCounterparties: await repo.topCounterparties(trx, ws, b, counted.byCounterparty, TOP_COUNTERPARTIES),
         monthly: await repo.monthly(trx, ws, b),
       };
     },

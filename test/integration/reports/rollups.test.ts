@@ -106,7 +106,7 @@ describe('enterprise reports: the rollups behind the summary match the feed', ()
 
       const released = new Map<string, number>();
       for (const m of inRange) if (m.event === 'milestone.released' && m.cp) released.set(m.cp, (released.get(m.cp) ?? 0) + (m.amount ?? 0));
-      const top = await topCounterparties(db, workspace.id, b, 10);
+      const top = await topCounterparties(db, workspace.id, b, new Map(), 10);
       expect(new Map(top.map((t) => [t.id, t.released]))).to.deep.equal(new Map(cps.flatMap((c) => (released.has(c.id) ? [[c.id, released.get(c.id)!]] : []))));
 
       const months = await monthly(db, workspace.id, b);

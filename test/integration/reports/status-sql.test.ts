@@ -15,7 +15,7 @@ import { dealStatus, DEAL_STATUSES, MILESTONE_STATUSES, type DealStatus, type Mi
 import { serializeDeal } from '../../../shared/deals/serialize.js';
 import type { DealWithNames, MilestoneRow } from '../../../shared/deals/repo.js';
 import { rangeBounds } from '../../../shared/enterprise/exports.js';
-import { dealsByStatus } from '../../../shared/reports/repo.js';
+import { dealCounts } from '../../../shared/reports/repo.js';
 import { DEALS_SOURCE } from '../../../shared/reports/sources.js';
 
 /** mulberry32: a small seeded generator, so a failure can be replayed. */
@@ -160,7 +160,8 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
 
     // The summary's counts by status.
     const bounds = rangeBounds({ from: '2026-11-01', to: '2026-11-27' });
-    const counts = await dealsByStatus(db, workspace.id, bounds);
+    const { byStatus: counts, byCounterparty } = await dealCounts(db, workspace.id, bounds);
+    expect(byCounterparty).to.deep.equal(new Map([[cp!.id, plans.length]]));
     for (const s of DEAL_STATUSES) expect(counts.get(s) ?? 0, s).to.equal([...expected.values()].filter((e) => e.status === s).length);
 
     // The deals export's rows (read in pages of 1,000, oldest first): status and totals as the deal answers show them.
