@@ -21,24 +21,43 @@ export interface EnqueueOptions {
   runAt?: Date;
 }
 
+/** One job for `enqueueMany`. */
+export interface OutboxItem<N extends JobName = JobName> {
+  job: N;
+  data: JobPayloads[N];
+  options?: EnqueueOptions;
+}
+
+/** An OutboxItem, its payload type checked against its job name. */
+export const outboxItem = <N extends JobName>(job: N, data: JobPayloads[N], options?: EnqueueOptions): OutboxItem => ({ job, data, options });
+
 /**
  * Writes job `job` to the outbox in `trx`. The payload is checked against the job's schema
  * first: a wrong one throws JobPayloadError (and the caller's transaction rolls back).
  */
 export async function enqueue<N extends JobName>(trx: Db, job: N, data: JobPayloads[N], options: EnqueueOptions = {}): Promise<number> {
-  const payload = checkPayload(job, data);
+  const [id] = await enqueueMany(trx, [outboxItem(job, data, options)]);
+  return id!;
+}
+
+/**
+ * Writes several jobs to the outbox in `trx` with one INSERT (one round trip), in order;
+ * each payload checked as `enqueue` checks it. Returns the rows' ids in the same order.
+ */
+export async function enqueueMany(trx: Db, items: readonly OutboxItem[]): Promise<number[]> {
+  if (items.length === 0) return [];
   const now = clock.now();
-  const [row] = (await trx('outbox')
-    .insert({
-      queue: JOBS[job],
-      job,
-      payload,
-      available_at: options.runAt ?? now,
-      created_at: now,
-    })
-    .returning<{ id: number }[]>('id'));
-  if (!row) throw new Error('outbox insert returned no row');
-  return row.id;
+  const rows = items.map((it) => ({
+    queue: JOBS[it.job],
+    job: it.job,
+    payload: checkPayload(it.job, it.data),
+    available_at: it.options?.runAt ?? now,
+    created_at: now,
+  }));
+  const inserted = await trx('outbox').insert(rows).returning<{ id: number }[]>('id');
+  if (inserted.length !== rows.length) throw new Error('outbox insert returned fewer rows than it was given');
+  // Ids come from one sequence in VALUES order; sorted so callers can rely on it.
+  return inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
 export function outboxJobId(id: number): string {

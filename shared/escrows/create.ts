@@ -6,8 +6,8 @@
 import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
-import { notify } from '../notifications/service.js';
-import { enqueue } from '../outbox.js';
+import { noticeJob } from '../notifications/service.js';
+import { enqueueMany, outboxItem } from '../outbox.js';
 import * as users from '../users/repo.js';
 import { escrowErrors } from './errors.js';
 import { checkLinkContent, checkLinkShape, paramsFromLink, sellerSecret, signatureMatches, type LinkParams } from './links.js';
@@ -73,7 +73,7 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
     const content = checkLinkContent(params, buyerId);
     let e: EscrowRow;
     try {
-      e = await repo.insert(trx, {
+      e = await repo.insertWithEvent(trx, {
         buyer_id: buyerId,
         seller_id: seller.id,
         created_by: buyerId,
@@ -87,12 +87,12 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
         expires_at: paymentDeadline(now),
         created_at: now,
         updated_at: now,
-      });
+      }, createdEvent(buyerId, 'buyer', 'link'));
     } catch (err) {
       if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'escrows_seller_ref_unique') throw escrowErrors.duplicateRef(shape.ref);
       throw err;
     }
-    await created(trx, e, buyerId, 'buyer', 'escrow_joined');
+    await created(trx, e, 'buyer', 'escrow_joined');
     return e;
   });
 }
@@ -121,27 +121,33 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
     if (other.id === actor.userId) throw escrowErrors.sameAccount();
     const now = clock.now();
     const [buyerId, sellerId] = input.role === 'buyer' ? [actor.userId, other.id] : [other.id, actor.userId];
-    const e = await repo.insert(trx, {
-      buyer_id: buyerId,
-      seller_id: sellerId,
-      created_by: actor.userId,
-      source: 'direct',
-      item_name: item,
-      description: input.description ?? '',
-      amount,
-      category: category as Category,
-      expires_at: paymentDeadline(now),
-      created_at: now,
-      updated_at: now,
-    });
-    await created(trx, e, actor.userId, input.role, 'escrow_invited');
+    const e = await repo.insertWithEvent(
+      trx,
+      {
+        buyer_id: buyerId,
+        seller_id: sellerId,
+        created_by: actor.userId,
+        source: 'direct',
+        item_name: item,
+        description: input.description ?? '',
+        amount,
+        category: category as Category,
+        expires_at: paymentDeadline(now),
+        created_at: now,
+        updated_at: now,
+      },
+      createdEvent(actor.userId, input.role, 'direct'),
+    );
+    await created(trx, e, input.role, 'escrow_invited');
     return e;
   });
 }
 
-/** What every new escrow gets: its event, the counterparty's notice, and its expiry timer. */
-async function created(trx: Db, e: EscrowRow, actorId: string, actorRole: Party, notice: 'escrow_joined' | 'escrow_invited'): Promise<void> {
-  await repo.recordEvent(trx, { escrowId: e.id, event: 'escrow.created', actorId, actorRole, data: { source: e.source }, at: e.created_at });
-  await notify(trx, actorRole === 'buyer' ? e.seller_id : e.buyer_id, notice, { escrow_id: e.id });
-  await enqueue(trx, 'escrows.expire', { escrow_id: e.id }, { runAt: e.expires_at });
+/** Every new escrow's first event, written with it (repo.insertWithEvent). */
+const createdEvent = (actorId: string, actorRole: Party, source: EscrowRow['source']) => ({ event: 'escrow.created' as const, actorId, actorRole, data: { source } });
+
+/** What every new escrow gets besides its event: the counterparty's notice and its expiry timer, in one outbox INSERT. */
+async function created(trx: Db, e: EscrowRow, actorRole: Party, notice: 'escrow_joined' | 'escrow_invited'): Promise<void> {
+  const item = noticeJob(trx, actorRole === 'buyer' ? e.seller_id : e.buyer_id, notice, { escrow_id: e.id });
+  await enqueueMany(trx, [...(item ? [item] : []), outboxItem('escrows.expire', { escrow_id: e.id }, { runAt: e.expires_at })]);
 }

@@ -47,6 +47,24 @@ export async function insert(trx: Db, row: NewEscrow): Promise<EscrowRow> {
   return created;
 }
 
+/**
+ * Inserts the escrow and its first event in one statement (one round trip): the event row
+ * takes the new escrow's id and creation time from the insert's RETURNING.
+ */
+export async function insertWithEvent(trx: Db, row: NewEscrow, first: Omit<EscrowEvent, 'escrowId' | 'at'>): Promise<EscrowRow> {
+  const escrow = trx('escrows').insert(row).returning('*').toSQL();
+  const { rows } = await trx.raw<{ rows: EscrowRow[] }>(
+    `WITH e AS (${escrow.sql}),
+          ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
+                 SELECT e.id, ?, ?, ?, ?::jsonb, e.created_at FROM e)
+     SELECT * FROM e`,
+    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {})],
+  );
+  const created = rows[0];
+  if (!created) throw new Error('escrows insert returned no row');
+  return created;
+}
+
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {
   const q = trx('escrows').where({ id }).first();
   if (options.lock) void q.forUpdate();

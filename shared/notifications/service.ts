@@ -17,7 +17,7 @@ import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { db, type Db } from '../db.js';
-import { enqueue } from '../outbox.js';
+import { enqueue, enqueueMany, outboxItem, type OutboxItem } from '../outbox.js';
 import { redis as sharedRedis } from '../redis.js';
 import { createNoticesIn } from './create.js';
 import { notificationErrors } from './errors.js';
@@ -36,6 +36,16 @@ const collecting = new WeakMap<object, NotificationJob[]>();
 export const NOTICE_BATCH_SIZE = 500;
 
 export async function notify(trx: Db, userId: string, type: NotificationType, refs: NotificationRefs): Promise<void> {
+  const item = noticeJob(trx, userId, type, refs);
+  if (item) await enqueueMany(trx, [item]);
+}
+
+/**
+ * `notify` for a caller that writes the notice's outbox row together with its own rows
+ * (`enqueueMany`: one INSERT): the row to write, or undefined when the transaction runs
+ * inside `collectNotices` (the notice then leaves with the batch).
+ */
+export function noticeJob(trx: Db, userId: string, type: NotificationType, refs: NotificationRefs): OutboxItem | undefined {
   if (!refs.escrow_id && !refs.withdrawal_id) throw new Error(`notify(${type}): an escrow_id or a withdrawal_id is required`);
   const notice: NotificationJob = {
     user_id: userId,
@@ -47,8 +57,11 @@ export async function notify(trx: Db, userId: string, type: NotificationType, re
   // Escrow notices keep the job shape they always had; only a withdrawal's carries its id.
   if (refs.withdrawal_id) notice.withdrawal_id = refs.withdrawal_id;
   const batch = collecting.get(trx);
-  if (batch) batch.push(notice);
-  else await enqueue(trx, 'notifications.create', notice);
+  if (batch) {
+    batch.push(notice);
+    return undefined;
+  }
+  return outboxItem('notifications.create', notice);
 }
 
 /**

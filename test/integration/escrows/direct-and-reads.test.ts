@@ -101,8 +101,15 @@ describe('direct escrows and reads', () => {
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
       expect(res.body.data.category).to.equal('goods');
       expect(res.body.data.amount).to.equal('10000');
-      const ev = (await db('escrow_events').where({ escrow_id: res.body.data.id })) as { event: string; actor_id: string; actor_role: string }[];
-      expect(ev.map((x) => [x.event, x.actor_id, x.actor_role])).to.deep.equal([['escrow.created', buyer.id, 'buyer']]);
+      const ev = (await db('escrow_events').where({ escrow_id: res.body.data.id })) as { event: string; actor_id: string; actor_role: string; data: unknown; created_at: Date }[];
+      expect(ev.map((x) => [x.event, x.actor_id, x.actor_role, x.data])).to.deep.equal([['escrow.created', buyer.id, 'buyer', { source: 'direct' }]]);
+      // Written with the escrow in one statement: the escrow's own creation time.
+      expect(ev[0]!.created_at.toISOString()).to.equal(res.body.data.created_at);
+      // The seller's notice and the expiry timer, in that order (one INSERT of two rows).
+      const jobs = (await db('outbox').whereRaw("payload->>'escrow_id' = ?", [res.body.data.id]).orderBy('id')) as { job: string; available_at: Date; payload: Record<string, unknown> }[];
+      expect(jobs.map((j) => j.job)).to.deep.equal(['notifications.create', 'escrows.expire']);
+      expect(jobs[0]!.payload).to.deep.equal({ user_id: seller.id, type: 'escrow_invited', escrow_id: res.body.data.id, dispute_id: null, outcome: null });
+      expect(jobs[1]!.available_at.toISOString()).to.equal(res.body.data.expires_at);
     });
 
     it('the same Idempotency-Key creates one escrow and replays the answer', async () => {
