@@ -1,6 +1,6 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { prepared, type Db } from '../db.js';
 import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
 
@@ -66,6 +66,9 @@ export async function insertWithEvent(trx: Db, row: NewEscrow, first: Omit<Escro
 }
 
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {
+  // Outside a transaction (the reads of GET /api/escrows/:id and the preview): a named
+  // statement, prepared once per connection (shared/db.ts prepared), no query building.
+  if (!options.lock && !trx.isTransaction) return (await prepared<EscrowRow>('escrows_by_id', 'SELECT * FROM escrows WHERE id = $1', [id], trx))[0];
   const q = trx('escrows').where({ id }).first();
   if (options.lock) void q.forUpdate();
   return (await q) as EscrowRow | undefined;
@@ -110,35 +113,35 @@ export interface ListFilter {
   limit: number;
 }
 
-export async function listForUser(trx: Db, f: ListFilter): Promise<{ rows: EscrowRow[]; total: number }> {
-  const side = (column: 'buyer_id' | 'seller_id') => {
-    const q = trx('escrows').where(column, f.userId);
-    if (f.status) void q.where({ status: f.status });
-    return q;
-  };
-  const sides: ('buyer_id' | 'seller_id')[] = f.role === 'buyer' ? ['buyer_id'] : f.role === 'seller' ? ['seller_id'] : ['buyer_id', 'seller_id'];
-  const order = [
-    { column: 'created_at', order: 'desc' as const },
-    { column: 'id', order: 'desc' as const },
-  ];
-  const window = f.page * f.limit;
-  // Each side walks its own (party, created_at) index and stops after the page's rows; the
-  // two sides never overlap (a buyer is never the seller), so UNION ALL is exact.
-  const pages = sides.map((c) => side(c).select('*').orderBy(order).limit(window));
-  const merged =
-    pages.length === 1
-      ? pages[0]!.offset((f.page - 1) * f.limit)
-      : trx
-          .select('*')
-          .from(trx.unionAll(pages, true).as('mine'))
-          .orderBy(order)
-          .limit(f.limit)
-          .offset((f.page - 1) * f.limit);
-  const [rows, counts] = await Promise.all([
-    pages.length === 1 ? merged.limit(f.limit) : merged,
-    Promise.all(sides.map((c) => side(c).count<{ count: string }[]>('* as count'))),
-  ]);
-  return { rows: rows as EscrowRow[], total: counts.reduce((sum, c) => sum + Number(c[0]?.count ?? 0), 0) };
+type Side = 'buyer_id' | 'seller_id';
+
+/**
+ * The list's one statement per sides asked (both, buyer, seller): the page and the total
+ * together. Each side walks its own (party, created_at) index and stops after the page's
+ * rows ($3 = page x limit); the two sides never overlap (a buyer is never the seller), so
+ * UNION ALL is exact. The total rides on every row (and on one row of NULLs when the page
+ * is empty). $2 is the status filter or NULL.
+ */
+function listSql(sides: readonly Side[]): string {
+  const where = (c: Side) => `${c} = $1 AND ($2::text IS NULL OR status = $2::text)`;
+  const page = (c: Side) => `(SELECT * FROM escrows WHERE ${where(c)} ORDER BY created_at DESC, id DESC LIMIT $3)`;
+  const count = (c: Side) => `(SELECT count(*) FROM escrows WHERE ${where(c)})`;
+  return `WITH page AS (SELECT * FROM (${sides.map(page).join(' UNION ALL ')}) mine ORDER BY created_at DESC, id DESC LIMIT $4 OFFSET $5)
+    SELECT page.*, t.total FROM (SELECT ${sides.map(count).join(' + ')} AS total) t LEFT JOIN page ON true
+    ORDER BY page.created_at DESC, page.id DESC`;
+}
+
+const LIST_SIDES: Record<'both' | 'buyer' | 'seller', Side[]> = { both: ['buyer_id', 'seller_id'], buyer: ['buyer_id'], seller: ['seller_id'] };
+const LIST_SQL = Object.fromEntries(Object.entries(LIST_SIDES).map(([k, sides]) => [k, listSql(sides)])) as Record<keyof typeof LIST_SIDES, string>;
+
+/** A user's escrows, newest first, and their total: one prepared statement on the pool (never inside a transaction). */
+export async function listForUser(knex: Knex, f: ListFilter): Promise<{ rows: EscrowRow[]; total: number }> {
+  const which = f.role ?? 'both';
+  const values = [f.userId, f.status ?? null, f.page * f.limit, f.limit, (f.page - 1) * f.limit];
+  const found = await prepared<EscrowRow & { total: string }>(`escrows_list_${which}`, LIST_SQL[which], values, knex);
+  const total = Number(found[0]?.total ?? 0);
+  const rows = found.filter((r) => r.id !== null).map(({ total: _total, ...row }) => row);
+  return { rows, total };
 }
 
 export interface EscrowEvent {
