@@ -6,8 +6,8 @@
 import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
-import { noticeJob } from '../notifications/service.js';
-import { enqueueMany, outboxItem } from '../outbox.js';
+import { notifyAll } from '../notifications/service.js';
+import { outboxItem } from '../outbox.js';
 import * as users from '../users/repo.js';
 import { escrowErrors } from './errors.js';
 import { checkLinkContent, checkLinkShape, paramsFromLink, sellerSecret, signatureMatches, type LinkParams } from './links.js';
@@ -148,6 +148,5 @@ const createdEvent = (actorId: string, actorRole: Party, source: EscrowRow['sour
 
 /** What every new escrow gets besides its event: the counterparty's notice and its expiry timer, in one outbox INSERT. */
 async function created(trx: Db, e: EscrowRow, actorRole: Party, notice: 'escrow_joined' | 'escrow_invited'): Promise<void> {
-  const item = noticeJob(trx, actorRole === 'buyer' ? e.seller_id : e.buyer_id, notice, { escrow_id: e.id });
-  await enqueueMany(trx, [...(item ? [item] : []), outboxItem('escrows.expire', { escrow_id: e.id }, { runAt: e.expires_at })]);
+  await notifyAll(trx, [{ userId: actorRole === 'buyer' ? e.seller_id : e.buyer_id, type: notice, refs: { escrow_id: e.id } }], [outboxItem('escrows.expire', { escrow_id: e.id }, { runAt: e.expires_at })]);
 }

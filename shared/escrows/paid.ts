@@ -7,7 +7,7 @@ import { inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { postMany } from '../ledger/index.js';
 import { assertRupiah } from '../money.js';
-import { notify } from '../notifications/service.js';
+import { notifyAll } from '../notifications/service.js';
 import { escrowErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { EscrowRow } from './repo.js';
@@ -92,10 +92,13 @@ export async function markPaidMany(trxOrDb: Db | undefined, items: readonly (Pay
         at: now,
       })),
     );
-    for (const e of paid) {
-      await notify(trx, e.buyer_id, 'payment_success', { escrow_id: e.id });
-      await notify(trx, e.seller_id, 'escrow_paid', { escrow_id: e.id });
-    }
+    await notifyAll(
+      trx,
+      paid.flatMap((e) => [
+        { userId: e.buyer_id, type: 'payment_success' as const, refs: { escrow_id: e.id } },
+        { userId: e.seller_id, type: 'escrow_paid' as const, refs: { escrow_id: e.id } },
+      ]),
+    );
     return paid;
   });
 }

@@ -13,8 +13,8 @@ import type { Actor, StaffActor } from '../actors.js';
 import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
-import { notify } from '../notifications/service.js';
-import { enqueue } from '../outbox.js';
+import { notify, notifyAll } from '../notifications/service.js';
+import { enqueue, outboxItem } from '../outbox.js';
 import { recordStaffAction } from '../staff/audit.js';
 import { courierBySlug } from '../tracking/couriers.js';
 import * as users from '../users/repo.js';
@@ -96,10 +96,15 @@ export async function send(trxOrDb: Db | undefined, actor: Actor, id: string, in
       data: { courier: sent.courier, tracking_number: sent.tracking_number, auto_release_at: autoReleaseAt.toISOString() },
       at: now,
     });
-    await notify(trx, sent.buyer_id, 'escrow_sent', { escrow_id: id });
-    await enqueue(trx, 'escrows.auto-release', { escrow_id: id }, { runAt: autoReleaseAt });
-    // The first courier snapshot is fetched now, so the parties' first look finds it cached.
-    if (sent.courier && sent.tracking_number) await enqueue(trx, 'tracking.refresh', { escrow_id: id });
+    await notifyAll(
+      trx,
+      [{ userId: sent.buyer_id, type: 'escrow_sent', refs: { escrow_id: id } }],
+      [
+        outboxItem('escrows.auto-release', { escrow_id: id }, { runAt: autoReleaseAt }),
+        // The first courier snapshot is fetched now, so the parties' first look finds it cached.
+        ...(sent.courier && sent.tracking_number ? [outboxItem('tracking.refresh', { escrow_id: id })] : []),
+      ],
+    );
     return sent;
   });
 }

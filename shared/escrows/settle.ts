@@ -6,7 +6,7 @@
 import { clock } from '../clock.js';
 import type { Db } from '../db.js';
 import { post, type PostingLine } from '../ledger/index.js';
-import { notify } from '../notifications/service.js';
+import { notifyAll } from '../notifications/service.js';
 import { escrowFee, loadEscrowFeeRule } from './fees.js';
 import * as repo from './repo.js';
 import type { EscrowRow } from './repo.js';
@@ -40,8 +40,10 @@ export async function settleRelease(
     data: { escrow_amount: released.amount, platform_fee: fee, seller_amount: sellerAmount, by: name },
     at: now,
   });
-  await notify(trx, released.buyer_id, 'escrow_completed_buyer', { escrow_id: released.id });
-  await notify(trx, released.seller_id, 'escrow_completed_seller', { escrow_id: released.id });
+  await notifyAll(trx, [
+    { userId: released.buyer_id, type: 'escrow_completed_buyer', refs: { escrow_id: released.id } },
+    { userId: released.seller_id, type: 'escrow_completed_seller', refs: { escrow_id: released.id } },
+  ]);
   return released;
 }
 
@@ -60,8 +62,10 @@ export async function settleRefund(trx: Db, e: EscrowRow, by: By): Promise<Escro
     ],
   });
   await repo.recordEvent(trx, { escrowId: refunded.id, event: 'escrow.refunded', actorId: by.actorId, actorRole: by.actorRole, data: { amount: refunded.amount }, at: now });
-  await notify(trx, refunded.buyer_id, 'escrow_refunded', { escrow_id: refunded.id });
-  await notify(trx, refunded.seller_id, 'escrow_refunded', { escrow_id: refunded.id });
+  await notifyAll(trx, [
+    { userId: refunded.buyer_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
+    { userId: refunded.seller_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
+  ]);
   return refunded;
 }
 

@@ -40,6 +40,23 @@ export async function notify(trx: Db, userId: string, type: NotificationType, re
   if (item) await enqueueMany(trx, [item]);
 }
 
+/** A notice for `notifyAll`. */
+export interface Notice {
+  userId: string;
+  type: NotificationType;
+  refs: NotificationRefs;
+}
+
+/**
+ * Several notices, and any further outbox jobs of the same change, in one outbox INSERT
+ * (one round trip; rows in the order given). Inside `collectNotices` the notices join the
+ * batch as `notify`'s do; the jobs are written at once.
+ */
+export async function notifyAll(trx: Db, notices: readonly Notice[], jobs: readonly OutboxItem[] = []): Promise<void> {
+  const items = notices.flatMap((n) => noticeJob(trx, n.userId, n.type, n.refs) ?? []);
+  await enqueueMany(trx, [...items, ...jobs]);
+}
+
 /**
  * `notify` for a caller that writes the notice's outbox row together with its own rows
  * (`enqueueMany`: one INSERT): the row to write, or undefined when the transaction runs
