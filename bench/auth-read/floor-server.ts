@@ -16,6 +16,9 @@
  *   serialised with the same fields as shared/users/serialize.ts (copied here on purpose:
  *   nothing of the service is imported). Unknown credentials answer 401.
  *
+ * The escrow routes of issue 29 (`GET /api/escrows/:id`, `GET /api/escrows`,
+ * `POST /api/escrows`) are floor-escrows.ts, behind the same authentication and limit.
+ *
  * Not done (the API does them): the once-a-minute `last_used_at`/`last_seen_at` touch,
  * failed-credential counting, request ids, security headers, metrics, access log.
  *
@@ -26,6 +29,7 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
 import pg from 'pg';
+import { escrowFloor, fail, type FloorCaller } from './floor-escrows.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '0');
@@ -48,6 +52,8 @@ const poolMax = Number(process.env.DATABASE_POOL_MAX ?? '10');
 const cookieName = process.env.SESSION_COOKIE_NAME ?? 'escrow_session';
 const idleMs = Number(process.env.SESSION_IDLE_MINUTES ?? '120') * 60_000;
 const prefix = process.env.FLOOR_PREFIX ?? 'bench-floor';
+// The escrow answers' escrow_url, as shared/config.ts derives it.
+const publicBaseUrl = (process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
 
 // int8 (users.balance) as a number, as the API does.
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
@@ -134,12 +140,11 @@ const counter = redis as unknown as { floorCount(key: string, windowMs: number, 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-function fail(ctx: Koa.Context, status: number, code: string, message: string): void {
-  ctx.status = status;
-  ctx.body = { success: false, error: { code, message } };
-}
-
-async function me(ctx: Koa.Context): Promise<void> {
+/**
+ * The caller behind the credentials, once its account is active and under the per-user
+ * limit; otherwise the refusal is answered and undefined returned.
+ */
+async function authenticate(ctx: Koa.Context): Promise<{ user: UserRecord; csrfToken: string | null } | undefined> {
   let user: UserRecord | undefined;
   let csrfToken: string | null = null;
   const header = ctx.get('Authorization');
@@ -164,13 +169,34 @@ async function me(ctx: Koa.Context): Promise<void> {
     ctx.set('Retry-After', String(Math.max(1, Math.ceil(ms / 1000))));
     return fail(ctx, 429, 'RATE_LIMITED', 'Too many requests');
   }
+  return { user, csrfToken };
+}
+
+async function me(ctx: Koa.Context): Promise<void> {
+  const caller = await authenticate(ctx);
+  if (!caller) return;
   ctx.status = 200;
-  ctx.body = { success: true, data: { user: serializeUser(user), csrf_token: csrfToken } };
+  ctx.body = { success: true, data: { user: serializeUser(caller.user), csrf_token: caller.csrfToken } };
+}
+
+const escrows = escrowFloor(pool, publicBaseUrl);
+const ESCROW_PATH = /^\/api\/escrows\/([^/]+)$/;
+
+/** The escrow routes (floor-escrows.ts) behind the same authentication and limit as `/v1/auth/me`. */
+async function escrowRoute(ctx: Koa.Context, handle: (caller: FloorCaller) => Promise<void>): Promise<void> {
+  const caller = await authenticate(ctx);
+  if (caller) await handle(caller.user);
 }
 
 const app = new Koa();
 app.use(async (ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === '/v1/auth/me') return await me(ctx);
+  if (ctx.path === '/api/escrows') {
+    if (ctx.method === 'GET') return await escrowRoute(ctx, (caller) => escrows.list(ctx, caller));
+    if (ctx.method === 'POST') return await escrowRoute(ctx, (caller) => escrows.create(ctx, caller));
+  }
+  const escrowId = ctx.method === 'GET' ? ESCROW_PATH.exec(ctx.path)?.[1] : undefined;
+  if (escrowId) return await escrowRoute(ctx, (caller) => escrows.get(ctx, caller, escrowId));
   if (ctx.method === 'GET' && ctx.path === '/readyz') {
     ctx.body = { success: true, data: { status: 'ready' } };
     return;
