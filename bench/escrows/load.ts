@@ -1,8 +1,11 @@
 /**
- * How the escrow-routes bench loads the API: its tunables, the requests of each route
- * (a different caller on every request), and the rounds: every route back to back,
- * forward in odd rounds and backward in even ones.
+ * How the escrow-routes bench loads the API and the floor server: its tunables, the
+ * requests of each route (a different caller on every request; every creation with a
+ * fresh Idempotency-Key), and the rounds: every route back to back, forward in odd rounds
+ * and backward in even ones. A `-floor` scenario sends its route's requests to the floor
+ * server (bench/auth-read/floor-server.ts) instead of the API.
  */
+import { randomUUID } from 'node:crypto';
 import { checkedLoad, cyclingHeader, cyclingRequests, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
 import { intFromEnv, scenariosFromEnv } from '../lib/env.js';
 import type { Child } from '../lib/procs.js';
@@ -12,10 +15,20 @@ export const ME = '/v1/auth/me';
 export const LIST_LIMIT = 20;
 export const LIST = `/api/escrows?limit=${LIST_LIMIT}`;
 
-export const ALL_SCENARIOS = ['get', 'list', 'create', 'create-one-seller', 'preview'] as const;
+/** Each route next to its floor, so the two run back to back in every round. */
+export const ALL_SCENARIOS = ['get', 'get-floor', 'list', 'list-floor', 'create', 'create-floor', 'create-one-seller', 'preview'] as const;
 export type Scenario = (typeof ALL_SCENARIOS)[number];
 /** `me` (`GET /v1/auth/me`, the floor every authenticated route pays) always runs. */
 export type Route = 'me' | Scenario;
+/** The routes measured against a floor of their own (issue 29), and that floor's scenario. */
+export const FLOORS = { get: 'get-floor', list: 'list-floor', create: 'create-floor' } as const satisfies Partial<Record<Route, Route>>;
+export const isFloor = (route: Route): boolean => route.endsWith('-floor');
+
+/** A server under load: the API or the floor server. */
+export interface Target {
+  base: string;
+  child: Child;
+}
 
 export const settings = {
   rounds: intFromEnv('BENCH_ROUNDS', 5, 1, 15),
@@ -44,7 +57,19 @@ export function createBody(writers: readonly SeedUser[], i: number, oneSeller = 
   });
 }
 
-/** The autocannon `requests` of a route, made anew for every run. */
+/** The same requests, each send with a fresh Idempotency-Key (a UUID v4), as a client that retries safely sends them. */
+function keyed(specs: AutocannonRequestSpec[]): AutocannonRequestSpec[] {
+  return specs.map((spec) => ({
+    ...spec,
+    setupRequest(req, context) {
+      const out = spec.setupRequest ? spec.setupRequest(req, context) : req;
+      if (out) out.headers['Idempotency-Key'] = randomUUID();
+      return out;
+    },
+  }));
+}
+
+/** The autocannon `requests` of a route (its floor sends the same ones), made anew for every run. */
 function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpec[] {
   const { readers, writers, escrows, perReader } = seed;
   const keys = readers.map((r) => `Bearer ${r.key}`);
@@ -53,7 +78,8 @@ function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpe
   switch (route) {
     case 'me':
       return () => cyclingHeader(ME, 'Authorization', keys);
-    case 'get': {
+    case 'get':
+    case 'get-floor': {
       // Reader by reader, then the next escrow of each: consecutive requests are different users.
       const reqs: CycledRequest[] = [];
       for (let k = 0; k < perReader; k++) {
@@ -65,14 +91,16 @@ function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpe
       return () => cyclingRequests(reqs);
     }
     case 'list':
+    case 'list-floor':
       return () => cyclingHeader(LIST, 'Authorization', keys);
-    case 'create': {
+    case 'create':
+    case 'create-floor': {
       const reqs = creations(false);
-      return () => cyclingRequests(reqs);
+      return () => keyed(cyclingRequests(reqs));
     }
     case 'create-one-seller': {
       const reqs = creations(true);
-      return () => cyclingRequests(reqs);
+      return () => keyed(cyclingRequests(reqs));
     }
     case 'preview': {
       const reqs: CycledRequest[] = escrows.filter((e) => e.status === 'paid').map((e) => ({ method: 'GET', path: `/api/escrows/${e.id}/preview`, headers: {} }));
@@ -81,10 +109,10 @@ function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpe
   }
 }
 
-async function load(api: { base: string; child: Child }, route: Route, requests: AutocannonRequestSpec[], seconds: number): Promise<AutocannonResult> {
+async function load(target: Target, route: Route, requests: AutocannonRequestSpec[], seconds: number): Promise<AutocannonResult> {
   const first = requests[0]!;
-  return await checkedLoad(api.child, `${route}: ${first.method ?? 'GET'} ${first.path ?? '/'}`, {
-    url: `${api.base}${first.path ?? '/'}`,
+  return await checkedLoad(target.child, `${route}: ${first.method ?? 'GET'} ${first.path ?? '/'}`, {
+    url: `${target.base}${first.path ?? '/'}`,
     connections: settings.connections,
     pipelining: 1,
     duration: seconds,
@@ -94,8 +122,8 @@ async function load(api: { base: string; child: Child }, route: Route, requests:
 }
 
 /** Warm-up per route, then the rounds (bench/lib/autocannon.ts `runRounds`): every route's results in round order. */
-export async function runRounds(api: { base: string; child: Child }, seed: EscrowSeed): Promise<Map<Route, AutocannonResult[]>> {
+export async function runRounds(targets: { api: Target; floor: Target }, seed: EscrowSeed): Promise<Map<Route, AutocannonResult[]>> {
   const routes: Route[] = ['me', ...settings.scenarios];
   const makers = new Map(routes.map((r) => [r, requestsFor(r, seed)]));
-  return roundsOf(routes, makers, (route, requests, seconds) => load(api, route, requests, seconds), settings);
+  return roundsOf(routes, makers, (route, requests, seconds) => load(isFloor(route) ? targets.floor : targets.api, route, requests, seconds), settings);
 }

@@ -1,7 +1,7 @@
 /**
- * The escrow-routes bench's report: each route's median round, its ratio to
- * `GET /v1/auth/me` (the median of the per-round ratios), and what the run added to the
- * database.
+ * The escrow-routes bench's report: each route's median round, its ratio to its own floor
+ * (issue 29's goals) and to `GET /v1/auth/me` (each the median of the per-round ratios),
+ * and what the run added to the database.
  */
 import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
 import { LOG_LEVEL } from '../lib/env.js';
@@ -9,7 +9,7 @@ import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../li
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
-import { LIST, LIST_LIMIT, ME, settings, type Route } from './load.js';
+import { FLOORS, isFloor, LIST, LIST_LIMIT, ME, settings, type Route } from './load.js';
 import type { EscrowSeed } from './seed.js';
 import type { RowCounts } from './verify.js';
 
@@ -17,11 +17,17 @@ import type { RowCounts } from './verify.js';
 const LABELS: Record<Route, string> = {
   me: `\`GET ${ME}\` (the floor)`,
   get: '`GET /api/escrows/:id` as a party',
+  'get-floor': 'its floor (Koa + pg + ioredis)',
   list: `\`GET ${LIST}\``,
-  create: '`POST /api/escrows` (direct, as buyer)',
-  'create-one-seller': '`POST /api/escrows` (direct, as buyer), one seller',
+  'list-floor': 'its floor (Koa + pg + ioredis)',
+  create: '`POST /api/escrows` (direct, keyed, as buyer)',
+  'create-floor': 'its floor (Koa + pg + ioredis)',
+  'create-one-seller': '`POST /api/escrows` (direct, keyed, as buyer), one seller',
   preview: '`GET /api/escrows/:id/preview` (public)',
 };
+/** Issue 29's goals: route ÷ its floor, requests/s, same run. */
+const GOALS: Record<keyof typeof FLOORS, number> = { get: 75, list: 60, create: 60 };
+const hasFloor = (route: Route): route is keyof typeof FLOORS => route in FLOORS;
 
 export interface RunInfo {
   seed: EscrowSeed;
@@ -38,21 +44,44 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
   const me = results.get('me')!;
   const rows: string[][] = [];
   const ratioLines: string[] = [];
+  const floorLines: string[] = [];
   const headlines: Headline[] = [];
+  /** Each round's requests/s of `route` ÷ those of `base` in the same round, in %, sorted. */
+  const perRound = (route: Route, base: AutocannonResult[]) => results.get(route)!.map((r, i) => (r.requests.average / base[i]!.requests.average) * 100).sort((a, b) => a - b);
   for (const route of ['me', ...settings.scenarios] as Route[]) {
     const rs = results.get(route)!;
     const mid = medianBy(rs, byRps);
-    const paired = rs.map((r, i) => (r.requests.average / me[i]!.requests.average) * 100).sort((a, b) => a - b);
+    const paired = perRound(route, me);
+    const floorRuns = hasFloor(route) ? results.get(FLOORS[route]) : undefined;
+    let vsFloor = isFloor(route) ? '100%' : '—';
+    let goal = '—';
+    if (hasFloor(route) && floorRuns) {
+      const ratios = perRound(route, floorRuns);
+      const ratio = median(ratios);
+      const met = ratio >= GOALS[route];
+      vsFloor = `**${fmtPct(ratio)}**`;
+      goal = `≥ ${GOALS[route]}%: ${met ? 'met' : '**not met**'}`;
+      floorLines.push(`${LABELS[route]}: ${ratios.map(fmtPct).join(', ')}`);
+      headlines.push({
+        id: `escrows/${FLOORS[route]}`,
+        figure: `${LABELS[route]} ÷ its floor (Koa + pg + ioredis, the same rows by hand), requests/s`,
+        goal: `≥ ${GOALS[route]}%`,
+        measured: fmtPct(ratio),
+        met,
+      });
+    }
     rows.push([
-      LABELS[route],
+      isFloor(route) ? `… ${LABELS[route]}` : LABELS[route],
       fmtInt(mid.requests.average),
       fmtNum(mid.latency.p50),
       fmtNum(mid.latency.p99),
-      route === 'me' ? '100%' : `**${fmtPct(median(paired))}**`,
+      vsFloor,
+      goal,
+      route === 'me' ? '100%' : isFloor(route) ? fmtPct(median(paired)) : `**${fmtPct(median(paired))}**`,
       fmtInt(mid.throughput.total / Math.max(1, mid.requests.total)),
       rs.map((r) => fmtInt(r.requests.average)).join(' / '),
     ]);
-    if (route === 'me') continue;
+    if (route === 'me' || isFloor(route)) continue;
     ratioLines.push(`${LABELS[route]}: ${paired.map(fmtPct).join(', ')}`);
     headlines.push({ id: `escrows/${route}`, figure: `${LABELS[route]} ÷ \`GET ${ME}\`, requests/s`, goal: '—', measured: fmtPct(median(paired)) });
   }
@@ -62,25 +91,35 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
     `${measuredLine(info.at).replace(/\.$/, '')} (${Math.round(info.seconds)} s of load). ` +
       `Load average (1, 5, 15 min) when the load started: ${info.loadStart}; when it ended: ${info.loadEnd}.`,
     '',
-    ...mdTable(['Route', 'Requests/s', 'p50 (ms)', 'p99 (ms)', `÷ \`GET ${ME}\``, 'Bytes/response', 'Requests/s per round'], 'lrrrrrl', rows),
+    ...mdTable(
+      ['Route', 'Requests/s', 'p50 (ms)', 'p99 (ms)', '÷ its floor', 'Goal (issue 29)', `÷ \`GET ${ME}\``, 'Bytes/response', 'Requests/s per round'],
+      'lrrrrlrrl',
+      rows,
+    ),
     '',
-    `- Each row is that route's median round by requests/s (its p50 and p99 are that round's); the ratio is the median of the ` +
-      `per-round ratios (route ÷ \`GET ${ME}\` of the same round). ${plural(settings.rounds, 'round')} × ${settings.duration} s per route, ` +
+    `- Each row is that route's median round by requests/s (its p50 and p99 are that round's); each ratio is the median of the ` +
+      `per-round ratios (route ÷ its floor, route ÷ \`GET ${ME}\`, of the same round). A route's floor (the row below it) is ` +
+      `bench/auth-read/floor-server.ts: Koa, node-postgres named statements, ioredis, the same authentication, per-user limit and ` +
+      `rows by hand (see Method). ${plural(settings.rounds, 'round')} × ${settings.duration} s per route, ` +
       `${settings.connections} connections, pipelining 1, after a ${settings.warmup} s warm-up per route; in each round the routes run back ` +
       `to back, forward in odd rounds and backward in even ones.`,
-    `- Per-round ratios (sorted): ${ratioLines.join('; ')}.`,
+    ...(floorLines.length > 0 ? [`- Per-round ratios to the route's floor (sorted): ${floorLines.join('; ')}.`] : []),
+    `- Per-round ratios to \`GET ${ME}\` (sorted): ${ratioLines.join('; ')}.`,
     `- Callers: ${fmtInt(s.readers.length)} readers with their own keys (\`GET ${ME}\`, the escrow, the list: a different reader on ` +
       `every request), each the buyer of ${s.perReader} escrows and the seller of its predecessor's ${s.perReader}, so every list ` +
       `holds ${fmtInt(median(info.listTotals))} escrows (page of ${LIST_LIMIT}); half of the escrows are paid (\`markPaid\`, with ` +
       `its ledger posting), and the preview cycles through those ${fmtInt(s.escrows.filter((e) => e.status === 'paid').length)}. ` +
-      `${fmtInt(s.writers.length)} writers create, each naming the next writer as seller (in \`create-one-seller\`, all the same one).`,
-    `- The creation rounds (and their warm-up) added ${grew('escrows')} escrows, ${grew('events')} events and ${grew('outbox')} outbox rows ` +
+      `${fmtInt(s.writers.length)} writers create, each naming the next writer as seller (in \`create-one-seller\`, all the same one), ` +
+      `every request with a fresh \`Idempotency-Key\` (a UUID v4).`,
+    `- The creation rounds (and their warm-up), the API's and the floor's, added ${grew('escrows')} escrows, ${grew('events')} events, ` +
+      `${grew('outbox')} outbox rows and ${grew('keys')} idempotency keys ` +
       `(the bench database now holds ${fmtInt(info.rowsAfter.escrows)} escrows and ${fmtInt(info.rowsAfter.outbox)} outbox rows). ` +
       `No worker runs in the bench, so the outbox is never relayed and grows run after run.`,
     `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
-      `/dev/null), with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` and \`PUBLIC_RATE_LIMIT_PER_MINUTE=${settings.publicLimit}\`: both limits ` +
+      `/dev/null); the floor server runs beside it with the same environment (\`node --import tsx\`); both ` +
+      `with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` and \`PUBLIC_RATE_LIMIT_PER_MINUTE=${settings.publicLimit}\`: both limits ` +
       `are still checked on every request, they never answer 429. ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation).')}`,
-    `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
+    `- ${machine(isPinned() ? 'load generator pinned to core 0, the API and the floor server to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
   ];
   return { markdown: markdown.join('\n'), headlines };
 }
