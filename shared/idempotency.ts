@@ -5,7 +5,7 @@
 import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
-import type { Db } from './db.js';
+import { prepared, type Db } from './db.js';
 import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -108,15 +108,13 @@ function where(ref: KeyRef) {
  * handler's changes, so either both commit or neither does.
  */
 export async function openKey(trx: Knex.Transaction, ref: KeyRef, hash: string): Promise<OpenResult> {
-  const lock = await step(
+  // The lock, then the row read after it, in one round trip (migration 20261207000200).
+  const [row] = await step(
     'lookup',
-    trx.raw<{ rows: { locked: boolean }[] }>('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0)) AS locked', [
-      `${ref.scope}|${ref.endpoint}|${ref.key}`,
-    ]),
+    prepared<Row & { locked: boolean; state: Row['state'] | null }>('idempotency_open', 'SELECT * FROM idempotency_open($1, $2, $3)', [ref.scope, ref.endpoint, ref.key], trx),
   );
-  if (!lock.rows[0]?.locked) return { kind: 'in_flight' };
-  const row = await step('lookup', trx('idempotency_keys').where(where(ref)).first<Row | undefined>());
-  if (!row) return { kind: 'claimed' };
+  if (!row?.locked) return { kind: 'in_flight' };
+  if (row.state === null) return { kind: 'claimed' };
   // Expired answers and rows left `in_flight` by the earlier design (whose requests are
   // gone: we hold the lock) are forgotten; the request runs again.
   if (row.expires_at.getTime() <= clock.nowMs() || row.state !== 'completed') {
@@ -146,16 +144,13 @@ export async function recordAnswer(trx: Knex.Transaction, ref: KeyRef, hash: str
   const now = clock.now();
   await step(
     'insert',
-    trx('idempotency_keys').insert({
-      ...where(ref),
-      request_hash: hash,
-      state: 'completed',
-      response_status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
-      locked_at: now,
-      created_at: now,
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
-    }),
+    prepared(
+      'idempotency_record',
+      `INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $7, $8)`,
+      [ref.scope, ref.endpoint, ref.key, hash, response.status, JSON.stringify(response.body ?? null), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+      trx,
+    ),
   );
 }
 

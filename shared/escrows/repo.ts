@@ -226,8 +226,9 @@ export async function setting(trx: Db, key: string): Promise<unknown> {
 }
 
 /** The counterparty of a direct escrow, by username (already lowercased). */
+/** A named statement, on the transaction's connection when given one (shared/db.ts prepared). */
 export async function userByUsername(trx: Db, username: string): Promise<UserRow | undefined> {
-  return (await trx('users').where({ username }).first()) as UserRow | undefined;
+  return (await prepared<UserRow>('users_by_username', 'SELECT * FROM users WHERE username = $1', [username], trx))[0];
 }
 
 // ---- The sellers' link-signing secrets (decision D3) -------------------------------------
