@@ -46,18 +46,34 @@ export async function enqueue<N extends JobName>(trx: Db, job: N, data: JobPaylo
  */
 export async function enqueueMany(trx: Db, items: readonly OutboxItem[]): Promise<number[]> {
   if (items.length === 0) return [];
+  const rows = outboxRows(items);
+  const inserted = await trx('outbox').insert(rows).returning<{ id: number }[]>('id');
+  if (inserted.length !== rows.length) throw new Error('outbox insert returned fewer rows than it was given');
+  // Ids come from one sequence in VALUES order; sorted so callers can rely on it.
+  return inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
+/** The outbox rows of `items`, each payload checked as `enqueue` checks it. */
+function outboxRows(items: readonly OutboxItem[]) {
   const now = clock.now();
-  const rows = items.map((it) => ({
+  return items.map((it) => ({
     queue: JOBS[it.job],
     job: it.job,
     payload: checkPayload(it.job, it.data),
     available_at: it.options?.runAt ?? now,
     created_at: now,
   }));
-  const inserted = await trx('outbox').insert(rows).returning<{ id: number }[]>('id');
-  if (inserted.length !== rows.length) throw new Error('outbox insert returned fewer rows than it was given');
-  // Ids come from one sequence in VALUES order; sorted so callers can rely on it.
-  return inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
+/**
+ * The INSERT of `items` as SQL with `?` bindings, for a caller that writes them inside its
+ * own statement (a data-modifying CTE: one round trip for the change and its jobs); rows
+ * in the order given, payloads checked. Undefined for no items.
+ */
+export function outboxInsertSql(trx: Db, items: readonly OutboxItem[]): { sql: string; bindings: readonly unknown[] } | undefined {
+  if (items.length === 0) return undefined;
+  const q = trx('outbox').insert(outboxRows(items)).toSQL();
+  return { sql: q.sql, bindings: q.bindings };
 }
 
 export function outboxJobId(id: number): string {

@@ -1,13 +1,15 @@
 /**
  * Opening an escrow (consumer spec 4.2, 5.5; decision D3): from a seller's signed link (the
  * caller is the buyer), or directly with a counterparty named by username. Every new
- * escrow gets its event, the counterparty's notice and its expiry timer.
+ * escrow gets its event, the counterparty's notice and its expiry timer, all written with
+ * it in one statement (repo.insertWithEvent).
  */
+import { randomUUID } from 'node:crypto';
 import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { inTransaction, pgConstraint, pgErrorCode, PG, type Db } from '../db.js';
-import { notifyAll } from '../notifications/service.js';
-import { outboxItem } from '../outbox.js';
+import { noticeJobs } from '../notifications/service.js';
+import { outboxItem, type OutboxItem } from '../outbox.js';
 import * as users from '../users/repo.js';
 import { escrowErrors } from './errors.js';
 import { checkLinkContent, checkLinkShape, paramsFromLink, sellerSecret, signatureMatches, type LinkParams } from './links.js';
@@ -72,8 +74,11 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
     if (seller.id === buyerId) throw escrowErrors.ownLink();
     const content = checkLinkContent(params, buyerId);
     let e: EscrowRow;
+    const id = randomUUID();
+    const expiresAt = paymentDeadline(now);
     try {
       e = await repo.insertWithEvent(trx, {
+        id,
         buyer_id: buyerId,
         seller_id: seller.id,
         created_by: buyerId,
@@ -84,15 +89,14 @@ export async function createFromLink(trxOrDb: Db | undefined, buyerId: string, i
         category: content.category,
         partner_ref: shape.ref,
         partner_sig_version: shape.version,
-        expires_at: paymentDeadline(now),
+        expires_at: expiresAt,
         created_at: now,
         updated_at: now,
-      }, createdEvent(buyerId, 'buyer', 'link'));
+      }, createdEvent(buyerId, 'buyer', 'link'), createdJobs(trx, { id, buyerId, sellerId: seller.id, expiresAt }, 'buyer', 'escrow_joined'));
     } catch (err) {
       if (pgErrorCode(err) === PG.uniqueViolation && pgConstraint(err) === 'escrows_seller_ref_unique') throw escrowErrors.duplicateRef(shape.ref);
       throw err;
     }
-    await created(trx, e, 'buyer', 'escrow_joined');
     return e;
   });
 }
@@ -121,9 +125,12 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
     if (other.id === actor.userId) throw escrowErrors.sameAccount();
     const now = clock.now();
     const [buyerId, sellerId] = input.role === 'buyer' ? [actor.userId, other.id] : [other.id, actor.userId];
+    const id = randomUUID();
+    const expiresAt = paymentDeadline(now);
     const e = await repo.insertWithEvent(
       trx,
       {
+        id,
         buyer_id: buyerId,
         seller_id: sellerId,
         created_by: actor.userId,
@@ -132,13 +139,13 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
         description: input.description ?? '',
         amount,
         category: category as Category,
-        expires_at: paymentDeadline(now),
+        expires_at: expiresAt,
         created_at: now,
         updated_at: now,
       },
       createdEvent(actor.userId, input.role, 'direct'),
+      createdJobs(trx, { id, buyerId, sellerId, expiresAt }, input.role, 'escrow_invited'),
     );
-    await created(trx, e, input.role, 'escrow_invited');
     return e;
   });
 }
@@ -146,7 +153,10 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
 /** Every new escrow's first event, written with it (repo.insertWithEvent). */
 const createdEvent = (actorId: string, actorRole: Party, source: EscrowRow['source']) => ({ event: 'escrow.created' as const, actorId, actorRole, data: { source } });
 
-/** What every new escrow gets besides its event: the counterparty's notice and its expiry timer, in one outbox INSERT. */
-async function created(trx: Db, e: EscrowRow, actorRole: Party, notice: 'escrow_joined' | 'escrow_invited'): Promise<void> {
-  await notifyAll(trx, [{ userId: actorRole === 'buyer' ? e.seller_id : e.buyer_id, type: notice, refs: { escrow_id: e.id } }], [outboxItem('escrows.expire', { escrow_id: e.id }, { runAt: e.expires_at })]);
+/** What every new escrow gets besides its event, written with it: the counterparty's notice and its expiry timer. */
+function createdJobs(trx: Db, e: { id: string; buyerId: string; sellerId: string; expiresAt: Date }, actorRole: Party, notice: 'escrow_joined' | 'escrow_invited'): OutboxItem[] {
+  return [
+    ...noticeJobs(trx, [{ userId: actorRole === 'buyer' ? e.sellerId : e.buyerId, type: notice, refs: { escrow_id: e.id } }]),
+    outboxItem('escrows.expire', { escrow_id: e.id }, { runAt: e.expiresAt }),
+  ];
 }

@@ -1,6 +1,7 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
 import { prepared, type Db } from '../db.js';
+import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
 
@@ -48,17 +49,20 @@ export async function insert(trx: Db, row: NewEscrow): Promise<EscrowRow> {
 }
 
 /**
- * Inserts the escrow and its first event in one statement (one round trip): the event row
- * takes the new escrow's id and creation time from the insert's RETURNING.
+ * Inserts the escrow, its first event and its outbox jobs in one statement (one round
+ * trip): the event row takes the new escrow's id and creation time from the insert's
+ * RETURNING; the jobs (which name the escrow) need `row.id` made by the caller.
  */
-export async function insertWithEvent(trx: Db, row: NewEscrow, first: Omit<EscrowEvent, 'escrowId' | 'at'>): Promise<EscrowRow> {
+export async function insertWithEvent(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
   const escrow = trx('escrows').insert(row).returning('*').toSQL();
+  const outbox = outboxInsertSql(trx, jobs);
   const { rows } = await trx.raw<{ rows: EscrowRow[] }>(
     `WITH e AS (${escrow.sql}),
           ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
-                 SELECT e.id, ?, ?, ?, ?::jsonb, e.created_at FROM e)
+                 SELECT e.id, ?, ?, ?, ?::jsonb, e.created_at FROM e)${outbox ? `,
+          ob AS (${outbox.sql})` : ''}
      SELECT * FROM e`,
-    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {})],
+    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {}), ...(outbox?.bindings ?? [])] as Knex.RawBinding[],
   );
   const created = rows[0];
   if (!created) throw new Error('escrows insert returned no row');

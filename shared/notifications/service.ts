@@ -53,8 +53,12 @@ export interface Notice {
  * batch as `notify`'s do; the jobs are written at once.
  */
 export async function notifyAll(trx: Db, notices: readonly Notice[], jobs: readonly OutboxItem[] = []): Promise<void> {
-  const items = notices.flatMap((n) => noticeJob(trx, n.userId, n.type, n.refs) ?? []);
-  await enqueueMany(trx, [...items, ...jobs]);
+  await enqueueMany(trx, [...noticeJobs(trx, notices), ...jobs]);
+}
+
+/** `notifyAll`'s notices as outbox items for a caller that writes them in its own statement (none inside `collectNotices`: they join the batch). */
+export function noticeJobs(trx: Db, notices: readonly Notice[]): OutboxItem[] {
+  return notices.flatMap((n) => noticeJob(trx, n.userId, n.type, n.refs) ?? []);
 }
 
 /**
