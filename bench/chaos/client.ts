@@ -63,8 +63,11 @@ export const endLog = (): void => void log.end();
 
 /**
  * One logical request: sent to a live API copy; on a cut connection (or a 503 from a copy
- * shutting down) sent again, same Idempotency-Key, to the other copy, up to 12 tries. Each
- * try is logged.
+ * shutting down) sent again, same Idempotency-Key, to the other copy, up to 12 tries. A
+ * resend after a cut that is answered 429 waits `Retry-After` and is sent again: the first
+ * try's outcome is unknown until a resend is answered (a staff deliver whose first try
+ * committed before the cut and whose resend hit the staff limit was logged as never done).
+ * Each try is logged.
  */
 export async function call(
   method: string,
@@ -75,6 +78,7 @@ export async function call(
   const idemKey = opts.idemKey ?? (opts.idem ? randomUUID() : null);
   const bases = net.bases;
   let copy = Math.floor(Math.random() * bases.length);
+  let cut = false;
   for (let attempt = 0; attempt < 12; attempt += 1) {
     if (net.down.has(copy)) copy = (copy + 1) % bases.length;
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(opts.headers ?? {}) };
@@ -98,6 +102,10 @@ export async function call(
       entry.status = res.status;
       entry.answer = body;
       record(entry);
+      if (res.status === 429 && cut && attempt < 11) {
+        await sleep(1000 * Math.min(30, Math.max(1, Number(res.headers.get('retry-after') ?? 1))));
+        continue;
+      }
       if (res.status === 503 && attempt < 11) {
         // An API copy shutting down (SIGTERM) or not ready: try the other one.
         copy = (copy + 1) % bases.length;
@@ -107,6 +115,7 @@ export async function call(
       return { status: res.status, body, headers: res.headers };
     } catch {
       record(entry);
+      cut = true;
       copy = (copy + 1) % bases.length;
       await sleep(100 + attempt * 100);
     }
