@@ -14,7 +14,7 @@
  * checked on every request).
  *
  * The cached overview: the answer is cached 15 seconds per workspace and user, and an
- * uncached answer takes seconds on this workspace, so the overview is asked by the same
+ * uncached answer takes most of a second on this workspace, so the overview is asked by the same
  * user (the owner) throughout: one request fills the cache just before the run (reported
  * apart as uncached), then the run lasts `duration` (at most 10) seconds; the overview's
  * own limit (60 per minute, not configurable) is kept from answering 429 by deleting that
@@ -195,7 +195,7 @@ async function withOverviewCountersCleared<T>(work: () => Promise<T>): Promise<T
 async function runRoute(api: { base: string; child: Child }, route: RouteDef, seed: ReportSeed, seconds: number): Promise<Run> {
   await clearLimits();
   // The summary: every user of the workspace in turn. The overview: the owner alone, its
-  // answer cached by one request just before the run (an uncached answer takes seconds on
+  // answer cached by one request just before the run (an uncached answer takes most of a second on
   // this workspace, too long to fill many users' 15-second entries before a run).
   const callers = route.kind === 'overview' ? seed.callers.slice(0, 1) : seed.callers;
   if (route.kind === 'overview') {
