@@ -249,7 +249,8 @@ export async function dealWorkspace(trx: Db, dealId: string): Promise<string | u
   return row?.workspace_id;
 }
 
-export interface AwaitingRow {
+/** The fields of CONSOLE_COLUMNS: what every console milestone list shows. */
+export interface ConsoleMilestoneRow {
   milestone_id: string;
   deal_id: string;
   reference: string;
@@ -257,10 +258,13 @@ export interface AwaitingRow {
   milestone_title: string;
   sequence_no: number;
   amount: number;
-  buyer_fee: number;
-  funding_amount: number;
   currency: string;
   workspace_name: string;
+}
+
+export interface AwaitingRow extends ConsoleMilestoneRow {
+  buyer_fee: number;
+  funding_amount: number;
   activated_at: Date | null;
 }
 
@@ -305,20 +309,11 @@ export async function awaitingCount(trx: Db): Promise<number> {
 }
 
 /** A disputed milestone as the operator console lists it (any workspace, sandbox ones marked). */
-export interface DisputedRow {
-  milestone_id: string;
-  deal_id: string;
-  reference: string;
-  title: string;
-  milestone_title: string;
-  sequence_no: number;
-  amount: number;
+export interface DisputedRow extends ConsoleMilestoneRow {
   /** What an earlier split ruling refunded already (a ruling splits what is still held: amount - refunded_amount). */
   refunded_amount: number;
   seller_fee: number;
-  currency: string;
   is_test: boolean;
-  workspace_name: string;
   dispute_reason: string | null;
   disputed_at: Date | null;
 }

@@ -42,12 +42,6 @@ export type NewEscrow = Pick<
 > &
   Partial<Pick<EscrowRow, 'partner_ref' | 'partner_sig_version'>>;
 
-export async function insert(trx: Db, row: NewEscrow): Promise<EscrowRow> {
-  const [created] = (await trx('escrows').insert(row).returning('*')) as EscrowRow[];
-  if (!created) throw new Error('escrows insert returned no row');
-  return created;
-}
-
 /**
  * Inserts the escrow, its first event and its outbox jobs in one statement (one round
  * trip): the event row takes the new escrow's id and creation time from the insert's

@@ -5,38 +5,21 @@
  */
 import { expect } from 'chai';
 import { db } from '../../../shared/db.js';
+import type { Figures } from '../../../shared/reconciliation/repo.js';
+import type { Difference } from '../../../shared/reconciliation/service.js';
 import { activateVia, createDealVia, dealWorld, fundVia, staffHeaders, type Client, type DealWorld, type Headers } from '../../factories/deals.js';
 import { makeLive } from '../../factories/releases.js';
 import { decideVia, disputeVia, failVia, releaseVia, settleVia, submit } from '../overview/support.js';
 
 export const RECONCILIATION = '/v1/enterprise/reconciliation';
 
-export interface Figures {
-  funded: number;
-  held: number;
-  buyer_fees_held: number;
-  in_flight: number;
-  paid_out: number;
-  fees: number;
-  refunds: number;
-}
+export type { Figures };
 
 export interface ReconBody {
   generated_at: string;
   balanced: boolean;
   currencies: { currency: string; ledger: Figures; derived: Figures }[];
-  differences: {
-    figure: keyof Figures;
-    currency: string;
-    deal_id: string;
-    deal_reference: string;
-    milestone_id: string;
-    sequence_no: number;
-    is_test: boolean;
-    ledger: number;
-    derived: number;
-    difference: number;
-  }[];
+  differences: Difference[];
 }
 
 export async function reconciliationOf(client: Client, h: Headers): Promise<ReconBody> {

@@ -7,22 +7,13 @@
  * sides of UTC midnights over 14 months), read over random ranges.
  */
 import { expect } from 'chai';
+import { seeded } from '../../helpers/seeded.js';
 import { createWorkspace } from '../../factories/enterprise.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { appendEvent } from '../../../shared/enterprise/events.js';
 import { rangeBounds } from '../../../shared/enterprise/exports.js';
 import { eventFigures, medianApprovalHours, monthly, topCounterparties } from '../../../shared/reports/repo.js';
-
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const EVENTS = ['milestone.funded', 'milestone.released', 'milestone.approved', 'milestone.rejected', 'milestone.revision_requested', 'milestone.disputed', 'milestone.dispute_resolved', 'deal.updated'] as const;
 const DAY = 86_400_000;

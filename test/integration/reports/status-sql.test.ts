@@ -7,6 +7,7 @@
  * the triggers keep in `deal_statuses` after those inserts and after 600 random changes.
  */
 import { expect } from 'chai';
+import { seeded } from '../../helpers/seeded.js';
 import { createWorkspace } from '../../factories/enterprise.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
@@ -17,17 +18,6 @@ import type { DealWithNames, MilestoneRow } from '../../../shared/deals/repo.js'
 import { rangeBounds } from '../../../shared/enterprise/exports.js';
 import { dealCounts } from '../../../shared/reports/repo.js';
 import { DEALS_SOURCE } from '../../../shared/reports/sources.js';
-
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Every multiset of `size` statuses (order does not matter to the rule). */
 function mixes(size: number, from = 0): MilestoneStatus[][] {
