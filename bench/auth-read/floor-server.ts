@@ -30,6 +30,10 @@ import { Redis } from 'ioredis';
 import Koa from 'koa';
 import pg from 'pg';
 import { escrowFloor, fail, type FloorCaller } from './floor-escrows.js';
+import type { FloorModule, FloorRoute } from './floor-routes.js';
+
+/** The money-path floors of issue 29, each a module of routes (floor-routes.ts). */
+const FLOOR_MODULES: FloorModule[] = [];
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '0');
@@ -188,6 +192,25 @@ async function escrowRoute(ctx: Koa.Context, handle: (caller: FloorCaller) => Pr
   if (caller) await handle(caller.user);
 }
 
+const routes: FloorRoute[] = FLOOR_MODULES.flatMap((m) => m({ pool, redis, publicBaseUrl }));
+
+/** A route of a floor module, authenticated when it asks to be. */
+async function moduleRoute(ctx: Koa.Context): Promise<boolean> {
+  for (const route of routes) {
+    if (route.method !== ctx.method) continue;
+    const m = route.path.exec(ctx.path);
+    if (!m) continue;
+    if (!route.auth) {
+      await route.handle(ctx, null, m.slice(1));
+      return true;
+    }
+    const caller = await authenticate(ctx);
+    if (caller) await route.handle(ctx, caller.user, m.slice(1));
+    return true;
+  }
+  return false;
+}
+
 const app = new Koa();
 app.use(async (ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === '/v1/auth/me') return await me(ctx);
@@ -197,6 +220,7 @@ app.use(async (ctx, next) => {
   }
   const escrowId = ctx.method === 'GET' ? ESCROW_PATH.exec(ctx.path)?.[1] : undefined;
   if (escrowId) return await escrowRoute(ctx, (caller) => escrows.get(ctx, caller, escrowId));
+  if (await moduleRoute(ctx)) return;
   if (ctx.method === 'GET' && ctx.path === '/readyz') {
     ctx.body = { success: true, data: { status: 'ready' } };
     return;
