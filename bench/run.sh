@@ -25,8 +25,9 @@ trap stop_stack EXIT
 # <name>_test*); Redis uses db 1 (npm test counts down from 15) and queue prefixes of its own (escrow-bench*), so nothing
 # is shared with a development or test instance. Nothing in Redis is flushed: the benches
 # delete only their own prefixes' keys, and the chaos run starts a redis-server of its own.
-use_side_stores "{name}_bench" 1
-export QUEUE_PREFIX=escrow-bench
+# BENCH_REDIS_DB and BENCH_QUEUE_PREFIX move a run off those (two benches at once on one machine).
+use_side_stores "{name}_bench" "${BENCH_REDIS_DB:-1}"
+export QUEUE_PREFIX="${BENCH_QUEUE_PREFIX:-escrow-bench}"
 
 node_modules/.bin/tsx scripts/ensure-db.ts "$DATABASE_URL"
 node_modules/.bin/tsx scripts/migrate.ts
