@@ -10,7 +10,7 @@ import type { AppContext, AppKoa, AppRouter, AppState, Middleware } from './cont
 import { requestContext } from './middleware/request-context.js';
 import { queueDashboard } from './routes/admin-queues.js';
 import { docsRouter } from './routes/docs.js';
-import { systemRouter } from './routes/system.js';
+import { healthCheck, systemRouter } from './routes/system.js';
 import { authRouter } from './routes/auth.js';
 import { publicRouter } from './routes/public.js';
 import { adminRouter } from './routes/admin.js';
@@ -98,6 +98,7 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   app.silent = true; // errors are logged by the request frame with the request id
 
   const use = (mw: Middleware) => app.use(mw as Koa.Middleware<AppState, AppContext>);
+  use(healthCheck());
   use(requestContext());
   const sandbox = deps.sandboxMode ?? config.sandboxMode;
   for (const router of [...routers, ...(deps.extraRouters ?? [])]) {

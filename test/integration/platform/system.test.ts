@@ -36,12 +36,12 @@ describe('platform: readiness and metrics', () => {
   it('GET /metrics returns Prometheus text with http_requests_total and queue_jobs', async () => {
     config.metricsToken = '';
     const app = api();
-    await app.get('/healthz').expect(200);
+    await app.get('/readyz').expect(200);
     await app.get('/no/such/route').expect(404);
     const res = await app.get('/metrics').expect(200);
     expect(res.headers['content-type']).to.match(/^text\/plain/);
     expect(res.text).to.include('# TYPE http_requests_total counter');
-    expect(res.text).to.match(/^http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+$/m);
+    expect(res.text).to.match(/^http_requests_total\{method="GET",route="\/readyz",status="200"\} \d+$/m);
     // Unmatched paths share one label (no cardinality blow-up from random URLs).
     expect(res.text).to.match(/^http_requests_total\{method="GET",route="unmatched",status="404"\} \d+$/m);
     expect(res.text).to.not.include('/no/such/route');
