@@ -61,6 +61,8 @@ export interface Config {
   argon2Passes: number;
   authRateLimitPerMinute: number;
   publicRateLimitPerMinute: number;
+  /** Enterprise fund, evidence, dispute, release and approval decisions: each, per user per minute (spec section 8: 30). */
+  enterpriseMoneyLimitPerMinute: number;
   /** Failed credentials (unknown keys or session cookies) one address may send per 15 minutes. */
   authFailureLimit: number;
   /** Payment gateways (decisions D4, D5): secrets and base URLs; an adapter without its secret is not loaded. */
@@ -135,6 +137,7 @@ const schema = Joi.object({
   ARGON2_PASSES: Joi.number().integer().min(2).default(2),
   AUTH_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(300),
   PUBLIC_RATE_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(100),
+  ENTERPRISE_MONEY_LIMIT_PER_MINUTE: Joi.number().integer().min(1).default(30),
   AUTH_FAILURE_LIMIT: Joi.number().integer().min(1).default(20),
   SANDBOX_GATEWAY_SECRET: Joi.string().allow('').default(''),
   GATEWAY_HTTP_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(8000),
@@ -201,6 +204,7 @@ interface RawEnv {
   ARGON2_PASSES: number;
   AUTH_RATE_LIMIT_PER_MINUTE: number;
   PUBLIC_RATE_LIMIT_PER_MINUTE: number;
+  ENTERPRISE_MONEY_LIMIT_PER_MINUTE: number;
   AUTH_FAILURE_LIMIT: number;
   SANDBOX_GATEWAY_SECRET: string;
   GATEWAY_HTTP_TIMEOUT_MS: number;
@@ -305,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     argon2Passes: v.ARGON2_PASSES,
     authRateLimitPerMinute: v.AUTH_RATE_LIMIT_PER_MINUTE,
     publicRateLimitPerMinute: v.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    enterpriseMoneyLimitPerMinute: v.ENTERPRISE_MONEY_LIMIT_PER_MINUTE,
     authFailureLimit: v.AUTH_FAILURE_LIMIT,
     gateways: {
       // Sandbox only (never in production): a fixed development secret unless one is set.

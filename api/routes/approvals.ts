@@ -4,6 +4,7 @@
  * (finance; 30 per minute per user; Idempotency-Key: a keyed decision passes `txOf(ctx)`
  * so its change and the stored answer commit together).
  */
+import { config } from '../../shared/config.js';
 import * as S from '../../shared/approvals/schemas.js';
 import * as approvals from '../../shared/approvals/service.js';
 import * as out from '../../shared/approvals/serialize.js';
@@ -16,8 +17,8 @@ import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const approvalsRouter = createRouter();
 
-/** Section 8: decide 30 per minute. */
-export const LIMITS: { decide: RateLimitRule } = { decide: { name: 'ent-decide', points: 30, durationSeconds: 60, by: 'user' } };
+/** Section 8: decide 30 per minute (ENTERPRISE_MONEY_LIMIT_PER_MINUTE). */
+export const LIMITS: { decide: RateLimitRule } = { decide: { name: 'ent-decide', points: config.enterpriseMoneyLimitPerMinute, durationSeconds: 60, by: 'user' } };
 
 const P = '/v1/enterprise/approvals';
 const midOf = (ctx: Ctx): string => paramsOf<{ milestoneId: string }>(ctx).milestoneId;

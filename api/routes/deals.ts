@@ -6,6 +6,7 @@
  * approved milestone to payout instructions (shared/payouts/release.ts). The staff moves of
  * D10 (live funding confirmation, the fee-allocation override, dispute rulings) are at the end.
  */
+import { config } from '../../shared/config.js';
 import * as S from '../../shared/deals/schemas.js';
 import * as deals from '../../shared/deals/service.js';
 import * as staff from '../../shared/deals/staff.js';
@@ -24,8 +25,8 @@ import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const dealsRouter = createRouter();
 
-/** Section 8: fund, submit evidence, dispute and release 30 per minute each. */
-const perMinute = (name: string): RateLimitRule => ({ name, points: 30, durationSeconds: 60, by: 'user' });
+/** Section 8: fund, submit evidence, dispute and release 30 per minute each (ENTERPRISE_MONEY_LIMIT_PER_MINUTE). */
+const perMinute = (name: string): RateLimitRule => ({ name, points: config.enterpriseMoneyLimitPerMinute, durationSeconds: 60, by: 'user' });
 export const LIMITS = { fund: perMinute('ent-fund'), evidence: perMinute('ent-evidence'), dispute: perMinute('ent-dispute'), release: perMinute('ent-release') };
 
 const P = '/v1/enterprise/deals';
