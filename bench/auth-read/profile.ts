@@ -13,9 +13,13 @@
  * BENCH_PROFILE_README=0 leaves the file alone); the
  * `.cpuprofile` stays in the printed directory for DevTools (Performance → Load profile).
  *
- * Tunables: BENCH_PROFILE_DURATION (10), BENCH_PROFILE_WARMUP (2), BENCH_PROFILE_TOP
- * (20), BENCH_PROFILE_DIR (a new temporary directory), BENCH_CONNECTIONS (50),
- * BENCH_USERS (600), BENCH_AUTH_LIMIT (1000000), BENCH_LOG_LEVEL (info), BENCH_PIN.
+ * BENCH_PROFILE_ROUTE picks another route (issue 29): `get`, `list`, `create` or `preview`
+ * load the escrow route of that bench/escrows scenario with its seed and requests (a
+ * different party per request, creations keyed); their summaries are printed, never written.
+ *
+ * Tunables: BENCH_PROFILE_ROUTE (me), BENCH_PROFILE_DURATION (10), BENCH_PROFILE_WARMUP (2),
+ * BENCH_PROFILE_TOP (20), BENCH_PROFILE_DIR (a new temporary directory), BENCH_CONNECTIONS
+ * (50), BENCH_USERS (600), BENCH_AUTH_LIMIT (1000000), BENCH_LOG_LEVEL (info), BENCH_PIN.
  */
 import { mkdir, mkdtemp, readdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -27,7 +31,18 @@ import { fmtInt, fmtNum } from '../lib/format.js';
 import { describeExit, freePort, HOST, isPinned, pinLoadGenerator, startChild, runMain, stopChild, waitFor, type Child } from '../lib/procs.js';
 import { measuredLine, publish, warnIfDirty } from '../lib/report.js';
 import { ME } from './load.js';
+import { requestsFor, type Scenario } from '../escrows/load.js';
+import { seedEscrows } from '../escrows/seed.js';
+import type { AutocannonRequestSpec } from '../lib/autocannon.js';
 import { seedCallers } from './seed.js';
+
+const ESCROW_ROUTES = ['get', 'list', 'create', 'preview'] as const satisfies readonly Scenario[];
+const ROUTE = process.env.BENCH_PROFILE_ROUTE ?? 'me';
+if (ROUTE !== 'me' && !(ESCROW_ROUTES as readonly string[]).includes(ROUTE)) {
+  console.error(`profile: BENCH_PROFILE_ROUTE must be me or one of ${ESCROW_ROUTES.join(', ')}`);
+  process.exit(2);
+}
+const escrowRoute = ROUTE === 'me' ? undefined : (ROUTE as (typeof ESCROW_ROUTES)[number]);
 
 const DURATION = intFromEnv('BENCH_PROFILE_DURATION', 10, 1, 120);
 const WARMUP = intFromEnv('BENCH_PROFILE_WARMUP', 2, 0, 30);
@@ -38,10 +53,34 @@ const AUTH_LIMIT = intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000);
 
 async function main(): Promise<void> {
   requireStores('npm run bench:profile');
-  if (process.env.BENCH_PROFILE_README !== '0') warnIfDirty('profile');
+  const writeReadme = process.env.BENCH_PROFILE_README !== '0' && !escrowRoute;
+  if (writeReadme) warnIfDirty('profile');
   pinLoadGenerator();
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(AUTH_LIMIT) };
-  const seed = await seedCallers(env, USERS);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST,
+    NODE_ENV: 'development',
+    AUTH_RATE_LIMIT_PER_MINUTE: String(AUTH_LIMIT),
+    PUBLIC_RATE_LIMIT_PER_MINUTE: String(1_000_000_000),
+  };
+  let requests: () => AutocannonRequestSpec[];
+  let probePath: string;
+  let probeKey: string;
+  let what: string;
+  if (escrowRoute) {
+    const escrowSeed = await seedEscrows(env, 300, 10, 300);
+    requests = requestsFor(escrowRoute, escrowSeed);
+    probePath = '/api/escrows?limit=1';
+    probeKey = escrowSeed.readers[0]!.key;
+    const first = requests()[0]!;
+    what = `${first.method ?? 'GET'} ${first.path ?? '/'} (bench/escrows scenario \`${escrowRoute}\`)`;
+  } else {
+    const seed = await seedCallers(env, USERS);
+    requests = () => cyclingHeader(ME, 'Authorization', seed.keys.map((k) => `Bearer ${k}`));
+    probePath = ME;
+    probeKey = seed.keys[0]!;
+    what = `GET ${ME} with ${USERS} users' personal keys in turn`;
+  }
 
   const dir = process.env.BENCH_PROFILE_DIR
     ? path.resolve(process.env.BENCH_PROFILE_DIR)
@@ -59,19 +98,18 @@ async function main(): Promise<void> {
     LOG_LEVEL,
   });
   await waitFor(`${base}/readyz`, api, 30_000);
-  const probe = await fetch(`${base}${ME}`, { headers: { Authorization: `Bearer ${seed.keys[0]!}` } });
+  const probe = await fetch(`${base}${probePath}`, { headers: { Authorization: `Bearer ${probeKey}` } });
   const text = await probe.text();
-  if (probe.status !== 200) throw new Error(`API: GET ${ME} with a seeded key answered ${probe.status} ${text.slice(0, 300)}`);
-
-  const requests = () => cyclingHeader(ME, 'Authorization', seed.keys.map((k) => `Bearer ${k}`));
+  if (probe.status !== 200) throw new Error(`API: GET ${probePath} with a seeded key answered ${probe.status} ${text.slice(0, 300)}`);
+  const url = `${base}${requests()[0]!.path ?? '/'}`;
   if (WARMUP > 0) {
     console.log(`profile: warming up (${WARMUP} s)`);
-    await runAutocannon({ url: `${base}${ME}`, connections: CONNECTIONS, pipelining: 1, duration: WARMUP, requests: requests() });
+    await runAutocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: WARMUP, requests: requests() });
   }
-  console.log(`profile: loading GET ${ME} for ${DURATION} s (${CONNECTIONS} connections, ${USERS} users' keys in turn)`);
+  console.log(`profile: loading ${what} for ${DURATION} s (${CONNECTIONS} connections)`);
   const at = new Date();
   const loadFrom = Date.now() - spawnedAt;
-  const r = await runAutocannon({ url: `${base}${ME}`, connections: CONNECTIONS, pipelining: 1, duration: DURATION, requests: requests() });
+  const r = await runAutocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: DURATION, requests: requests() });
   const loadTo = Date.now() - spawnedAt;
   if (api.exit) throw new Error(describeExit(api));
   const bad = r.errors + r.timeouts + r.non2xx;
@@ -91,7 +129,7 @@ async function main(): Promise<void> {
   const table = formatSummary(summary, TOP);
   const section = [
     `${measuredLine(at, 'Profiled').replace(/\.$/, '')}: \`node --cpu-prof dist/api/server.js\` ` +
-      `(the compiled build, \`LOG_LEVEL=${LOG_LEVEL}\`), \`GET ${ME}\` with ${USERS} users' personal keys in turn, ` +
+      `(the compiled build, \`LOG_LEVEL=${LOG_LEVEL}\`), ${what.replace(/^(\S+ \S+)/, '`$1`')}, ` +
       `${CONNECTIONS} connections for ${DURATION} s${isPinned() ? ' (API pinned to core 1, load generator to core 0)' : ''}; ` +
       `${fmtInt(r.requests.average)} requests/s under the profiler. Self time over the load window ` +
       `(the first second and the last half second cut), top ${TOP}; lines are of the compiled \`dist/\` JavaScript.`,
@@ -100,7 +138,7 @@ async function main(): Promise<void> {
   ].join('\n');
   console.log(`\n${section}\n`);
   console.log(`profile: ${file}`);
-  if (process.env.BENCH_PROFILE_README !== '0') await publish({ page: 'auth-read', marker: 'profile', markdown: section, headlines: [], at, tag: 'profile' });
+  if (writeReadme) await publish({ page: 'auth-read', marker: 'profile', markdown: section, headlines: [], at, tag: 'profile' });
 }
 
 await runMain('profile', main);

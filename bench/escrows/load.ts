@@ -69,8 +69,8 @@ function keyed(specs: AutocannonRequestSpec[]): AutocannonRequestSpec[] {
   }));
 }
 
-/** The autocannon `requests` of a route (its floor sends the same ones), made anew for every run. */
-function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpec[] {
+/** The autocannon `requests` of a route (its floor sends the same ones), made anew for every run (also bench/auth-read/profile.ts). */
+export function requestsFor(route: Route, seed: EscrowSeed): () => AutocannonRequestSpec[] {
   const { readers, writers, escrows, perReader } = seed;
   const keys = readers.map((r) => `Bearer ${r.key}`);
   const creations = (oneSeller: boolean): CycledRequest[] =>
