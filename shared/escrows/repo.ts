@@ -151,8 +151,19 @@ export interface EscrowEvent {
   at: Date;
 }
 
-export async function recordEvent(trx: Db, e: EscrowEvent): Promise<void> {
-  await recordEvents(trx, [e]);
+/**
+ * The escrow's event and, when given, the change's outbox jobs (its notices as
+ * `noticeJobs` makes them, its timers) in one statement: the event INSERT as a
+ * data-modifying CTE of the outbox INSERT (outbox rows in the order given).
+ */
+export async function recordEvent(trx: Db, e: EscrowEvent, jobs: readonly OutboxItem[] = []): Promise<void> {
+  const outbox = outboxInsertSql(trx, jobs);
+  if (!outbox) return await recordEvents(trx, [e]);
+  await trx.raw(
+    `WITH ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at) VALUES (?, ?, ?, ?, ?::jsonb, ?))
+     ${outbox.sql}`,
+    [e.escrowId, e.event, e.actorId, e.actorRole, JSON.stringify(e.data ?? {}), e.at, ...outbox.bindings] as Knex.RawBinding[],
+  );
 }
 
 export async function recordEvents(trx: Db, list: readonly EscrowEvent[]): Promise<void> {

@@ -13,8 +13,8 @@ import type { Actor, StaffActor } from '../actors.js';
 import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
-import { notify, notifyAll } from '../notifications/service.js';
-import { enqueue, outboxItem } from '../outbox.js';
+import { noticeJobs } from '../notifications/service.js';
+import { outboxItem } from '../outbox.js';
 import { recordStaffAction } from '../staff/audit.js';
 import { courierBySlug } from '../tracking/couriers.js';
 import * as users from '../users/repo.js';
@@ -88,18 +88,18 @@ export async function send(trxOrDb: Db | undefined, actor: Actor, id: string, in
       tracking_number: hasNumber ? input.tracking_number!.trim() : null,
       updated_at: now,
     });
-    await repo.recordEvent(trx, {
-      escrowId: id,
-      event: 'escrow.sent',
-      actorId: actor.userId,
-      actorRole: 'seller',
-      data: { courier: sent.courier, tracking_number: sent.tracking_number, auto_release_at: autoReleaseAt.toISOString() },
-      at: now,
-    });
-    await notifyAll(
+    await repo.recordEvent(
       trx,
-      [{ userId: sent.buyer_id, type: 'escrow_sent', refs: { escrow_id: id } }],
+      {
+        escrowId: id,
+        event: 'escrow.sent',
+        actorId: actor.userId,
+        actorRole: 'seller',
+        data: { courier: sent.courier, tracking_number: sent.tracking_number, auto_release_at: autoReleaseAt.toISOString() },
+        at: now,
+      },
       [
+        ...noticeJobs(trx, [{ userId: sent.buyer_id, type: 'escrow_sent', refs: { escrow_id: id } }]),
         outboxItem('escrows.auto-release', { escrow_id: id }, { runAt: autoReleaseAt }),
         // The first courier snapshot is fetched now, so the parties' first look finds it cached.
         ...(sent.courier && sent.tracking_number ? [outboxItem('tracking.refresh', { escrow_id: id })] : []),
@@ -116,8 +116,11 @@ export async function confirmReceived(trxOrDb: Db | undefined, actor: Actor, id:
     requireRole(e, actor, 'buyer');
     const now = clock.now();
     const received = await transition(trx, e, 'confirmReceived', { received_at: now, updated_at: now });
-    await repo.recordEvent(trx, { escrowId: id, event: 'escrow.received', actorId: actor.userId, actorRole: 'buyer', at: now });
-    await notify(trx, received.seller_id, 'escrow_received', { escrow_id: id });
+    await repo.recordEvent(
+      trx,
+      { escrowId: id, event: 'escrow.received', actorId: actor.userId, actorRole: 'buyer', at: now },
+      noticeJobs(trx, [{ userId: received.seller_id, type: 'escrow_received', refs: { escrow_id: id } }]),
+    );
     return received;
   });
 }
@@ -181,10 +184,10 @@ async function cancelEscrow(trx: Db, e: EscrowRow, reason: string, by: By, note:
   await repo.lockRow(trx, e.id);
   if (e.status === 'pending_payment' && (await repo.livePayment(trx, e.id, now))) throw escrowErrors.paymentInProgress();
   const cancelled = await transition(trx, e, 'cancel', { cancelled_at: now, cancel_reason: reason, updated_at: now });
-  await repo.recordEvent(trx, { escrowId: e.id, event: 'escrow.cancelled', actorId: by.actorId, actorRole: by.actorRole, data: { reason, note }, at: now });
-  for (const userId of [cancelled.buyer_id, cancelled.seller_id]) {
-    if (userId !== by.actorId) await notify(trx, userId, 'escrow_cancelled', { escrow_id: e.id });
-  }
+  const notices = [cancelled.buyer_id, cancelled.seller_id]
+    .filter((userId) => userId !== by.actorId)
+    .map((userId) => ({ userId, type: 'escrow_cancelled' as const, refs: { escrow_id: e.id } }));
+  await repo.recordEvent(trx, { escrowId: e.id, event: 'escrow.cancelled', actorId: by.actorId, actorRole: by.actorRole, data: { reason, note }, at: now }, noticeJobs(trx, notices));
   return cancelled;
 }
 
@@ -205,15 +208,18 @@ export async function extend(trxOrDb: Db | undefined, actor: Actor, id: string):
     // Not a status change: the compare-and-set only makes sure it is still waiting for release.
     const moved = await repo.move(trx, id, TRANSITIONS.autoRelease.from, { auto_release_at: next, extension_count: e.extension_count + 1, updated_at: now });
     if (!moved) throw escrowErrors.movedWhileExtending();
-    await repo.recordEvent(trx, {
-      escrowId: id,
-      event: 'escrow.extended',
-      actorId: actor.userId,
-      actorRole: 'buyer',
-      data: { auto_release_at: next.toISOString(), extension_count: moved.extension_count },
-      at: now,
-    });
-    await enqueue(trx, 'escrows.auto-release', { escrow_id: id }, { runAt: next });
+    await repo.recordEvent(
+      trx,
+      {
+        escrowId: id,
+        event: 'escrow.extended',
+        actorId: actor.userId,
+        actorRole: 'buyer',
+        data: { auto_release_at: next.toISOString(), extension_count: moved.extension_count },
+        at: now,
+      },
+      [outboxItem('escrows.auto-release', { escrow_id: id }, { runAt: next })],
+    );
     return moved;
   });
 }

@@ -6,7 +6,7 @@
 import { clock } from '../clock.js';
 import type { Db } from '../db.js';
 import { post, type PostingLine } from '../ledger/index.js';
-import { notifyAll } from '../notifications/service.js';
+import { noticeJobs } from '../notifications/service.js';
 import { escrowFee, loadEscrowFeeRule } from './fees.js';
 import * as repo from './repo.js';
 import type { EscrowRow } from './repo.js';
@@ -32,18 +32,21 @@ export async function settleRelease(
   if (sellerAmount > 0) lines.push({ account: { userId: released.seller_id }, amount: sellerAmount });
   if (fee > 0) lines.push({ account: { system: 'platformFees' }, amount: fee });
   await post(trx, { kind: 'escrow_release', refType: 'escrow', refId: released.id, postingKey: `escrow-release:${released.id}`, lines });
-  await repo.recordEvent(trx, {
-    escrowId: released.id,
-    event: 'escrow.released',
-    actorId: by.actorId,
-    actorRole: by.actorRole,
-    data: { escrow_amount: released.amount, platform_fee: fee, seller_amount: sellerAmount, by: name },
-    at: now,
-  });
-  await notifyAll(trx, [
-    { userId: released.buyer_id, type: 'escrow_completed_buyer', refs: { escrow_id: released.id } },
-    { userId: released.seller_id, type: 'escrow_completed_seller', refs: { escrow_id: released.id } },
-  ]);
+  await repo.recordEvent(
+    trx,
+    {
+      escrowId: released.id,
+      event: 'escrow.released',
+      actorId: by.actorId,
+      actorRole: by.actorRole,
+      data: { escrow_amount: released.amount, platform_fee: fee, seller_amount: sellerAmount, by: name },
+      at: now,
+    },
+    noticeJobs(trx, [
+      { userId: released.buyer_id, type: 'escrow_completed_buyer', refs: { escrow_id: released.id } },
+      { userId: released.seller_id, type: 'escrow_completed_seller', refs: { escrow_id: released.id } },
+    ]),
+  );
   return released;
 }
 
@@ -61,11 +64,14 @@ export async function settleRefund(trx: Db, e: EscrowRow, by: By): Promise<Escro
       { account: { userId: refunded.buyer_id }, amount: refunded.amount },
     ],
   });
-  await repo.recordEvent(trx, { escrowId: refunded.id, event: 'escrow.refunded', actorId: by.actorId, actorRole: by.actorRole, data: { amount: refunded.amount }, at: now });
-  await notifyAll(trx, [
-    { userId: refunded.buyer_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
-    { userId: refunded.seller_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
-  ]);
+  await repo.recordEvent(
+    trx,
+    { escrowId: refunded.id, event: 'escrow.refunded', actorId: by.actorId, actorRole: by.actorRole, data: { amount: refunded.amount }, at: now },
+    noticeJobs(trx, [
+      { userId: refunded.buyer_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
+      { userId: refunded.seller_id, type: 'escrow_refunded', refs: { escrow_id: refunded.id } },
+    ]),
+  );
   return refunded;
 }
 

@@ -8,7 +8,7 @@ import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { db, type Db } from '../db.js';
 import { AppError } from '../errors.js';
-import { notifyAll } from '../notifications/service.js';
+import { noticeJobs } from '../notifications/service.js';
 import { enqueue } from '../outbox.js';
 import * as repo from './repo.js';
 import { settleRelease } from './settle.js';
@@ -59,11 +59,14 @@ export async function runExpiry(escrowId: string, options: { requeue?: boolean }
       if (lostRace(err)) return { expired: false };
       throw err;
     }
-    await repo.recordEvent(trx, { escrowId, event: 'escrow.cancelled', actorId: null, actorRole: 'system', data: { reason: 'expired' }, at: now });
-    await notifyAll(trx, [
-      { userId: moved.buyer_id, type: 'escrow_expired', refs: { escrow_id: escrowId } },
-      { userId: moved.seller_id, type: 'escrow_expired', refs: { escrow_id: escrowId } },
-    ]);
+    await repo.recordEvent(
+      trx,
+      { escrowId, event: 'escrow.cancelled', actorId: null, actorRole: 'system', data: { reason: 'expired' }, at: now },
+      noticeJobs(trx, [
+        { userId: moved.buyer_id, type: 'escrow_expired', refs: { escrow_id: escrowId } },
+        { userId: moved.seller_id, type: 'escrow_expired', refs: { escrow_id: escrowId } },
+      ]),
+    );
     return { expired: true };
   });
 }
