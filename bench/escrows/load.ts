@@ -6,8 +6,9 @@
  * server (bench/auth-read/floor-server.ts) instead of the API.
  */
 import { randomUUID } from 'node:crypto';
-import { checkedLoad, cyclingHeader, cyclingRequests, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
+import { checkedLoad, cyclingHeader, cyclingRequests, MAX_BAD_SHARE, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
 import { intFromEnv, scenariosFromEnv } from '../lib/env.js';
+import { pacedRounds, type FlowRequest, type FlowResult } from '../lib/flows.js';
 import type { Child } from '../lib/procs.js';
 import type { EscrowSeed, SeedUser } from './seed.js';
 
@@ -41,6 +42,10 @@ export const settings = {
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
   publicLimit: intFromEnv('BENCH_PUBLIC_LIMIT', 1_000_000_000, 1, 2_000_000_000),
   scenarios: scenariosFromEnv('BENCH_ESCROW_SCENARIOS', ALL_SCENARIOS),
+  /** Issue 29's latency goal for write routes: keyed creations at an even rate, API and floor (0 rounds: skipped). */
+  pacedRate: intFromEnv('BENCH_PACED_RATE', 500, 1, 100_000),
+  pacedDuration: intFromEnv('BENCH_PACED_DURATION', 10, 1, 120),
+  pacedRounds: intFromEnv('BENCH_PACED_ROUNDS', 3, 0, 15),
 };
 
 export const bearer = (u: SeedUser): Record<string, string> => ({ Authorization: `Bearer ${u.key}` });
@@ -126,4 +131,40 @@ export async function runRounds(targets: { api: Target; floor: Target }, seed: E
   const routes: Route[] = ['me', ...settings.scenarios];
   const makers = new Map(routes.map((r) => [r, requestsFor(r, seed)]));
   return roundsOf(routes, makers, (route, requests, seconds) => load(isFloor(route) ? targets.floor : targets.api, route, requests, seconds), settings);
+}
+
+/**
+ * Keyed creations at BENCH_PACED_RATE per second, evenly paced (bench/lib/flows.ts
+ * `pacedRounds`), on the API and on its floor in turn: the results by target name
+ * (`api`, `floor`) in round order. Each creation is a new escrow with a fresh key.
+ */
+export async function runPacedCreate(targets: { api: Target; floor: Target }, seed: EscrowSeed): Promise<Map<string, FlowResult[]>> {
+  const count = settings.pacedRate * settings.pacedDuration;
+  const writers = seed.writers;
+  return await pacedRounds<FlowRequest>({
+    targets: [
+      { name: 'api', base: targets.api.base },
+      { name: 'floor', base: targets.floor.base },
+    ],
+    items: () =>
+      Array.from({ length: count }, (_, i) => ({
+        step: 'create',
+        method: 'POST' as const,
+        path: '/api/escrows',
+        headers: { ...bearer(writers[i % writers.length]!), 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+        body: createBody(writers, i % writers.length),
+        expect: [201],
+      })),
+    flow: async (send, req) => {
+      await send(req);
+    },
+    rate: settings.pacedRate,
+    duration: settings.pacedDuration,
+    rounds: settings.pacedRounds,
+    concurrency: settings.connections,
+    maxFailedShare: MAX_BAD_SHARE,
+    after: () => {
+      for (const t of [targets.api, targets.floor]) if (t.child.exit) throw new Error(`${t.child.name} exited during the paced rounds`);
+    },
+  });
 }

@@ -21,7 +21,7 @@ import { requireStores, LOG_LEVEL } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
-import { ALL_SCENARIOS, ME, runRounds, settings } from './load.js';
+import { ALL_SCENARIOS, ME, runPacedCreate, runRounds, settings } from './load.js';
 import { report } from './report.js';
 import { seedEscrows } from './seed.js';
 import { checkFloor, checkRoutes, countRows } from './verify.js';
@@ -59,11 +59,12 @@ async function main(): Promise<void> {
   const loadStart = loadavg();
   const at = new Date();
   const results = await runRounds({ api: { base, child }, floor }, seed);
+  const paced = settings.scenarios.includes('create') && settings.pacedRounds > 0 ? await runPacedCreate({ api: { base, child }, floor }, seed) : undefined;
   const seconds = (Date.now() - at.getTime()) / 1000;
   const loadEnd = loadavg();
   const rowsAfter = await countRows();
 
-  const { markdown, headlines } = report(results, { seed, listTotals, loadStart, loadEnd, rowsBefore, rowsAfter, at, seconds });
+  const { markdown, headlines } = report(results, { seed, listTotals, loadStart, loadEnd, rowsBefore, rowsAfter, at, seconds, paced });
   console.log(`\n${markdown}\n`);
   if (settings.scenarios.length === ALL_SCENARIOS.length) {
     await publish({ page: 'escrows', marker: 'results', markdown, headlines, at, tag: 'bench' });

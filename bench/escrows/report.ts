@@ -4,6 +4,7 @@
  * and what the run added to the database.
  */
 import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
+import type { FlowResult } from '../lib/flows.js';
 import { LOG_LEVEL } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
@@ -38,6 +39,52 @@ export interface RunInfo {
   rowsAfter: RowCounts;
   at: Date;
   seconds: number;
+  /** The paced creations by target (`api`, `floor`), when they ran. */
+  paced?: Map<string, FlowResult[]>;
+}
+
+/** Issue 29's latency goal for write routes: p99 at the paced rate under 30 ms, or at most 1.5x the floor's in the same run. */
+const PACED_P99_MS = 30;
+const PACED_VS_FLOOR = 1.5;
+
+/** The paced creations' table, notes and headline. */
+function pacedSection(paced: Map<string, FlowResult[]>): { lines: string[]; headline: Headline } {
+  const api = paced.get('api')!;
+  const floor = paced.get('floor')!;
+  const p99 = (r: FlowResult) => r.steps.create?.latency.p99 ?? Number.NaN;
+  const midApi = medianBy(api, p99);
+  const midFloor = medianBy(floor, p99);
+  const ratio = p99(midApi) / p99(midFloor);
+  const met = p99(midApi) < PACED_P99_MS || ratio <= PACED_VS_FLOOR;
+  const row = (name: string, rs: FlowResult[], mid: FlowResult) => {
+    const l = mid.steps.create!.latency;
+    return [name, fmtInt(mid.rate), fmtNum(l.p50), fmtNum(l.p90), fmtNum(l.p99), fmtNum(l.max), rs.map((r) => fmtNum(p99(r))).join(' / ')];
+  };
+  const lines = [
+    '',
+    `#### \`POST /api/escrows\` (keyed) at an even ${fmtInt(settings.pacedRate)} requests/s`,
+    '',
+    ...mdTable(
+      ['Server', 'Answered/s', 'p50 (ms)', 'p90 (ms)', 'p99 (ms)', 'max (ms)', 'p99 per round (ms)'],
+      'lrrrrrl',
+      [row('API', api, midApi), row('its floor (Koa + pg + ioredis)', floor, midFloor)],
+    ),
+    '',
+    `- **API p99 ${fmtNum(p99(midApi))} ms, ${fmtNum(ratio)}× the floor's** (the median rounds by p99) — goal p99 < ${PACED_P99_MS} ms or ≤ ${PACED_VS_FLOOR}× the floor's: ${met ? 'met' : '**not met**'}. ` +
+      `${plural(settings.pacedRounds, 'round')} × ${settings.pacedDuration} s per server (alternating), a creation every ${fmtNum(1000 / settings.pacedRate)} ms ` +
+      `whatever the answers (open loop, bench/lib/flows.ts \`pacedRounds\`), at most ${settings.connections} in flight, each with a fresh key; ` +
+      `latency from each request's scheduled time.`,
+  ];
+  return {
+    lines,
+    headline: {
+      id: 'escrows/create-paced-p99',
+      figure: `\`POST /api/escrows\` (direct, keyed) at an even ${fmtInt(settings.pacedRate)} requests/s: API p99, and ÷ its floor's p99`,
+      goal: `< ${PACED_P99_MS} ms or ≤ ${PACED_VS_FLOOR}×`,
+      measured: `${fmtNum(p99(midApi))} ms, ${fmtNum(ratio)}×`,
+      met,
+    },
+  };
 }
 
 export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): { markdown: string; headlines: Headline[] } {
@@ -121,5 +168,10 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `are still checked on every request, they never answer 429. ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation).')}`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API and the floor server to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
   ];
+  if (info.paced) {
+    const section = pacedSection(info.paced);
+    markdown.push(...section.lines);
+    headlines.push(section.headline);
+  }
   return { markdown: markdown.join('\n'), headlines };
 }

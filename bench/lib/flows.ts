@@ -251,3 +251,49 @@ export async function pacedFlows<Item>(opts: FlowOptions<Item> & { rate: number 
   agent.destroy();
   return rec.result(seconds, opts.items.length - count);
 }
+
+/** A server under load in `pacedRounds`: the API or a floor. */
+export interface PacedTarget {
+  name: string;
+  base: string;
+}
+
+export interface PacedRoundOptions<Item> {
+  targets: readonly PacedTarget[];
+  /** The items of one run (each flow consumes one), made anew per target and round. */
+  items: (target: PacedTarget, round: number) => Item[];
+  flow: Flow<Item>;
+  rate: number;
+  duration: number;
+  rounds: number;
+  concurrency: number;
+  /** A run with a larger share of failed flows stops the bench (bench/lib/autocannon.ts MAX_BAD_SHARE). */
+  maxFailedShare: number;
+  /** Called after each run (e.g. to check the servers are alive). */
+  after?: (target: PacedTarget, result: FlowResult) => void;
+}
+
+/**
+ * The targets at the same even rate, one after another, for `rounds` rounds (the order
+ * reversed every other round, as bench/lib/autocannon.ts `runRounds`): each target's
+ * results in round order. Issue 29's latency goal for write routes compares the API's p99
+ * with its floor's in the same run.
+ */
+export async function pacedRounds<Item>(opts: PacedRoundOptions<Item>): Promise<Map<string, FlowResult[]>> {
+  const results = new Map<string, FlowResult[]>(opts.targets.map((t) => [t.name, []]));
+  for (let round = 1; round <= opts.rounds; round++) {
+    for (const target of round % 2 === 1 ? opts.targets : [...opts.targets].reverse()) {
+      const r = await pacedFlows({ base: target.base, items: opts.items(target, round), flow: opts.flow, concurrency: opts.concurrency, duration: opts.duration, rate: opts.rate });
+      opts.after?.(target, r);
+      if (r.failed > opts.maxFailedShare * Math.max(1, r.started)) {
+        throw new Error(`${target.name} at ${opts.rate}/s: ${r.failed} of ${r.started} flows failed (${JSON.stringify(r.failures)}); first: ${r.firstFailure ?? ''}`);
+      }
+      results.get(target.name)!.push(r);
+      const steps = Object.entries(r.steps)
+        .map(([name, s]) => `${name} p99 ${s.latency.p99.toFixed(1)} ms`)
+        .join(', ');
+      console.log(`bench: paced round ${round}/${opts.rounds} ${target.name}: ${Math.round(r.rate)} flows/s of ${opts.rate} scheduled, flow p99 ${r.flowLatency.p99.toFixed(1)} ms (${steps})`);
+    }
+  }
+  return results;
+}
