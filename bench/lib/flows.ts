@@ -84,10 +84,10 @@ export function summarise(ms: number[]): LatencySummary {
   const mean = sorted.length === 0 ? 0 : sorted.reduce((s, v) => s + v, 0) / sorted.length;
   return {
     mean,
-    p50: percentile(sorted, 50),
-    p90: percentile(sorted, 90),
-    p97_5: percentile(sorted, 97.5),
-    p99: percentile(sorted, 99),
+    p50: percentile(sorted, 0.5),
+    p90: percentile(sorted, 0.9),
+    p97_5: percentile(sorted, 0.975),
+    p99: percentile(sorted, 0.99),
     max: sorted.at(-1) ?? 0,
   };
 }
