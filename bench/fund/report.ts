@@ -1,0 +1,120 @@
+/**
+ * The fund-and-release bench's report: the closed-loop flows/s of the API and of its floor
+ * (the median round of each, and the median of the per-round ratios: issue 29's headline),
+ * the paced run's latencies, and what the run checked and added.
+ */
+import type { FlowResult } from '../lib/flows.js';
+import { LOG_LEVEL } from '../lib/env.js';
+import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
+import { isPinned } from '../lib/procs.js';
+import { measuredLine, type Headline } from '../lib/report.js';
+import { machine } from '../lib/sample.js';
+import { settings, type Runs } from './load.js';
+import type { FundSeed } from './seed.js';
+
+export const GOAL = 60;
+const FLOW = '`POST …/milestones/:mid/fund` (sandbox) then `POST …/milestones/:mid/release` (2 splits), keyed, workspace key';
+
+export interface RunInfo {
+  seed: FundSeed;
+  loadStart: string;
+  loadEnd: string;
+  at: Date;
+  seconds: number;
+  checked: { flows: number; released: number };
+}
+
+const stepP99 = (r: FlowResult, step: string) => (r.steps[step] ? fmtNum(r.steps[step].latency.p99) : 'n/a');
+
+export function report(runs: Runs, info: RunInfo): { markdown: string; headlines: Headline[] } {
+  const s = settings;
+  const api = runs.rounds.map((r) => r.api);
+  const floor = runs.rounds.map((r) => r.floor);
+  const ratios = runs.rounds.map((r) => (r.api.rate / r.floor.rate) * 100).sort((a, b) => a - b);
+  const ratio = median(ratios);
+  const met = ratio >= GOAL;
+  const byRate = (r: FlowResult) => r.rate;
+  const midApi = medianBy(api, byRate);
+  const midFloor = medianBy(floor, byRate);
+  const closedRow = (label: string, mid: FlowResult, all: FlowResult[], vs: string, goal: string) => [
+    label,
+    fmtInt(mid.rate),
+    fmtNum(mid.flowLatency.p50),
+    fmtNum(mid.flowLatency.p99),
+    stepP99(mid, 'fund'),
+    stepP99(mid, 'release'),
+    vs,
+    goal,
+    all.map((r) => fmtInt(r.rate)).join(' / '),
+  ];
+  const pacedRow = (label: string, r: FlowResult) => [
+    label,
+    fmtInt(r.started),
+    fmtInt(r.completed),
+    fmtNum(r.flowLatency.p50),
+    `**${fmtNum(r.flowLatency.p99)}**`,
+    stepP99(r, 'fund'),
+    stepP99(r, 'release'),
+    fmtNum(r.flowLatency.max),
+  ];
+  const failed = [...api, ...floor, runs.paced.api, runs.paced.floor].reduce((n, r) => n + r.failed, 0);
+  const markdown = [
+    `${measuredLine(info.at).replace(/\.$/, '')} (${Math.round(info.seconds)} s of load). ` +
+      `Load average (1, 5, 15 min) when the load started: ${info.loadStart}; when it ended: ${info.loadEnd}.`,
+    '',
+    `Closed loop, ${s.concurrency} flows in flight (a flow: ${FLOW}):`,
+    '',
+    ...mdTable(
+      ['Server', 'Flows/s', 'p50 per flow (ms)', 'p99 per flow (ms)', 'p99 fund (ms)', 'p99 release (ms)', 'API ÷ floor', 'Goal (issue 29)', 'Flows/s per round'],
+      'lrrrrrrll',
+      [
+        closedRow('API (`node dist/api/server.js`)', midApi, api, `**${fmtPct(ratio)}**`, `≥ ${GOAL}%: ${met ? 'met' : '**not met**'}`),
+        closedRow('… its floor (Koa + pg + ioredis)', midFloor, floor, '100%', '—'),
+      ],
+    ),
+    '',
+    `Evenly paced at ${fmtInt(s.rate)} flows/s (${fmtInt(2 * s.rate)} requests/s) for ${s.pacedDuration} s, open loop:`,
+    '',
+    ...mdTable(
+      ['Server', 'Flows started', 'Completed', 'p50 per flow (ms)', 'p99 per flow (ms)', 'p99 fund (ms)', 'p99 release (ms)', 'Max (ms)'],
+      'lrrrrrrr',
+      [pacedRow('API', runs.paced.api), pacedRow('… its floor', runs.paced.floor)],
+    ),
+    '',
+    `- A flow is one deal: its first milestone (awaiting funding) funded, then its second (approved beforehand by the seed: ` +
+      `funded, evidence by the owner, approved by the finance member) released into 2 splits to the deal's 2 verified, signed payout ` +
+      `instructions; each request with a fresh \`Idempotency-Key\`, the workspace's read+write key (acting as its owner). ` +
+      `${plural(s.workspaces, 'sandbox workspace')}, deals taken round-robin, never reused.`,
+    `- Each closed-loop row is that server's median round by flows/s (its latencies are that round's); the ratio is the median of ` +
+      `the per-round ratios (API ÷ floor of the same round), sorted: ${ratios.map(fmtPct).join(', ')}. ${plural(s.rounds, 'round')} × ` +
+      `${s.duration} s per server after a ${s.warmup} s warm-up each; the API first in odd rounds, the floor first in even ones. ` +
+      `Latency per flow is from its first request's send to its last answer; in the paced run, from its scheduled start ` +
+      `(bench/lib/flows.ts), so a stall shows in every flow scheduled during it.`,
+    `- Checked: before the load, one flow through each server gave the same answers and the same rows (see Method); after it, ` +
+      `${fmtInt(info.checked.flows)} completed flows each funded once and released once into 2 disbursements adding up to the ` +
+      `milestone's payout_amount (${fmtInt(info.checked.released)} released bench milestones in the database, none twice), and every ` +
+      `ledger invariant held (\`checkLedger\`). ${failed === 0 ? 'No flow failed.' : `${fmtInt(failed)} flows failed (under 1% of each run).`}`,
+    `- The run consumed ${fmtInt(runs.consumed)} deals. No worker runs in the bench: the payouts stay queued and the outbox ` +
+      `(payouts.disburse, mail.send) grows run after run.`,
+    `- The API is the compiled build (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null); the floor server ` +
+      `runs beside it with the same environment (\`node --import tsx\`); both with \`AUTH_RATE_LIMIT_PER_MINUTE=${s.authLimit}\` and ` +
+      `\`ENTERPRISE_MONEY_LIMIT_PER_MINUTE=${s.moneyLimit}\`: the limits are still checked on every request, they never answer 429.`,
+    `- ${machine(isPinned() ? 'load generator pinned to core 0, the API and the floor server to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,
+  ];
+  const headlines: Headline[] = [
+    {
+      id: 'fund/flows-floor',
+      figure: 'Enterprise fund (sandbox) then release into 2 splits, keyed (one flow per deal, 2 requests) ÷ its floor (Koa + pg + ioredis, the same rows by hand), flows/s',
+      goal: `≥ ${GOAL}%`,
+      measured: fmtPct(ratio),
+      met,
+    },
+    {
+      id: 'fund/paced-p99',
+      figure: `Enterprise fund then release at an evenly paced ${fmtInt(s.rate)} flows/s: p99 per flow, API (its floor)`,
+      goal: '—',
+      measured: `${fmtNum(runs.paced.api.flowLatency.p99)} ms (${fmtNum(runs.paced.floor.flowLatency.p99)} ms)`,
+    },
+  ];
+  return { markdown: markdown.join('\n'), headlines };
+}
