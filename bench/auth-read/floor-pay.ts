@@ -1,0 +1,494 @@
+/**
+ * The floor of "pay + sandbox callback + reconcile, per payment" (issue 29 "Floors"): what
+ * `POST /api/escrows/:id/pay` (keyed) and the sandbox gateway's signed callback on
+ * `POST /api/webhooks/inbound` cost without our framework, the reconciliation included.
+ * A floor module (floor-routes.ts); floor-server.ts authenticates the pay (credentials and
+ * per-user limit, as for `/v1/auth/me`). Nothing of the service is imported: the SQL, the
+ * sandbox gateway's answer, the surcharge, the serialiser, the posting, the event and the
+ * notice payload are copied from shared/payments/{links,callbacks,reconcile,repo,serialize,
+ * surcharge}.ts, shared/payments/gateways/sandbox.ts, shared/escrows/paid.ts,
+ * shared/ledger/{post,accounts}.ts, shared/notifications/service.ts, shared/outbox.ts,
+ * shared/idempotency.ts and api/middleware/idempotency.ts on purpose.
+ *
+ * Pay (keyed), the service's three steps kept (rule 7: the gateway is an outside system,
+ * called with no transaction open, after the link's row is committed):
+ * 1. one statement (autocommit): the key's stored answer (the service's peek), the escrow
+ *    locked FOR UPDATE, the gateway chosen (cheapest surcharge, sort_order, provider), and the
+ *    payment row inserted only when the key has no stored answer, the caller is the buyer,
+ *    the locked escrow is pending_payment and before its deadline;
+ * 2. the sandbox gateway's charge: its `sandbox_charges` row, on a pool of 2 connections of its
+ *    own (as gateways/sandbox.ts keeps), autocommit;
+ * 3. the key's transaction: BEGIN; `idempotency_open` (the advisory lock and the key's row,
+ *    the service's own SQL function); one CTE recording the gateway's answer on the payment
+ *    and the completed key row with the 201 answer; COMMIT. A failure after step 1 fails the
+ *    link (`failUnanswered`'s compare-and-set), as the service's discard step does.
+ *
+ * Callback + reconciliation, in ONE transaction per callback (the service stores it in one
+ * statement and a worker reconciles stored callbacks in batches): BEGIN; the delivery stored
+ * (the service's upsert on dedupe_key); the payment locked, then its escrow (a LATERAL
+ * subquery, so the order is the worker's: payment, then escrow); for a paid report on a
+ * pending sandbox payment of a pending_payment escrow with the right amount, one CTE: the
+ * payment and the escrow moved by compare-and-set, the three ledger accounts ensured, the
+ * `escrow_payment` entry (posting key `escrow-paid:<escrow>`) and its lines (the existing
+ * accounts locked FOR UPDATE in id order first, as post.ts does; the database's trigger
+ * moves the balances, as for the service), the
+ * `payment.completed` event, the callback marked processed (`paid`), the notices'
+ * `notifications.create-batch` outbox row; COMMIT; then 200. The signed sandbox status needs
+ * no confirmation with the gateway, so nothing forces the split for this gateway; the answer
+ * comes after the reconciliation committed, a stronger promise than the service's.
+ *
+ * Not reproduced (the bench never sends them; none is lost): any report other than a paid one
+ * matching a pending sandbox link of a pending_payment escrow (unknown order, amount mismatch,
+ * expired/failed, already settled by another link, money credited to the buyer) is stored
+ * unprocessed and due, so the service's worker, which runs beside the floor in the bench,
+ * reconciles it; a duplicate of a paid report is marked `duplicate_paid`. Gateways other than
+ * sandbox (pay answers 501, callbacks without the sandbox signature 400), manual transfers,
+ * payment-service orders, joi's error details, the session CSRF check, the second Postgres
+ * read of the buyer (the floor server holds the caller's row already).
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type Koa from 'koa';
+import pg from 'pg';
+import { fail, type FloorCaller } from './floor-escrows.js';
+import type { FloorModule, FloorStores } from './floor-routes.js';
+
+const MINUTE = 60_000;
+/** shared/payments/links.ts LINK_LIFETIME_MS, FIRST_POLL_AFTER_MS, OPENING_GRACE_MS. */
+const LIFETIME_MS: Record<string, number> = { qris: 15 * MINUTE, gopay: 15 * MINUTE, shopeepay: 15 * MINUTE, crypto: 60 * MINUTE, bank_transfer: 24 * 60 * MINUTE };
+const FIRST_POLL_AFTER_MS = 2 * MINUTE;
+const OPENING_GRACE_MS = 30_000;
+const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const BODY_LIMIT = 1024 * 1024;
+/** shared/payments/callbacks.ts KEPT_HEADERS. */
+const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
+
+interface PaymentRecord {
+  id: string;
+  escrow_id: string;
+  gateway_order_id: string;
+  method: string;
+  provider: string;
+  is_manual: boolean;
+  amount: number;
+  escrow_amount: number;
+  surcharge: number;
+  created_at: Date;
+}
+
+/** Step 1: the key's stored answer, the escrow locked, the gateway, and the link's row (see the header). */
+const RESERVE = {
+  name: 'floor_pay_reserve',
+  text: `WITH k AS (SELECT request_hash, response_status, response_body FROM idempotency_keys
+                    WHERE scope = $1 AND endpoint = $2 AND key = $3::uuid AND state = 'completed' AND expires_at > $8::timestamptz),
+          e AS (SELECT id, buyer_id, status, expires_at, amount FROM escrows WHERE id = $4::uuid AND NOT EXISTS (SELECT 1 FROM k) FOR UPDATE),
+          g AS (SELECT gw.provider, gw.is_manual, (ceil(e.amount * gw.fee_percent / 100) + gw.fee_fixed)::bigint AS surcharge
+                  FROM payment_gateways gw, e
+                 WHERE gw.enabled AND NOT gw.in_maintenance AND $6::text = ANY(gw.supported_methods)
+                   AND ($7::text IS NULL OR gw.provider = $7::text) AND (gw.is_manual OR gw.provider = 'sandbox')
+                 ORDER BY 3, gw.sort_order, gw.provider LIMIT 1),
+          p AS (INSERT INTO payments (amount, buyer_id, created_at, escrow_amount, escrow_id, expires_at, gateway_order_id, is_manual, method, next_poll_at, order_id, provider, surcharge, updated_at)
+                SELECT e.amount + g.surcharge, $5::uuid, $8::timestamptz, e.amount, e.id, $10::timestamptz, $9, false, $6, $11::timestamptz, NULL, g.provider, g.surcharge, $8::timestamptz
+                  FROM e, g
+                 WHERE e.buyer_id = $5::uuid AND e.status = 'pending_payment' AND e.expires_at > $8::timestamptz AND g.provider = 'sandbox' AND NOT g.is_manual
+                RETURNING id, escrow_id, gateway_order_id, method, provider, is_manual, amount, escrow_amount, surcharge, created_at)
+     SELECT k.request_hash, k.response_status, k.response_body, e.id AS escrow_id, e.buyer_id, e.status, e.expires_at,
+            g.provider, g.is_manual, row_to_json(p) AS payment
+       FROM (SELECT 1) one LEFT JOIN k ON true LEFT JOIN e ON true LEFT JOIN g ON true LEFT JOIN p ON true`,
+};
+/** Step 2: gateways/sandbox.ts createCharge's row. */
+const CHARGE = {
+  name: 'floor_pay_sandbox_charge',
+  text: 'INSERT INTO sandbox_charges (amount, created_at, gateway_order_id, method, updated_at) VALUES ($1, $2, $3, $4, $2)',
+};
+/** Step 3: the key (idempotency_open: the advisory lock, then the key's row). */
+const OPEN_KEY = { name: 'floor_pay_open_key', text: 'SELECT * FROM idempotency_open($1, $2, $3)' };
+const FORGET_KEY = { name: 'floor_pay_forget_key', text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND endpoint = $2 AND key = $3' };
+/** Step 3: the gateway's answer on the link (recordCharge) and the completed key with the answer (recordAnswer). */
+const RECORD = {
+  name: 'floor_pay_record',
+  text: `WITH u AS (UPDATE payments SET qr_string = $1, qr_url = NULL, va_number = $2, va_bank = $3, redirect_url = NULL, deep_link_url = NULL,
+                           raw_response = $4, expires_at = $5::timestamptz, updated_at = $6::timestamptz
+                    WHERE id = $7::uuid RETURNING id)
+     INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
+     SELECT $8, $9, $10::uuid, $11, 'completed', 201, $12, $6::timestamptz, $6::timestamptz, $13::timestamptz FROM u RETURNING key`,
+};
+/** links.ts abandonLink -> repo.failUnanswered. */
+const FAIL_UNANSWERED = {
+  name: 'floor_pay_fail_unanswered',
+  text: `UPDATE payments SET status = 'failed', updated_at = $2 WHERE id = $1 AND status = 'pending' AND is_manual = false AND raw_response = '{}'`,
+};
+
+/** repo.upsertCallback's statement. */
+const STORE_CALLBACK = {
+  name: 'floor_callback_store',
+  text: `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
+       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
+       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
+                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
+                              ELSE payment_callbacks.next_attempt_at END
+     RETURNING id, processed_at, (xmax = 0) AS inserted`,
+};
+/** The payment locked, then (for a paid sandbox report) its escrow: the worker's lock order. */
+const LOCK_PAYMENT_ESCROW = {
+  name: 'floor_callback_lock',
+  text: `SELECT p.id, p.escrow_id, p.provider, p.is_manual, p.status, p.amount, p.surcharge,
+                e.status AS escrow_status, e.amount AS escrow_amount, e.buyer_id, e.seller_id
+           FROM (SELECT * FROM payments WHERE gateway_order_id = $1 ORDER BY id FOR UPDATE) p
+           LEFT JOIN LATERAL (SELECT * FROM escrows WHERE id = p.escrow_id AND $2::text = 'paid' AND NOT p.is_manual AND p.provider = $3::text FOR UPDATE) e ON true`,
+};
+/** A report that settles nothing new (a duplicate of a paid one): processed with its outcome. */
+const MARK_PROCESSED = {
+  name: 'floor_callback_processed',
+  text: 'UPDATE payment_callbacks SET processed_at = $1, outcome = $2, next_attempt_at = NULL WHERE id = $3',
+};
+/**
+ * The settlement (reconcile.ts Settlements.settle + apply, paid.ts markPaidMany,
+ * ledger postMany, notifications collectNotices, callbacks markCallbacksProcessed) for one
+ * payment whose row and escrow this transaction holds locked. The existing ledger accounts
+ * are locked FOR UPDATE in id order (`acc`, read by the lines' INSERT) before the lines'
+ * foreign-key checks and the balance trigger run at the end of the statement, as post.ts
+ * locks them before it inserts the lines: without that lock two settlements each held a
+ * KEY SHARE lock on gateway:clearing (the lines' foreign key) and then waited for each
+ * other's in the trigger's FOR UPDATE (deadlocks in the first smoke run).
+ */
+const SETTLE = {
+  name: 'floor_callback_settle',
+  text: `WITH pu AS (UPDATE payments SET status = 'paid', paid_at = $1, flag = NULL, next_poll_at = NULL, updated_at = $1
+                     WHERE id = $2::uuid AND status = 'pending' RETURNING id),
+          eu AS (UPDATE escrows SET status = 'paid', paid_at = $1, updated_at = $1
+                  WHERE id = $3::uuid AND status = 'pending_payment' AND EXISTS (SELECT 1 FROM pu) RETURNING id),
+          na AS (INSERT INTO ledger_accounts (allow_negative, code, created_at, kind, user_id)
+                 SELECT a.neg, a.code, $1, a.kind, NULL FROM unnest($4::text[], $5::text[], $6::bool[]) AS a(code, kind, neg)
+                 ORDER BY a.code ON CONFLICT (code) DO NOTHING RETURNING id, code),
+          acc AS (SELECT id, code FROM na
+                  UNION ALL SELECT id, code FROM (SELECT id, code FROM ledger_accounts WHERE code = ANY($4::text[]) ORDER BY id FOR UPDATE) locked),
+          je AS (INSERT INTO journal_entries (kind, ref_type, ref_id, posting_key, memo, created_at)
+                 SELECT 'escrow_payment', 'escrow', eu.id::text, 'escrow-paid:' || eu.id::text, NULL, $1 FROM eu RETURNING id),
+          jl AS (INSERT INTO journal_lines (entry_id, account_id, amount)
+                 SELECT je.id, acc.id, l.amount FROM je, unnest($7::text[], $8::bigint[]) WITH ORDINALITY AS l(code, amount, n)
+                   JOIN acc ON acc.code = l.code ORDER BY l.n RETURNING id),
+          ev AS (INSERT INTO escrow_events (actor_id, actor_role, created_at, data, escrow_id, event)
+                 SELECT NULL, 'system', $1, $9::jsonb, eu.id, 'payment.completed' FROM eu RETURNING id),
+          cb AS (UPDATE payment_callbacks SET processed_at = $1, outcome = 'paid', next_attempt_at = NULL WHERE id = $10 AND EXISTS (SELECT 1 FROM eu) RETURNING id),
+          ob AS (INSERT INTO outbox (available_at, created_at, job, payload, queue)
+                 SELECT $1, $1, 'notifications.create-batch', $11::jsonb, 'notifications' FROM eu RETURNING id)
+     SELECT (SELECT count(*) FROM pu)::int AS payments, (SELECT count(*) FROM eu)::int AS escrows, (SELECT count(*) FROM jl)::int AS lines,
+            (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM cb)::int AS callbacks, (SELECT count(*) FROM ob)::int AS outbox`,
+};
+
+/** shared/idempotency.ts canonicalJson (copied on purpose). */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
+
+async function rawBody(ctx: Koa.Context): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMIT) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** links.ts newGatewayOrderId (the clock in base 36, 9 random bytes). */
+const newGatewayOrderId = (nowMs: number) => `ESC-${nowMs.toString(36).toUpperCase()}-${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'X')}`;
+
+/** gateways/sandbox.ts createCharge's answer. */
+function sandboxAnswer(orderId: string, method: string, amount: number) {
+  return {
+    qrString: method === 'qris' ? `00020101021226SANDBOX${orderId}5204000053033605802ID5405${amount}6304` : null,
+    vaNumber: method === 'bank_transfer' ? `8808${orderId.replace(/[^0-9]/g, '').padEnd(12, '0').slice(0, 12)}` : null,
+    vaBank: method === 'bank_transfer' ? 'SANDBOX' : null,
+    raw: JSON.stringify({ sandbox: true, gateway_order_id: orderId }),
+  };
+}
+
+const METHODS = new Set(['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto']);
+
+export const payFloor: FloorModule = (stores: FloorStores) => {
+  const { pool } = stores;
+  const secret = process.env.SANDBOX_GATEWAY_SECRET || 'sandbox-gateway-local-secret';
+  const sandboxMode = process.env.SANDBOX_MODE === undefined ? process.env.NODE_ENV !== 'production' : ['1', 'true', 'yes', 'on'].includes(process.env.SANDBOX_MODE.toLowerCase());
+  const httpTimeoutMs = Number(process.env.GATEWAY_HTTP_TIMEOUT_MS ?? '8000');
+  // The sandbox gateway stands for an outside system with connections of its own (gateways/sandbox.ts: 2).
+  const gatewayPool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, application_name: 'bench-floor-sandbox' });
+
+  async function pay(ctx: Koa.Context, caller: FloorCaller | null, params: readonly string[]): Promise<void> {
+    const escrowId = params[0]!;
+    const rawKey = ctx.get('Idempotency-Key');
+    if (!rawKey) return fail(ctx, 501, 'NOT_REPRODUCED', 'The floor reproduces the keyed pay only');
+    if (!UUID_V4.test(rawKey)) return fail(ctx, 400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
+    const body = parseJson(await rawBody(ctx));
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
+    const { method, provider } = body as { method?: unknown; provider?: unknown };
+    if ((method !== undefined && typeof method !== 'string') || (provider !== undefined && typeof provider !== 'string')) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
+    if (!method) return fail(ctx, 400, 'MISSING_METHOD', 'A payment method is required');
+    if (!METHODS.has(method)) return fail(ctx, 400, 'UNSUPPORTED_METHOD', 'Unsupported payment method');
+    if (!sandboxMode) return fail(ctx, 501, 'NOT_REPRODUCED', 'The floor pays through the sandbox gateway only');
+    const user = caller!;
+    const key = { scope: `user:${user.id}`, endpoint: `POST ${ctx.path}`, key: rawKey.toLowerCase() };
+    const hash = sha256Hex(canonicalJson(body));
+    const now = new Date();
+    const orderId = newGatewayOrderId(now.getTime());
+    const reserved = (
+      await pool.query<{
+        request_hash: string | null;
+        response_status: number | null;
+        response_body: string | null;
+        escrow_id: string | null;
+        buyer_id: string | null;
+        status: string | null;
+        expires_at: Date | null;
+        provider: string | null;
+        is_manual: boolean | null;
+        payment: (Omit<PaymentRecord, 'created_at'> & { created_at: string }) | null;
+      }>({
+        ...RESERVE,
+        values: [
+          key.scope,
+          key.endpoint,
+          key.key,
+          UUID.test(escrowId) ? escrowId : '00000000-0000-0000-0000-000000000000',
+          user.id,
+          method,
+          provider ?? null,
+          now,
+          orderId,
+          new Date(now.getTime() + httpTimeoutMs + OPENING_GRACE_MS),
+          new Date(now.getTime() + FIRST_POLL_AFTER_MS),
+        ],
+      })
+    ).rows[0]!;
+    if (reserved.request_hash !== null) {
+      if (reserved.request_hash !== hash) return fail(ctx, 422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+      return replay(ctx, reserved.response_status, reserved.response_body);
+    }
+    if (!reserved.escrow_id) return fail(ctx, 404, 'ESCROW_NOT_FOUND', 'Escrow not found');
+    if (reserved.buyer_id !== user.id) return fail(ctx, 403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
+    if (reserved.status !== 'pending_payment') return fail(ctx, 409, 'INVALID_STATE', `The escrow is ${reserved.status}; only a pending_payment escrow can be paid`);
+    if (reserved.expires_at!.getTime() <= now.getTime()) return fail(ctx, 409, 'INVALID_STATE', 'The escrow is past its payment deadline');
+    if (!reserved.provider) return fail(ctx, 400, 'UNSUPPORTED_METHOD', 'No gateway offers this method');
+    if (!reserved.payment) return fail(ctx, 501, 'NOT_REPRODUCED', `The floor pays through the sandbox gateway only (chose ${reserved.provider})`);
+    const p = { ...reserved.payment, created_at: now };
+
+    let recorded = false;
+    try {
+      // Step 2: the gateway, nothing held.
+      await gatewayPool.query({ ...CHARGE, values: [p.amount, new Date(), orderId, method] });
+      const charge = sandboxAnswer(orderId, method, p.amount);
+      const expiresAt = new Date(now.getTime() + LIFETIME_MS[method]!);
+      const at = new Date();
+      const answer = JSON.stringify({
+        success: true,
+        data: {
+          payment_link_id: p.id,
+          gateway_order_id: p.gateway_order_id,
+          method: p.method,
+          provider: p.provider,
+          payment_url: null,
+          qr_code_url: null,
+          va_number: charge.vaNumber,
+          va_bank: charge.vaBank,
+          deep_link_url: null,
+          expires_at: expiresAt.toISOString(),
+          amount: p.amount,
+          escrow_amount: p.escrow_amount,
+          surcharge: p.surcharge,
+          qr_string: charge.qrString,
+          is_manual: p.is_manual,
+          order_id: null,
+        },
+      });
+      // Step 3: the key's transaction.
+      const client = await pool.connect();
+      let open = false;
+      try {
+        await client.query('BEGIN');
+        open = true;
+        const k = (
+          await client.query<{ locked: boolean; request_hash: string | null; state: string | null; response_status: number | null; response_body: string | null; expires_at: Date | null }>({
+            ...OPEN_KEY,
+            values: [key.scope, key.endpoint, key.key],
+          })
+        ).rows[0]!;
+        if (!k.locked) {
+          await client.query('ROLLBACK');
+          open = false;
+          return fail(ctx, 409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+        }
+        if (k.state !== null) {
+          if (k.state === 'completed' && k.expires_at!.getTime() > Date.now()) {
+            await client.query('COMMIT');
+            open = false;
+            if (k.request_hash !== hash) return fail(ctx, 422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+            return replay(ctx, k.response_status, k.response_body);
+          }
+          await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
+        }
+        const written = await client.query({
+          ...RECORD,
+          values: [charge.qrString, charge.vaNumber, charge.vaBank, charge.raw, expiresAt, at, p.id, key.scope, key.endpoint, key.key, hash, answer, new Date(at.getTime() + IDEMPOTENCY_TTL_MS)],
+        });
+        if (written.rowCount !== 1) throw new Error(`payment ${p.id} vanished before its link was recorded`);
+        await client.query('COMMIT');
+        open = false;
+        recorded = true;
+      } finally {
+        if (open) await client.query('ROLLBACK').catch(() => undefined);
+        client.release();
+      }
+      ctx.status = 201;
+      ctx.type = 'application/json';
+      ctx.body = answer;
+    } finally {
+      if (!recorded) await pool.query({ ...FAIL_UNANSWERED, values: [p.id, new Date()] });
+    }
+  }
+
+  function replay(ctx: Koa.Context, status: number | null, body: string | null): void {
+    ctx.status = status ?? 200;
+    ctx.type = 'application/json';
+    ctx.body = body ?? 'null';
+    ctx.set('Idempotent-Replay', 'true');
+  }
+
+  async function callback(ctx: Koa.Context): Promise<void> {
+    const raw = await rawBody(ctx);
+    const json = parseJson(raw);
+    if (raw === undefined || json === undefined) return fail(ctx, 400, 'CALLBACK_NOT_JSON', 'The callback body must be JSON');
+    const given = String(ctx.get('X-Sandbox-Signature')).toLowerCase();
+    if (!given) return fail(ctx, 501, 'NOT_REPRODUCED', 'The floor takes sandbox callbacks only');
+    const expected = createHmac('sha256', secret).update(raw, 'utf8').digest('hex');
+    if (!/^[0-9a-f]{64}$/.test(given) || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) return fail(ctx, 403, 'INVALID_SIGNATURE', 'The callback signature does not verify');
+    const b = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
+    const status = b.status;
+    if (b.provider !== 'sandbox' || typeof b.gateway_order_id !== 'string' || (status !== 'paid' && status !== 'expired' && status !== 'failed')) {
+      return fail(ctx, 400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
+    }
+    if (b.amount !== undefined && b.amount !== null && !(Number.isSafeInteger(b.amount) && (b.amount as number) >= 0)) {
+      return fail(ctx, 400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
+    }
+    const orderId = b.gateway_order_id;
+    const amount = typeof b.amount === 'number' ? b.amount : null;
+    const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => ctx.headers[h] !== undefined).map((h) => [h, ctx.headers[h]]));
+    const receivedAt = new Date();
+
+    const client = await pool.connect();
+    let open = false;
+    let inserted: boolean;
+    try {
+      await client.query('BEGIN');
+      open = true;
+      const stored = (
+        await client.query<{ id: string; processed_at: Date | null; inserted: boolean }>({
+          ...STORE_CALLBACK,
+          values: ['sandbox', 'callback', orderId, status, amount, `sandbox:${orderId}:${status}:${amount ?? ''}`, raw, JSON.stringify(headers), receivedAt, receivedAt],
+        })
+      ).rows[0]!;
+      inserted = stored.inserted;
+      if (stored.processed_at === null) {
+        const locked = (
+          await client.query<{
+            id: string;
+            escrow_id: string | null;
+            provider: string;
+            is_manual: boolean;
+            status: string;
+            amount: number;
+            surcharge: number;
+            escrow_status: string | null;
+            escrow_amount: number | null;
+            buyer_id: string | null;
+            seller_id: string | null;
+          }>({ ...LOCK_PAYMENT_ESCROW, values: [orderId, status, 'sandbox'] })
+        ).rows[0];
+        const now = new Date();
+        if (locked && !locked.is_manual && locked.provider === 'sandbox' && locked.status === 'paid' && status === 'paid') {
+          await client.query({ ...MARK_PROCESSED, values: [now, 'duplicate_paid', stored.id] });
+        } else if (
+          locked &&
+          status === 'paid' &&
+          !locked.is_manual &&
+          locked.provider === 'sandbox' &&
+          locked.status === 'pending' &&
+          locked.escrow_id !== null &&
+          locked.escrow_status === 'pending_payment' &&
+          (amount === null || amount === locked.amount)
+        ) {
+          const escrowId = locked.escrow_id;
+          const escrowAmount = locked.escrow_amount!;
+          const surcharge = locked.surcharge;
+          const accounts = [
+            ['escrow:' + escrowId, 'escrow', false],
+            ['gateway:clearing', 'gateway_clearing', true],
+            ...(surcharge > 0 ? [['platform:gateway_fees', 'platform_fee', false]] : []),
+          ] as [string, string, boolean][];
+          const lines: [string, number][] = [
+            ['gateway:clearing', -(escrowAmount + surcharge)],
+            ['escrow:' + escrowId, escrowAmount],
+            ...(surcharge > 0 ? ([['platform:gateway_fees', surcharge]] as [string, number][]) : []),
+          ];
+          const notice = (userId: string, type: string) => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
+          const done = (
+            await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number; outbox: number }>({
+              ...SETTLE,
+              values: [
+                now,
+                locked.id,
+                escrowId,
+                accounts.map((a) => a[0]),
+                accounts.map((a) => a[1]),
+                accounts.map((a) => a[2]),
+                lines.map((l) => l[0]),
+                lines.map((l) => l[1]),
+                JSON.stringify({ reference: locked.id, provider: 'sandbox', amount: escrowAmount, surcharge }),
+                stored.id,
+                JSON.stringify({ notices: [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')] }),
+              ],
+            })
+          ).rows[0]!;
+          if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1 || done.outbox !== 1) {
+            throw new Error(`floor: settlement of ${orderId} wrote ${JSON.stringify(done)}`);
+          }
+        }
+        // Anything else stays stored, unprocessed and due: the service's worker reconciles it (see the header).
+      }
+      await client.query('COMMIT');
+      open = false;
+    } finally {
+      if (open) await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+    }
+    ctx.status = 200;
+    ctx.body = { success: true, data: { received: true, provider: 'sandbox', duplicate: !inserted } };
+  }
+
+  return [
+    { method: 'POST', path: /^\/api\/escrows\/([^/]+)\/pay$/, auth: true, handle: pay },
+    { method: 'POST', path: /^\/api\/webhooks\/(?:inbound|ipn|payment|universal)$/, auth: false, handle: (ctx) => callback(ctx) },
+  ];
+};

@@ -1,0 +1,112 @@
+/**
+ * The pay-flow bench's report: per side the median round of paid payments/s (by the
+ * database), the median of the per-round ratios API ÷ floor (issue 29's goal ≥ 60%), the
+ * paced run's p99 of the pay and the callback requests and of callback → paid, and the
+ * checks after the load.
+ */
+import { fmtInt, fmtNum, fmtPct, mdTable, median, plural } from '../lib/format.js';
+import type { LatencySummary } from '../lib/paced.js';
+import { measuredLine, type Headline } from '../lib/report.js';
+import { machine } from '../lib/sample.js';
+import { settings, type RunResult } from './load.js';
+import type { AfterCheck } from './verify.js';
+
+export const GOAL = 60;
+/** Issue 29: a write route's p99 at the paced rate under 30 ms, or at most 1.5× the floor's. */
+const P99_MS = 30;
+const P99_FACTOR = 1.5;
+
+export interface PacedSide {
+  run: RunResult;
+  /** Callback received → paid, ms (the database's received_at and paid_at). */
+  paid: { p50: number; p99: number; max: number };
+}
+
+export interface ReportInput {
+  at: Date;
+  seconds: number;
+  rounds: { api: RunResult; floor: RunResult }[];
+  paced: { api: PacedSide; floor: PacedSide; rate: number; rateNote: string };
+  after: AfterCheck;
+  loadStart: string;
+  loadEnd: string;
+  seedNote: string;
+  logLevel: string;
+}
+
+const p99 = (l: LatencySummary | undefined) => (l ? l.p99 : Number.NaN);
+
+export function report(r: ReportInput): { markdown: string; headlines: Headline[]; ratio: number } {
+  const ratios = r.rounds.map((x) => (x.api.paidRate / x.floor.paidRate) * 100).sort((a, b) => a - b);
+  const ratio = median(ratios);
+  const apiRate = median(r.rounds.map((x) => x.api.paidRate));
+  const floorRate = median(r.rounds.map((x) => x.floor.paidRate));
+  const flowsRate = (side: 'api' | 'floor') => median(r.rounds.map((x) => x[side].flows.rate));
+  const step = (side: PacedSide, name: string) => p99(side.run.flows.steps[name]?.latency);
+  const verdict = (api: number, floor: number) => api < P99_MS || api <= P99_FACTOR * floor;
+  const payMet = verdict(step(r.paced.api, 'pay'), step(r.paced.floor, 'pay'));
+  const cbMet = verdict(step(r.paced.api, 'callback'), step(r.paced.floor, 'callback'));
+  const met = ratio >= GOAL;
+  const failed = (x: RunResult) => x.flows.failed;
+  const rows = [
+    ['API (`node dist/api/server.js` + worker)', fmtInt(apiRate), fmtInt(flowsRate('api')), `**${fmtPct(ratio)}**`, `≥ ${GOAL}%: ${met ? 'met' : '**not met**'}`, r.rounds.map((x) => fmtInt(x.api.paidRate)).join(' / ')],
+    ['… its floor (Koa + pg + ioredis)', fmtInt(floorRate), fmtInt(flowsRate('floor')), '100%', '', r.rounds.map((x) => fmtInt(x.floor.paidRate)).join(' / ')],
+  ];
+  const pacedRow = (label: string, s: PacedSide) => [
+    label,
+    `${fmtInt(s.run.flows.completed)} of ${fmtInt(s.run.flows.started)}`,
+    fmtNum(s.run.flows.steps.pay?.latency.p50 ?? Number.NaN),
+    fmtNum(step(s, 'pay')),
+    fmtNum(s.run.flows.steps.callback?.latency.p50 ?? Number.NaN),
+    fmtNum(step(s, 'callback')),
+    fmtNum(s.paid.p50),
+    fmtNum(s.paid.p99),
+  ];
+  const markdown = [
+    `${measuredLine(r.at).replace(/\.$/, '')} (${Math.round(r.seconds)} s of load). Load average (1, 5, 15 min) when the load started: ${r.loadStart}; when it ended: ${r.loadEnd}.`,
+    '',
+    ...mdTable(['Side', 'Payments paid/s (database)', 'Flows/s (HTTP)', 'API ÷ floor', 'Goal (issue 29)', 'Paid/s per round'], 'lrrrll', rows),
+    '',
+    `At an evenly paced ${fmtInt(r.paced.rate)} payments/s (${r.paced.rateNote}), ${settings.pacedDuration} s each, latencies in ms:`,
+    '',
+    ...mdTable(
+      ['Side', 'Flows completed', 'pay p50', 'pay p99', 'callback p50', 'callback p99', 'callback → paid p50', 'callback → paid p99'],
+      'lrrrrrrr',
+      [pacedRow('API', r.paced.api), pacedRow('floor', r.paced.floor)],
+    ),
+    '',
+    `- A payment counts when the database says it is paid: per round, that round's payments whose \`paid_at\` falls in the round's window ` +
+      `(first flow started → last flow ended) ÷ the window; the API reconciles in the worker after the callback's answer, the floor before it. ` +
+      `Each ratio is the median of the per-round ratios (sorted: ${ratios.map(fmtPct).join(', ')}). ${plural(settings.rounds, 'round')} × ${settings.duration} s per side, ` +
+      `${settings.concurrency} flows in flight (closed loop, bench/lib/flows.ts), after a ${settings.warmup} s warm-up per side; the API first in odd rounds, the floor first in even ones; ` +
+      `after every run the bench waits until its payments are paid and the outbox is drained.`,
+    `- Paced: a flow started every 1/${fmtInt(r.paced.rate)} s (open loop, at most ${settings.concurrency} in flight); a request's latency counts from when it could first ` +
+      `have been sent. p99 goal (issue 29): under ${P99_MS} ms or at most ${P99_FACTOR}× the floor's: pay ${payMet ? 'met' : '**not met**'}, callback ${cbMet ? 'met' : '**not met**'}. ` +
+      `Callback → paid is the callback row's \`received_at\` to the payment's \`paid_at\`.`,
+    `- Failed flows: API ${r.rounds.map((x) => failed(x.api)).join('/')}, floor ${r.rounds.map((x) => failed(x.floor)).join('/')} per round; paced API ${failed(r.paced.api.run)}, floor ${failed(r.paced.floor.run)}.`,
+    `- After the load, for the ${fmtInt(r.after.payments)} payments of completed flows: lost ${r.after.lost}, doubled ${r.after.doubled}; ` +
+      `${r.after.problems.length === 0 ? 'every check passed (one paid link, one `escrow_payment` entry, one `payment.completed` event and the escrow account holding the amount per escrow, every callback processed `paid`, no credit to a buyer); `checkLedger`: no violation' : `problems: ${r.after.problems.join('; ')}`}.`,
+    `- ${r.seedNote}`,
+    `- The API (\`node dist/api/server.js\`) and the worker (\`node dist/workers/index.js\`, every queue, the outbox relay) run throughout, \`NODE_ENV=development\`, ` +
+      `\`SANDBOX_MODE=1\`, \`LOG_LEVEL=${r.logLevel}\`, \`NOTIFICATION_EMAILS=0\`, \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (checked on every request, never reached); ` +
+      `the floor server (\`node --import tsx bench/auth-read/floor-server.ts\`) beside them with the same environment; the worker also relays and runs the floor's notice jobs. ` +
+      `${machine('nothing pinned: the API, the worker, the floor server, Postgres, Redis and the load generator share the cores')}.`,
+  ];
+  const headlines: Headline[] = [
+    {
+      id: 'pay/flow-floor',
+      figure: 'Pay + sandbox callback + reconcile (payments paid/s, by the database) ÷ its floor (Koa + pg + ioredis, the same rows by hand)',
+      goal: `≥ ${GOAL}%`,
+      measured: fmtPct(ratio),
+      met,
+    },
+    {
+      id: 'pay/paced-p99',
+      figure: `Pay flow at ${fmtInt(r.paced.rate)} payments/s (evenly paced): p99 of pay / callback, API and floor`,
+      goal: `< ${P99_MS} ms or ≤ ${P99_FACTOR}× floor`,
+      measured: `${fmtNum(step(r.paced.api, 'pay'))} / ${fmtNum(step(r.paced.api, 'callback'))} ms (floor ${fmtNum(step(r.paced.floor, 'pay'))} / ${fmtNum(step(r.paced.floor, 'callback'))} ms)`,
+      met: payMet && cbMet,
+    },
+  ];
+  return { markdown: markdown.join('\n'), headlines, ratio };
+}
