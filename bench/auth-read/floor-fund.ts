@@ -787,6 +787,8 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         ctx.type = 'application/json';
         ctx.body = o.response_body ?? 'null';
         ctx.set('Idempotent-Replay', 'true');
+        // clearOwnOverview runs after any 2xx write, a replay included.
+        if (ctx.status >= 200 && ctx.status < 300) await clearOverview(caller);
         return;
       }
       if (!o.deal) return await refuse(404, 'NOT_FOUND', 'No deal with this id in the workspace');
