@@ -21,8 +21,106 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
+  foldTransactions(knex);
   if (guard) guardPool(knex);
   return knex;
+}
+
+// ---------------------------------------------------------------------------------------
+// Folded transactions (issue 29). A keyed request's transaction opens with one statement
+// (the key's lock and stored row) and closes with one (the stored answer); sent alone, BEGIN
+// and COMMIT are two more round trips of four to seven. `foldedTransaction` sends BEGIN
+// with the first statement and lets the caller hand over a last statement that is sent with
+// COMMIT, each as one simple-protocol query (text with literals quoted by `sqlLiteral`, as
+// `bookkeepingWrite` does). When either part fails the transaction is rolled back on the
+// spot, so the connection goes back to the pool clean; a failed COMMIT rejects the
+// transaction as knex's own does (commitTransaction throws).
+
+/** What a folded transaction carries: set `beforeCommit` to send that statement with COMMIT. */
+export interface CommitFold {
+  beforeCommit?: string;
+}
+
+interface Fold extends CommitFold {
+  first: string;
+  rows?: unknown[];
+}
+
+/** The parts of knex's Transaction (knex 3, lib/execution/transaction.js) a fold replaces. */
+interface KnexTransactionInternals {
+  begin(conn: PgConnection): Promise<unknown>;
+  commit(conn: PgConnection, value?: unknown): Promise<unknown>;
+  _completed: boolean;
+  _resolver(value?: unknown): void;
+  _rejecter(err: unknown): void;
+}
+
+interface FoldingClient {
+  transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
+}
+
+const FOLD = '__fold';
+
+function foldTransactions(knex: Knex): void {
+  const client = knex.client as unknown as FoldingClient;
+  const transaction = client.transaction.bind(client);
+  client.transaction = (container, trxConfig, outerTx) => {
+    const created = transaction(container, trxConfig, outerTx);
+    const fold = (trxConfig as Record<string, Fold | undefined> | undefined)?.[FOLD];
+    // knex calls begin() and commit() later (the container runs after a connection is
+    // acquired), so replacing them on the new instance is in time.
+    if (fold && !outerTx) {
+      const trx = created as KnexTransactionInternals;
+      const commit = trx.commit.bind(trx);
+      trx.begin = async (conn) => {
+        try {
+          const results = (await conn.query(`BEGIN; ${fold.first}`)) as unknown as { rows: unknown[] }[];
+          fold.rows = results[1]?.rows ?? [];
+          return results;
+        } catch (err) {
+          await conn.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      };
+      trx.commit = (conn, value) => {
+        const last = fold.beforeCommit;
+        if (last === undefined) return commit(conn, value);
+        // As knex's commit: completed at once; the outcome reaches executionPromise.
+        trx._completed = true;
+        return conn.query(`${last}; COMMIT`).then(
+          () => trx._resolver(value),
+          async (err: unknown) => {
+            // The last statement failed (the transaction is aborted, COMMIT was skipped) or
+            // COMMIT did (the transaction is over): either way nothing was committed.
+            await conn.query('ROLLBACK').catch(() => undefined);
+            trx._rejecter(err);
+          },
+        );
+      };
+    }
+    return created;
+  };
+}
+
+/**
+ * A transaction on one pooled connection whose BEGIN is sent together with `first` (a
+ * complete statement, literals quoted with `sqlLiteral`), answering the transaction, the
+ * rows `first` returned and its fold (see above). Commit with `commitTransaction`.
+ */
+export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
+  const fold: Fold = { first };
+  const trx = await knex.transaction(undefined, { [FOLD]: fold } as Knex.TransactionConfig);
+  return { trx, rows: (fold.rows ?? []) as R[], fold };
+}
+
+/** A value as an SQL literal for the simple-protocol statements of a fold (strings quoted by pg's escapeLiteral). */
+export function sqlLiteral(value: string | number | Date | null): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`sqlLiteral: ${value} is not a finite number`);
+    return String(value);
+  }
+  return pg.escapeLiteral(value instanceof Date ? value.toISOString() : value);
 }
 
 // ---------------------------------------------------------------------------------------

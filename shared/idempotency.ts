@@ -5,7 +5,7 @@
 import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
-import { prepared, type Db } from './db.js';
+import { sqlLiteral, type Db } from './db.js';
 import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -99,20 +99,24 @@ function where(ref: KeyRef) {
 }
 
 /**
- * Opens the key inside the request's transaction `trx`, which the handler then uses for
- * its own work. The key is held by a transaction-level advisory lock: it lasts exactly as
- * long as the request's transaction, so a second request with the same key while the
- * first runs is told `in_flight`, and a request whose process or connection died has
- * provably let go (Postgres rolled its transaction back, work and all). Nothing is
- * written here: the answer is recorded by `recordAnswer` in the same transaction as the
- * handler's changes, so either both commit or neither does.
+ * The statement that opens the key, sent with the BEGIN of the request's transaction (the
+ * middleware's `foldedTransaction`, which the handler then uses for its own work). The key
+ * is held by a transaction-level advisory lock: it lasts exactly as long as the request's
+ * transaction, so a second request with the same key while the first runs is told
+ * `in_flight`, and a request whose process or connection died has provably let go
+ * (Postgres rolled its transaction back, work and all). The lock and the row read after
+ * it are one call (`idempotency_open`, migration 20261207000200). Nothing is written
+ * here: the answer is recorded by `recordAnswerSql`'s statement, sent with the COMMIT of
+ * the handler's changes, so either both commit or neither does.
  */
-export async function openKey(trx: Knex.Transaction, ref: KeyRef, hash: string): Promise<OpenResult> {
-  // The lock, then the row read after it, in one round trip (migration 20261207000200).
-  const [row] = await step(
-    'lookup',
-    prepared<Row & { locked: boolean; state: Row['state'] | null }>('idempotency_open', 'SELECT * FROM idempotency_open($1, $2, $3)', [ref.scope, ref.endpoint, ref.key], trx),
-  );
+export function openKeySql(ref: KeyRef): string {
+  return `SELECT * FROM idempotency_open(${sqlLiteral(ref.scope)}, ${sqlLiteral(ref.endpoint)}, ${sqlLiteral(ref.key)})`;
+}
+
+export type OpenRow = Row & { locked: boolean; state: Row['state'] | null };
+
+/** What `openKeySql`'s row means for the request, in its transaction `trx`. */
+export async function openedKey(trx: Knex.Transaction, ref: KeyRef, hash: string, row: OpenRow | undefined): Promise<OpenResult> {
   if (!row?.locked) return { kind: 'in_flight' };
   if (row.state === null) return { kind: 'claimed' };
   // Expired answers and rows left `in_flight` by the earlier design (whose requests are
@@ -139,19 +143,13 @@ export async function peekKey(knex: Db, ref: KeyRef, hash: string): Promise<Open
   return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
 }
 
-/** Records the first 2xx answer for 24 hours, in the handler's transaction. */
-export async function recordAnswer(trx: Knex.Transaction, ref: KeyRef, hash: string, response: StoredResponse): Promise<void> {
+/** The statement recording the first 2xx answer for 24 hours, sent with the COMMIT of the handler's transaction. */
+export function recordAnswerSql(ref: KeyRef, hash: string, response: StoredResponse): string {
   const now = clock.now();
-  await step(
-    'insert',
-    prepared(
-      'idempotency_record',
-      `INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $7, $8)`,
-      [ref.scope, ref.endpoint, ref.key, hash, response.status, JSON.stringify(response.body ?? null), now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
-      trx,
-    ),
-  );
+  const at = `${sqlLiteral(now)}::timestamptz`;
+  return `INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
+          VALUES (${sqlLiteral(ref.scope)}, ${sqlLiteral(ref.endpoint)}, ${sqlLiteral(ref.key)}, ${sqlLiteral(hash)}, 'completed', ${sqlLiteral(response.status)},
+                  ${sqlLiteral(JSON.stringify(response.body ?? null))}, ${at}, ${at}, ${sqlLiteral(new Date(now.getTime() + IDEMPOTENCY_TTL_MS))}::timestamptz)`;
 }
 
 /**

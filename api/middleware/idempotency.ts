@@ -1,7 +1,18 @@
 import type { Knex } from 'knex';
-import { commitTransaction, db, holdingConnection } from '../../shared/db.js';
+import { commitTransaction, db, foldedTransaction, holdingConnection, pgErrorCode, type CommitFold } from '../../shared/db.js';
 import type { AppError } from '../../shared/errors.js';
-import { IdempotencyStoreError, idempotencyErrors, openKey, peekKey, recordAnswer, requestHash, type KeyRef, type OpenResult } from '../../shared/idempotency.js';
+import {
+  IdempotencyStoreError,
+  idempotencyErrors,
+  openedKey,
+  openKeySql,
+  peekKey,
+  recordAnswerSql,
+  requestHash,
+  type KeyRef,
+  type OpenResult,
+  type OpenRow,
+} from '../../shared/idempotency.js';
 import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
@@ -110,20 +121,24 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
 
 /**
  * The key's transaction: lock, replay or run the handlers on it, record the answer, commit.
- * True when the handlers' work committed.
+ * True when the handlers' work committed. BEGIN travels with the key's statement and the
+ * stored answer with COMMIT (shared/db.ts `foldedTransaction`): the frame costs the
+ * handler's statements two round trips, not four.
  */
 async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise<unknown>): Promise<boolean> {
   let trx: Knex.Transaction;
-  let opened: OpenResult;
+  let fold: CommitFold;
+  let row: OpenRow | undefined;
   try {
-    trx = await db.transaction();
+    ({ trx, fold, rows: [row] } = await foldedTransaction<OpenRow>(db, openKeySql(ref)));
   } catch (err) {
-    ctx.state.log.error({ err }, 'idempotency transaction failed to open');
-    throw storeFailure(err);
+    ctx.state.log.error({ err }, 'idempotency lookup failed');
+    throw idempotencyErrors.lookupFailed();
   }
   try {
+    let opened: OpenResult;
     try {
-      opened = await openKey(trx, ref, hash);
+      opened = await openedKey(trx, ref, hash, row);
     } catch (err) {
       ctx.state.log.error({ err }, 'idempotency lookup failed');
       throw storeFailure(err);
@@ -138,13 +153,18 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
       await rollback(ctx, trx);
       return false;
     }
+    fold.beforeCommit = recordAnswerSql(ref, hash, { status: ctx.status, body: ctx.body });
     try {
-      await recordAnswer(trx, ref, hash, { status: ctx.status, body: ctx.body });
+      await commitTransaction(trx);
     } catch (err) {
+      // Postgres refused the stored answer or the COMMIT (an error with a SQLSTATE): the
+      // transaction was rolled back, nothing was changed. Without one (the connection was
+      // lost) the outcome is unknown and the error goes on as it is: a retry with the same
+      // key replays the answer if the COMMIT went through.
+      if (pgErrorCode(err) === undefined) throw err;
       ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
-      throw storeFailure(err);
+      throw idempotencyErrors.insertFailed();
     }
-    await commitTransaction(trx);
     return true;
   } catch (err) {
     ctx.state.trx = undefined;

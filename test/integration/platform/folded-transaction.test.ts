@@ -1,0 +1,106 @@
+/**
+ * shared/db.ts `foldedTransaction` (issue 29): BEGIN sent with the first statement, a last
+ * statement sent with COMMIT. Whatever fails, nothing of the transaction is committed and
+ * the connection goes back to the pool clean (not inside a transaction, aborted or open).
+ * One pool of one connection, so every check runs on the connection the fold used.
+ */
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { config } from '../../../shared/config.js';
+import { commitTransaction, createDb, foldedTransaction, pgErrorCode, sqlLiteral } from '../../../shared/db.js';
+
+async function rejection(work: Promise<unknown>): Promise<unknown> {
+  try {
+    await work;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
+  let one: Knex;
+
+  before(() => {
+    one = createDb(config.databaseUrl, 1, false);
+  });
+  after(async () => {
+    await one.destroy();
+  });
+  beforeEach(async () => {
+    await one.raw('DROP TABLE IF EXISTS pg_temp.fold_probe');
+    await one.raw('CREATE TEMP TABLE fold_probe (id integer PRIMARY KEY)');
+  });
+
+  /** The ids committed, read on the pool's one connection, which must be outside any transaction. */
+  async function committedIds(): Promise<number[]> {
+    const xact = await one.raw<{ rows: { xid: string | null }[] }>('SELECT pg_current_xact_id_if_assigned()::text AS xid');
+    expect(xact.rows[0]!.xid, 'the connection is still inside a transaction').to.equal(null);
+    const rows = await one.raw<{ rows: { id: number }[] }>('SELECT id FROM fold_probe ORDER BY id');
+    return rows.rows.map((r) => r.id);
+  }
+
+  it('answers the first statement\'s rows and commits the transaction\'s work with the last statement', async () => {
+    const { trx, rows, fold } = await foldedTransaction<{ n: number }>(one, `SELECT 41 + ${sqlLiteral(1)} AS n`);
+    expect(rows).to.deep.equal([{ n: 42 }]);
+    await trx('fold_probe').insert({ id: 1 });
+    fold.beforeCommit = 'INSERT INTO fold_probe (id) VALUES (2)';
+    await commitTransaction(trx);
+    expect(trx.isCompleted()).to.equal(true);
+    expect(await committedIds()).to.deep.equal([1, 2]);
+  });
+
+  it('commits plainly when no last statement was handed over, and rolls back on request', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    await a.trx('fold_probe').insert({ id: 1 });
+    await commitTransaction(a.trx);
+    const b = await foldedTransaction(one, 'SELECT 1');
+    await b.trx('fold_probe').insert({ id: 2 });
+    b.fold.beforeCommit = 'INSERT INTO fold_probe (id) VALUES (3)';
+    await b.trx.rollback();
+    await b.trx.executionPromise.catch(() => undefined);
+    expect(await committedIds()).to.deep.equal([1]);
+  });
+
+  it('a first statement that fails leaves no transaction open', async () => {
+    const err = await rejection(foldedTransaction(one, 'SELECT * FROM no_such_table'));
+    expect(pgErrorCode(err)).to.equal('42P01');
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('a last statement that fails commits nothing of the transaction and leaves the connection clean', async () => {
+    await one.raw('INSERT INTO fold_probe (id) VALUES (7)');
+    const { trx, fold } = await foldedTransaction(one, 'SELECT 1');
+    await trx('fold_probe').insert({ id: 1 });
+    fold.beforeCommit = 'INSERT INTO fold_probe (id) VALUES (7)'; // a duplicate key
+    const err = await rejection(commitTransaction(trx));
+    expect(pgErrorCode(err)).to.equal('23505');
+    expect(trx.isCompleted()).to.equal(true);
+    expect(await committedIds()).to.deep.equal([7]);
+  });
+
+  it('a COMMIT that fails (a deferred constraint) commits nothing and leaves the connection clean', async () => {
+    await one.raw(`CREATE FUNCTION pg_temp.fold_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.id = 13 THEN RAISE EXCEPTION 'refused at commit' USING ERRCODE = 'check_violation'; END IF; RETURN NULL; END $$`);
+    await one.raw(`CREATE CONSTRAINT TRIGGER fold_refuse AFTER INSERT ON fold_probe
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION pg_temp.fold_refuse()`);
+    const { trx, fold } = await foldedTransaction(one, 'SELECT 1');
+    await trx('fold_probe').insert({ id: 1 });
+    fold.beforeCommit = 'INSERT INTO fold_probe (id) VALUES (13)';
+    const err = await rejection(commitTransaction(trx));
+    expect(pgErrorCode(err)).to.equal('23514');
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('sqlLiteral quotes strings (quotes, backslashes), dates and numbers; refuses non-finite numbers', async () => {
+    const tricky = `it's a \\ test'); DROP TABLE fold_probe; --`;
+    const at = new Date('2026-11-25T08:00:00.123Z');
+    const rows = await one.raw<{ rows: { s: string; t: Date; n: number }[] }>(
+      `SELECT ${sqlLiteral(tricky)}::text AS s, ${sqlLiteral(at)}::timestamptz AS t, ${sqlLiteral(-12)}::int AS n, ${sqlLiteral(null)} IS NULL AS z`,
+    );
+    expect(rows.rows[0]).to.deep.include({ s: tricky, n: -12 });
+    expect(rows.rows[0]!.t.toISOString()).to.equal(at.toISOString());
+    expect(() => sqlLiteral(Number.NaN)).to.throw(/not a finite number/);
+    expect(await committedIds()).to.deep.equal([]);
+  });
+});
