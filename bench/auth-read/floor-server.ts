@@ -33,7 +33,7 @@ import { escrowFloor, fail, type FloorCaller } from './floor-escrows.js';
 import type { FloorModule, FloorRoute } from './floor-routes.js';
 
 /** The money-path floors of issue 29, each a module of routes (floor-routes.ts). */
-const FLOOR_MODULES: FloorModule[] = [(await import('./floor-pay.js')).payFloor, (await import('./floor-fund.js')).fundFloor];
+const FLOOR_MODULES: FloorModule[] = [(await import('./floor-pay.js')).payFloor, (await import('./floor-fund.js')).fundFloor, (await import('./floor-release.js')).releaseFloor];
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? '0');
