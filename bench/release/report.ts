@@ -69,7 +69,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       `${settings.rounds} rounds × ${settings.duration} s per side, ${settings.concurrency} flows in flight (closed loop), API first in odd rounds and the floor first in even ones, ` +
       `after a ${settings.warmup} s warm-up per side; the headline is the median of the per-round ratios (sorted: ${[...ratios].sort((x, y) => x - y).map(fmtPct).join(', ')}).`,
     `- The floor is bench/auth-read/floor-server.ts with bench/auth-read/floor-release.ts: Koa, node-postgres named statements, ioredis, the same authentication, ` +
-      `per-user limit, locks, compare-and-sets and rows by hand, four round trips per request (see Method).`,
+      `per-user limit, locks, compare-and-sets and rows by hand: per request the key lookup, then \`BEGIN\`, two statements and \`COMMIT\` (see the SQL comparison).`,
     `- ${r.seedNote}`,
     `- Failed flows: closed loop ${r.rounds.reduce((n, x) => n + x.api.flows.failed, 0)} (API) and ${r.rounds.reduce((n, x) => n + x.floor.flows.failed, 0)} (floor), ` +
       `paced ${r.paced.api.failed} and ${r.paced.floor.failed}. After the load: ${fmtInt(r.after.released)} escrows whose release answered 200 checked released exactly once ` +
