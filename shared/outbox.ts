@@ -76,6 +76,19 @@ export function outboxInsertSql(trx: Db, items: readonly OutboxItem[]): { sql: s
   return { sql: q.sql, bindings: q.bindings };
 }
 
+/**
+ * One item's INSERT that writes the row only when `condition` (SQL with `?` bindings) holds
+ * when the statement runs, for a data-modifying CTE (webhooks/nudge.ts: only for a workspace
+ * with an active endpoint). Payload checked as `enqueue` checks it.
+ */
+export function outboxInsertWhereSql(item: OutboxItem, condition: string, conditionBindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
+  const [row] = outboxRows([item]);
+  return {
+    sql: `INSERT INTO outbox (queue, job, payload, available_at, created_at) SELECT ?, ?, ?::jsonb, ?::timestamptz, ?::timestamptz WHERE ${condition}`,
+    bindings: [row!.queue, row!.job, JSON.stringify(row!.payload), row!.available_at, row!.created_at, ...conditionBindings],
+  };
+}
+
 export function outboxJobId(id: number): string {
   return `outbox-${id}`;
 }

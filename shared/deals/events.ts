@@ -1,7 +1,7 @@
 /** A deal's events in the workspace feed (spec 6): deal id and reference on each; livemode false for a sandbox deal even on a live workspace. */
 import type { Db } from '../db.js';
 import { byOf, type WorkspaceActor } from '../enterprise/access.js';
-import { appendEvent } from '../enterprise/events.js';
+import { appendEvents } from '../enterprise/events.js';
 import type { DealRow } from './repo.js';
 
 export interface DealEventExtra {
@@ -20,16 +20,36 @@ export async function dealEvent(
   summary: string,
   extra: DealEventExtra = {},
 ): Promise<void> {
-  await appendEvent(trx, deal.workspace_id, {
-    event,
-    entityType: extra.entityType ?? 'deal',
-    entityId: extra.entityId ?? deal.id,
-    dealId: deal.id,
-    dealReference: deal.reference,
-    actor: actor ? byOf(actor) : null,
-    actorLabel: extra.actorLabel ?? null,
-    amount: extra.amount ?? null,
-    summary,
-    realMoney: !deal.is_test,
-  });
+  await dealEvents(trx, actor, deal, [{ event, summary, ...extra }]);
+}
+
+/** One of `dealEvents`' events. */
+export interface DealEventItem extends DealEventExtra {
+  event: string;
+  summary: string;
+}
+
+/** A change's deal events in the order given, with consecutive seqs, in one statement (appendEvents). */
+export async function dealEvents(
+  trx: Db,
+  actor: WorkspaceActor | null,
+  deal: Pick<DealRow, 'id' | 'reference' | 'workspace_id' | 'is_test'>,
+  items: readonly DealEventItem[],
+): Promise<void> {
+  await appendEvents(
+    trx,
+    deal.workspace_id,
+    items.map((e) => ({
+      event: e.event,
+      entityType: e.entityType ?? 'deal',
+      entityId: e.entityId ?? deal.id,
+      dealId: deal.id,
+      dealReference: deal.reference,
+      actor: actor ? byOf(actor) : null,
+      actorLabel: e.actorLabel ?? null,
+      amount: e.amount ?? null,
+      summary: e.summary,
+      realMoney: !deal.is_test,
+    })),
+  );
 }

@@ -1,4 +1,5 @@
 /** SQL of the workspace event feed: the per-workspace sequence, the rows, a page of the feed. */
+import type { Knex } from 'knex';
 import type { Db } from '../db.js';
 
 export interface EventRow {
@@ -21,22 +22,49 @@ export interface EventRow {
 
 export type NewEvent = Omit<EventRow, 'id'>;
 
-/**
- * Takes the workspace's next event number: `UPDATE ... SET last_event_seq = last_event_seq
- * + 1 RETURNING`, whose row lock is held until the caller's transaction ends (events.ts
- * explains why that keeps the feed gap-free and in order). Undefined for an unknown workspace.
- */
-export async function nextSeq(trx: Db, workspaceId: string): Promise<{ seq: string; isSandbox: boolean } | undefined> {
-  const [ws] = await trx('workspaces')
-    .where({ id: workspaceId })
-    .increment('last_event_seq', 1)
-    .returning<{ last_event_seq: string; is_sandbox: boolean }[]>(['last_event_seq', 'is_sandbox']);
-  return ws ? { seq: ws.last_event_seq, isSandbox: ws.is_sandbox } : undefined;
-}
+/** An event as `insertEvents` takes it: livemode is decided in SQL from the workspace and `real_money`. */
+export type EventFields = Omit<NewEvent, 'workspace_id' | 'seq' | 'livemode' | 'created_at'> & { real_money: boolean };
 
-export async function insertEvent(trx: Db, row: NewEvent): Promise<EventRow> {
-  const [inserted] = (await trx('workspace_events').insert(row).returning('*')) as EventRow[];
-  return inserted!;
+/**
+ * The events in one statement: the workspace's counter moved by their number (`UPDATE ...
+ * SET last_event_seq = last_event_seq + n RETURNING`, whose row lock events.ts explains), the rows numbered from it in the order given, livemode false for a sandbox
+ * workspace or an event that moves no real money, and `also` (a data-modifying statement
+ * with `?` bindings, e.g. the webhook nudge) run with them. Rows in seq order; none for an
+ * unknown workspace.
+ */
+export async function insertEvents(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: { sql: string; bindings: readonly unknown[] }): Promise<EventRow[]> {
+  const col = <K extends keyof EventFields>(k: K) => events.map((e) => e[k]);
+  const { rows } = await trx.raw<{ rows: EventRow[] }>(
+    `WITH ws AS (UPDATE workspaces SET last_event_seq = last_event_seq + ? WHERE id = ? RETURNING last_event_seq, is_sandbox)${also ? `,
+          also AS (${also.sql})` : ''}
+     INSERT INTO workspace_events (workspace_id, seq, event, entity_type, entity_id, deal_id, deal_reference, actor_id, actor_name, actor_label, amount, summary, livemode, created_at)
+     SELECT ?, ws.last_event_seq - ? + e.ord, e.event, e.entity_type, e.entity_id, e.deal_id, e.deal_reference, e.actor_id, e.actor_name, e.actor_label, e.amount, e.summary,
+            NOT ws.is_sandbox AND e.real_money, ?
+       FROM ws, unnest(?::text[], ?::text[], ?::uuid[], ?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
+                WITH ORDINALITY AS e(event, entity_type, entity_id, deal_id, deal_reference, actor_id, actor_name, actor_label, amount, summary, real_money, ord)
+      ORDER BY e.ord
+     RETURNING *`,
+    [
+      events.length,
+      workspaceId,
+      ...(also?.bindings ?? []),
+      workspaceId,
+      events.length,
+      at,
+      col('event'),
+      col('entity_type'),
+      col('entity_id'),
+      col('deal_id'),
+      col('deal_reference'),
+      col('actor_id'),
+      col('actor_name'),
+      col('actor_label'),
+      col('amount'),
+      col('summary'),
+      col('real_money'),
+    ] as unknown as Knex.RawBinding[],
+  );
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 export interface FeedFilter {

@@ -13,7 +13,7 @@ import type { WorkspaceActor } from './access.js';
 import * as repo from './events-repo.js';
 import type { EventRow, FeedFilter } from './events-repo.js';
 import { setting } from './repo.js';
-import { nudgeWebhooks } from '../webhooks/nudge.js';
+import { nudgeWebhooksSql } from '../webhooks/nudge.js';
 
 export type { EventRow } from './events-repo.js';
 
@@ -50,14 +50,22 @@ export async function operatorLabel(trx: Db): Promise<string> {
 
 /** Appends one event; must run inside the transaction that makes the change. */
 export async function appendEvent(trx: Db, workspaceId: string, input: EventInput): Promise<EventRow> {
-  if (!trx.isTransaction) throw new Error('appendEvent must run inside the change transaction');
-  const ws = await repo.nextSeq(trx, workspaceId);
-  if (!ws) throw new Error(`workspace ${workspaceId} not found for event ${input.event}`);
+  return (await appendEvents(trx, workspaceId, [input]))[0]!;
+}
+
+/**
+ * Appends events in the order given, with consecutive seqs, in one statement (issue 29:
+ * it was two per event): the workspace's counter moved by their number (the row lock that
+ * orders the feed, above), the events inserted from it, and the webhook
+ * nudge (nudge.ts) as a data-modifying CTE of the same statement. Must run inside the
+ * transaction that makes the change.
+ */
+export async function appendEvents(trx: Db, workspaceId: string, inputs: readonly EventInput[]): Promise<EventRow[]> {
+  if (!trx.isTransaction) throw new Error('appendEvents must run inside the change transaction');
+  if (inputs.length === 0) return [];
   // Outbound webhooks: the workspace's endpoints are nudged after this transaction commits (decision 0020).
-  await nudgeWebhooks(trx, workspaceId);
-  return repo.insertEvent(trx, {
-    workspace_id: workspaceId,
-    seq: ws.seq,
+  const nudge = nudgeWebhooksSql(trx, workspaceId);
+  const rows = await repo.insertEvents(trx, workspaceId, clock.now(), inputs.map((input) => ({
     event: input.event,
     entity_type: input.entityType,
     entity_id: input.entityId ?? null,
@@ -68,9 +76,10 @@ export async function appendEvent(trx: Db, workspaceId: string, input: EventInpu
     actor_label: input.actorLabel ?? null,
     amount: input.amount ?? null,
     summary: input.summary,
-    livemode: !ws.isSandbox && input.realMoney !== false,
-    created_at: clock.now(),
-  });
+    real_money: input.realMoney !== false,
+  })), nudge);
+  if (rows.length !== inputs.length) throw new Error(`workspace ${workspaceId} not found for event ${inputs[0]!.event}`);
+  return rows;
 }
 
 export type FeedQuery = FeedFilter;

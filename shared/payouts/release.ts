@@ -18,9 +18,9 @@ import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
-import { enqueue } from '../outbox.js';
+import { enqueueMany, outboxItem } from '../outbox.js';
 import { dealErrors } from '../deals/errors.js';
-import { dealEvent } from '../deals/events.js';
+import { dealEvents } from '../deals/events.js';
 import { lockDeal } from '../deals/lock.js';
 import { mailReleased } from '../deals/mail.js';
 import { transition } from '../deals/moves.js';
@@ -98,22 +98,30 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         };
       }),
     );
-    for (const d of created) await enqueue(t, 'payouts.disburse', { disbursement_id: d.id });
-
-    await dealEvent(
+    await enqueueMany(
       t,
-      actor,
-      deal,
-      retry ? 'milestone.payouts_retried' : 'milestone.released',
-      retry
-        ? `Failed payouts of milestone ${m.sequence_no} of deal ${deal.reference} sent again (${created.length})`
-        : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${created.length} payout${created.length > 1 ? 's' : ''}`,
-      { entityType: 'milestone', entityId: m.id, amount: due },
+      created.map((d) => outboxItem('payouts.disburse', { disbursement_id: d.id })),
     );
+    // milestone.released (or payouts_retried), then one disbursement.queued per payout: one statement.
+    await dealEvents(t, actor, deal, [
+      {
+        event: retry ? 'milestone.payouts_retried' : 'milestone.released',
+        summary: retry
+          ? `Failed payouts of milestone ${m.sequence_no} of deal ${deal.reference} sent again (${created.length})`
+          : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${created.length} payout${created.length > 1 ? 's' : ''}`,
+        entityType: 'milestone',
+        entityId: m.id,
+        amount: due,
+      },
+      ...created.map((d) => ({
+        event: 'disbursement.queued',
+        summary: `Payout of ${d.amount} to "${d.instruction_label}" queued`,
+        entityType: 'disbursement',
+        entityId: d.id,
+        amount: d.amount,
+      })),
+    ]);
     await mailReleased(t, deal, m, due, created.length, actor.userId);
-    for (const d of created) {
-      await dealEvent(t, actor, deal, 'disbursement.queued', `Payout of ${d.amount} to "${d.instruction_label}" queued`, { entityType: 'disbursement', entityId: d.id, amount: d.amount });
-    }
     return detail(t, workspace, deal.id);
   });
 }

@@ -102,11 +102,7 @@ export async function deleteEndpoint(trx: Db, id: string): Promise<void> {
   await trx('webhook_endpoints').where({ id }).delete();
 }
 
-/** Is there any active endpoint in the workspace (partial index webhook_endpoints_active)? */
-export async function hasActiveEndpoint(trx: Db, workspaceId: string): Promise<boolean> {
-  return (await trx('webhook_endpoints').where({ workspace_id: workspaceId, status: 'active' }).first('id')) !== undefined;
-}
-
+/** The workspace's active endpoints (partial index webhook_endpoints_active; nudge.ts asks the same in SQL). */
 export async function activeEndpointIds(trx: Db, workspaceId: string): Promise<string[]> {
   const rows = await trx('webhook_endpoints').where({ workspace_id: workspaceId, status: 'active' }).select<{ id: string }[]>('id');
   return rows.map((r) => r.id);
