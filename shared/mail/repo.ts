@@ -1,5 +1,7 @@
 /** SQL of outgoing e-mail (`outbound_emails`): recorded by the service, delivered by the mail worker. */
+import type { Knex } from 'knex';
 import type { Db } from '../db.js';
+import { outboxInsertSql, outboxItem } from '../outbox.js';
 
 export interface EmailRow {
   id: string;
@@ -19,10 +21,11 @@ export interface NewEmail {
   sent_at?: Date;
 }
 
-export async function insertEmail(trx: Db, email: NewEmail): Promise<string> {
-  const [row] = await trx('outbound_emails').insert(email).returning<{ id: string }[]>('id');
-  if (!row) throw new Error('outbound_emails insert returned no row');
-  return row.id;
+/** The message and its `mail.send` job in one statement (the message INSERT as a CTE of the outbox INSERT); the id is the caller's. */
+export async function insertEmailWithJob(trx: Db, email: NewEmail & { id: string }): Promise<void> {
+  const message = trx('outbound_emails').insert(email).toSQL();
+  const job = outboxInsertSql(trx, [outboxItem('mail.send', { emailId: email.id })])!;
+  await trx.raw(`WITH m AS (${message.sql}) ${job.sql}`, [...message.bindings, ...job.bindings] as Knex.RawBinding[]);
 }
 
 export async function findEmail(trx: Db, id: string): Promise<EmailRow | undefined> {

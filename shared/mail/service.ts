@@ -3,11 +3,11 @@
  * in the caller's transaction; the mail worker delivers it through SMTP. `queueSuppressedMail`
  * does the same writes for a message that is never delivered.
  */
+import { randomUUID } from 'node:crypto';
 import { clock } from '../clock.js';
 import { encryptSecret } from '../crypto.js';
 import type { Db } from '../db.js';
-import { enqueue } from '../outbox.js';
-import { insertEmail } from './repo.js';
+import { insertEmailWithJob } from './repo.js';
 
 export interface MailMessage {
   to: string;
@@ -19,7 +19,9 @@ export interface MailMessage {
 }
 
 export async function queueMail(trx: Db, message: MailMessage): Promise<string> {
-  const id = await insertEmail(trx, {
+  const id = randomUUID();
+  await insertEmailWithJob(trx, {
+    id,
     user_id: message.userId ?? null,
     to_address: message.to,
     template: message.template,
@@ -27,7 +29,6 @@ export async function queueMail(trx: Db, message: MailMessage): Promise<string> 
     body_sealed: encryptSecret(message.text),
     created_at: clock.now(),
   });
-  await enqueue(trx, 'mail.send', { emailId: id });
   return id;
 }
 
@@ -40,7 +41,7 @@ export async function queueMail(trx: Db, message: MailMessage): Promise<string> 
 export async function queueSuppressedMail(trx: Db, message: Pick<MailMessage, 'template' | 'subject' | 'text'>): Promise<string> {
   encryptSecret(message.text); // the same CPU work as sealing a real body; the result is dropped
   const now = clock.now();
-  const id = await insertEmail(trx, { user_id: null, to_address: '', template: message.template, subject: message.subject, body_sealed: null, created_at: now, sent_at: now });
-  await enqueue(trx, 'mail.send', { emailId: id });
+  const id = randomUUID();
+  await insertEmailWithJob(trx, { id, user_id: null, to_address: '', template: message.template, subject: message.subject, body_sealed: null, created_at: now, sent_at: now });
   return id;
 }
