@@ -23,7 +23,16 @@ export interface DealDetail {
 /** The deal's answer, read in the caller's transaction (after a write, it shows the write). */
 export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): Promise<DealDetail> {
   const deal = (await repo.dealById(trx, workspace.id, dealId))!;
-  const milestones = await repo.milestonesOf(trx, dealId);
+  return detailOf(trx, workspace, deal, await repo.milestonesOf(trx, dealId));
+}
+
+/**
+ * `detail` for a write that holds the deal locked and knows its milestones as it left them
+ * (a release: the moved milestone's row as its compare-and-set returned it): the rest read
+ * in the same transaction, the deal and its milestones not read again.
+ */
+export async function detailOf(trx: Db, workspace: WorkspaceRow, deal: DealWithNames, milestones: MilestoneRow[]): Promise<DealDetail> {
+  const dealId = deal.id;
   const events = await feedPage(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: dealId });
   const extras = await milestoneExtras(trx, milestones);
   const approvalsByPeople = await repo.approveDecisions(trx, dealId);

@@ -265,6 +265,14 @@ export type DestinationCheck =
 export async function checkDestination(trx: Db, instructionId: string): Promise<DestinationCheck> {
   const row = isUuid(instructionId) ? await repo.instructionById(trx, instructionId) : undefined;
   if (!row) return { ok: false, reason: 'not_found' };
+  return checkDestinationRow(row);
+}
+
+/**
+ * `checkDestination` on a row the caller read in its transaction with a lock that keeps it
+ * as read (the release's rows read FOR SHARE): the same checks, no second read.
+ */
+export function checkDestinationRow(row: PayoutInstructionRow): DestinationCheck {
   if (row.deleted_at !== null) return { ok: false, reason: 'deleted' };
   if (row.status !== 'verified' || !row.verification_signature) return { ok: false, reason: 'not_verified' };
   const accountNumber = openNumber(row);

@@ -24,8 +24,9 @@ import { dealEvents } from '../deals/events.js';
 import { lockDeal } from '../deals/lock.js';
 import { mailReleased } from '../deals/mail.js';
 import { transition } from '../deals/moves.js';
-import { detail, type DealDetail } from '../deals/read.js';
-import { checkDestination, instructionsForRelease } from './instructions.js';
+import { detail, detailOf, type DealDetail } from '../deals/read.js';
+import type { MilestoneRow } from '../deals/repo.js';
+import { checkDestinationRow, instructionsForRelease } from './instructions.js';
 import { payoutErrors } from './errors.js';
 import { postReRelease, postRelease } from './postings.js';
 import { signPayout } from './signature.js';
@@ -60,11 +61,13 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
       if (!row) throw payoutErrors.unknownInstruction(id);
       if (row.counterparty_id !== deal.counterparty_id) throw payoutErrors.otherCounterparty(id);
       if (row.status !== 'verified') throw payoutErrors.notVerified(row.label);
-      if (!(await checkDestination(t, id)).ok) throw payoutErrors.signatureBroken(row.label);
+      // The row is held FOR SHARE since it was read: checked as read, not read again.
+      if (!checkDestinationRow(row).ok) throw payoutErrors.signatureBroken(row.label);
     }
 
     const now = clock.now();
     const releaseNo = await repo.nextReleaseNo(t, m.id);
+    let after: MilestoneRow | undefined;
     if (retry) {
       // Compare-and-set on the returned amount: a payout failing meanwhile adds to it, and this release sends what it read.
       const n = await t('deal_milestones').where({ id: m.id, status: 'released', returned_amount: due }).update({ returned_amount: 0, updated_at: now });
@@ -73,6 +76,7 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
     } else {
       const moved = await transition(t, m, 'release', { released_at: now });
       if (!deal.is_test) await postRelease(t, moved, releaseNo);
+      after = moved;
     }
     const created = await repo.insertMany(
       t,
@@ -122,6 +126,7 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
       })),
     ]);
     await mailReleased(t, deal, m, due, created.length, actor.userId);
-    return detail(t, workspace, deal.id);
+    // A first release knows every milestone as it left them; a retry re-reads.
+    return after ? detailOf(t, workspace, deal, milestones.map((x) => (x.id === after.id ? after : x))) : detail(t, workspace, deal.id);
   });
 }
