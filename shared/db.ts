@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { config } from './config.js';
@@ -258,6 +259,19 @@ interface PoolClient {
  */
 export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
   return withConnection(knex, async (connection) => (await connection.query<R>({ name, text, values })).rows);
+}
+
+/**
+ * A statement built with knex (`?` bindings) run as a named statement, its name taken from
+ * its text: for the few large statements every money request sends (a creation's CTE, an
+ * event with its jobs), which Postgres would otherwise parse and plan on every call. Only
+ * for statements whose text has a few shapes (the names are bounded by them: each
+ * connection keeps one prepared statement per shape).
+ */
+export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<R[]> {
+  const native = knex.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+  const name = `k_${createHash('sha1').update(native.sql).digest('hex').slice(0, 24)}`;
+  return prepared<R>(name, native.sql, native.bindings as unknown[], knex);
 }
 
 /** Runs `work` on one pooled connection, given back to the pool afterwards. */

@@ -1,6 +1,6 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import { prepared, type Db } from '../db.js';
+import { prepared, preparedRaw, type Db } from '../db.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
@@ -50,13 +50,14 @@ export type NewEscrow = Pick<
 export async function insertWithEvent(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
   const escrow = trx('escrows').insert(row).returning('*').toSQL();
   const outbox = outboxInsertSql(trx, jobs);
-  const { rows } = await trx.raw<{ rows: EscrowRow[] }>(
+  const rows = await preparedRaw<EscrowRow>(
+    trx as Knex,
     `WITH e AS (${escrow.sql}),
           ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
                  SELECT e.id, ?, ?, ?, ?::jsonb, e.created_at FROM e)${outbox ? `,
           ob AS (${outbox.sql})` : ''}
      SELECT * FROM e`,
-    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {}), ...(outbox?.bindings ?? [])] as Knex.RawBinding[],
+    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {}), ...(outbox?.bindings ?? [])],
   );
   const created = rows[0];
   if (!created) throw new Error('escrows insert returned no row');
@@ -159,10 +160,11 @@ export interface EscrowEvent {
 export async function recordEvent(trx: Db, e: EscrowEvent, jobs: readonly OutboxItem[] = []): Promise<void> {
   const outbox = outboxInsertSql(trx, jobs);
   if (!outbox) return await recordEvents(trx, [e]);
-  await trx.raw(
+  await preparedRaw(
+    trx as Knex,
     `WITH ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at) VALUES (?, ?, ?, ?, ?::jsonb, ?))
      ${outbox.sql}`,
-    [e.escrowId, e.event, e.actorId, e.actorRole, JSON.stringify(e.data ?? {}), e.at, ...outbox.bindings] as Knex.RawBinding[],
+    [e.escrowId, e.event, e.actorId, e.actorRole, JSON.stringify(e.data ?? {}), e.at, ...outbox.bindings],
   );
 }
 
