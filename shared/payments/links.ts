@@ -95,9 +95,9 @@ export async function prepareEscrowLink(actor: Actor, escrowId: string, input: P
     const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
     if (!e) throw paymentErrors.escrowNotFound();
     if (e.buyer_id !== actor.userId) throw paymentErrors.notBuyerToPay();
-    // Locked: a cancel and a payment link never pass each other (decision 0009).
-    await escrowRepo.lockRow(trx, e.id);
-    const current = (await escrowRepo.findById(trx, e.id))!;
+    // Locked: a cancel and a payment link never pass each other (decision 0009). Read as
+    // locked (FOR UPDATE answers the row's latest committed version) in the same statement.
+    const current = (await escrowRepo.findById(trx, e.id, { lock: true }))!;
     if (current.status !== 'pending_payment') {
       throw paymentErrors.escrowNotPayable(current.status);
     }
