@@ -65,12 +65,11 @@ export async function insertWithEvent(trx: Db, row: NewEscrow & { id: string }, 
 }
 
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {
-  // Outside a transaction (the reads of GET /api/escrows/:id and the preview): a named
-  // statement, prepared once per connection (shared/db.ts prepared), no query building.
-  if (!options.lock && !trx.isTransaction) return (await prepared<EscrowRow>('escrows_by_id', 'SELECT * FROM escrows WHERE id = $1', [id], trx))[0];
-  const q = trx('escrows').where({ id }).first();
-  if (options.lock) void q.forUpdate();
-  return (await q) as EscrowRow | undefined;
+  // A named statement, prepared once per connection (shared/db.ts prepared; on the
+  // transaction's connection inside one), no query building: every escrow read and move
+  // starts here.
+  if (options.lock) return (await prepared<EscrowRow>('escrows_by_id_locked', 'SELECT * FROM escrows WHERE id = $1 FOR UPDATE', [id], trx))[0];
+  return (await prepared<EscrowRow>('escrows_by_id', 'SELECT * FROM escrows WHERE id = $1', [id], trx))[0];
 }
 
 export async function findByIds(trx: Db, ids: readonly string[], options: { lock?: boolean } = {}): Promise<EscrowRow[]> {
@@ -232,7 +231,7 @@ export async function livePayment(trx: Db, escrowId: string, now: Date): Promise
 
 /** A settings value (escrow_fee, escrow_timers), or undefined when it is not set. */
 export async function setting(trx: Db, key: string): Promise<unknown> {
-  const row = (await trx('settings').select('value').where({ key }).first()) as { value: unknown } | undefined;
+  const [row] = await prepared<{ value: unknown }>('settings_value', 'SELECT value FROM settings WHERE key = $1', [key], trx);
   return row?.value;
 }
 
