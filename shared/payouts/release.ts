@@ -18,7 +18,7 @@ import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
-import { enqueueMany, outboxItem } from '../outbox.js';
+import { outboxItem } from '../outbox.js';
 import { dealErrors } from '../deals/errors.js';
 import { dealEvents } from '../deals/events.js';
 import { lockDeal } from '../deals/lock.js';
@@ -78,20 +78,18 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
       if (!deal.is_test) await postRelease(t, moved, releaseNo);
       after = moved;
     }
-    const created = await repo.insertMany(
-      t,
-      input.splits.map((s, i) => {
-        const id = randomUUID();
-        const instruction = rows.find((r) => r.id === s.payout_instruction_id)!;
-        const terms = { disbursementId: id, workspaceId: workspace.id, dealId: deal.id, milestoneId: m.id, instructionId: instruction.id, counterpartyId: instruction.counterparty_id, amount: s.amount, currency: deal.currency, isTest: deal.is_test };
-        return {
+    const splits = input.splits.map((s, i) => {
+      const id = randomUUID();
+      const instruction = rows.find((r) => r.id === s.payout_instruction_id)!;
+      const terms = { disbursementId: id, workspaceId: workspace.id, dealId: deal.id, milestoneId: m.id, instructionId: instruction.id, counterpartyId: instruction.counterparty_id, amount: s.amount, currency: deal.currency, isTest: deal.is_test };
+      return {
         id,
         signature: signPayout(terms),
         workspace_id: workspace.id,
         deal_id: deal.id,
         milestone_id: m.id,
         payout_instruction_id: s.payout_instruction_id,
-        instruction_label: rows.find((r) => r.id === s.payout_instruction_id)!.label,
+        instruction_label: instruction.label,
         amount: s.amount,
         currency: deal.currency,
         is_test: deal.is_test,
@@ -99,12 +97,13 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         split_no: i + 1,
         created_at: now,
         updated_at: now,
-        };
-      }),
-    );
-    await enqueueMany(
+      };
+    });
+    // The disbursements and their payout jobs (ids made here) in one statement.
+    const created = await repo.insertMany(
       t,
-      created.map((d) => outboxItem('payouts.disburse', { disbursement_id: d.id })),
+      splits,
+      splits.map((d) => outboxItem('payouts.disburse', { disbursement_id: d.id })),
     );
     // milestone.released (or payouts_retried), then one disbursement.queued per payout: one statement.
     await dealEvents(t, actor, deal, [

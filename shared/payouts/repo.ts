@@ -1,6 +1,7 @@
 /** SQL of disbursements (enterprise payouts). */
 import type { Knex } from 'knex';
 import type { Db } from '../db.js';
+import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { DisbursementStatus, DisbursementTransition } from './states.js';
 
 export interface DisbursementRow {
@@ -46,8 +47,14 @@ export type NewDisbursement = Pick<
   'id' | 'signature' | 'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
 >;
 
-export async function insertMany(trx: Db, rows: NewDisbursement[]): Promise<DisbursementRow[]> {
-  const created = await trx('disbursements').insert(rows).returning<DisbursementRow[]>('*');
+/** The disbursements and, when given, their outbox jobs (the payouts to send) in one statement. */
+export async function insertMany(trx: Db, rows: NewDisbursement[], jobs: readonly OutboxItem[] = []): Promise<DisbursementRow[]> {
+  const insert = trx('disbursements').insert(rows).returning('*').toSQL();
+  const outbox = outboxInsertSql(trx, jobs);
+  const { rows: created } = await trx.raw<{ rows: DisbursementRow[] }>(
+    outbox ? `WITH d AS (${insert.sql}), ob AS (${outbox.sql}) SELECT * FROM d` : insert.sql,
+    [...insert.bindings, ...(outbox?.bindings ?? [])] as Knex.RawBinding[],
+  );
   // Answers and events follow the splits' order.
   return created.map(toRow).sort((a, b) => a.release_no - b.release_no || a.split_no - b.split_no);
 }
