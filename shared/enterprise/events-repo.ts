@@ -1,6 +1,6 @@
 /** SQL of the workspace event feed: the per-workspace sequence, the rows, a page of the feed. */
 import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { preparedRaw, type Db } from '../db.js';
 
 export interface EventRow {
   workspace_id: string;
@@ -34,7 +34,8 @@ export type EventFields = Omit<NewEvent, 'workspace_id' | 'seq' | 'livemode' | '
  */
 export async function insertEvents(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: { sql: string; bindings: readonly unknown[] }): Promise<EventRow[]> {
   const col = <K extends keyof EventFields>(k: K) => events.map((e) => e[k]);
-  const { rows } = await trx.raw<{ rows: EventRow[] }>(
+  const rows = await preparedRaw<EventRow>(
+    trx as Knex,
     `WITH ws AS (UPDATE workspaces SET last_event_seq = last_event_seq + ? WHERE id = ? RETURNING last_event_seq, is_sandbox)${also ? `,
           also AS (${also.sql})` : ''}
      INSERT INTO workspace_events (workspace_id, seq, event, entity_type, entity_id, deal_id, deal_reference, actor_id, actor_name, actor_label, amount, summary, livemode, created_at)
@@ -62,7 +63,7 @@ export async function insertEvents(trx: Db, workspaceId: string, at: Date, event
       col('amount'),
       col('summary'),
       col('real_money'),
-    ] as unknown as Knex.RawBinding[],
+    ],
   );
   return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }

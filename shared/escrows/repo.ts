@@ -99,7 +99,9 @@ export async function move(
 ): Promise<EscrowRow | undefined> {
   const q = trx('escrows').where({ id }).whereIn('status', from);
   if (extra) extra(q);
-  const [row] = (await q.update(changes).returning('*')) as EscrowRow[];
+  // A named statement per shape (the columns a move sets): Postgres plans it once per connection.
+  const { sql, bindings } = q.update(changes).returning('*').toSQL();
+  const [row] = await preparedRaw<EscrowRow>(trx as Knex, sql, bindings);
   return row;
 }
 
