@@ -35,7 +35,9 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
 // COMMIT, each as one simple-protocol query (text with literals quoted by `sqlLiteral`, as
 // `bookkeepingWrite` does). When either part fails the transaction is rolled back on the
 // spot, so the connection goes back to the pool clean; a failed COMMIT rejects the
-// transaction as knex's own does (commitTransaction throws).
+// transaction as knex's own does (commitTransaction throws). An ERROR reported by Postgres
+// (`pgRefused`) means nothing was committed; anything else (a lost connection, a FATAL that
+// ended the session) leaves the outcome unknown.
 
 /** What a folded transaction carries: set `beforeCommit` to send that statement with COMMIT. */
 export interface CommitFold {
@@ -112,6 +114,16 @@ export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{
   const fold: Fold = { first };
   const trx = await knex.transaction(undefined, { [FOLD]: fold } as Knex.TransactionConfig);
   return { trx, rows: (fold.rows ?? []) as R[], fold };
+}
+
+/**
+ * True when Postgres itself refused a statement with severity ERROR: the session survives
+ * and the transaction is rolled back (for the fold's last statement or its COMMIT: nothing
+ * was committed). Socket errors (ECONNRESET, EPIPE, timeouts) and FATAL/PANIC errors are not
+ * refusals: a COMMIT may have gone through before them.
+ */
+export function pgRefused(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.severity === 'ERROR';
 }
 
 /** A value as an SQL literal for the simple-protocol statements of a fold (strings quoted by pg's escapeLiteral). */
@@ -258,7 +270,33 @@ interface PoolClient {
  * cost more than the query itself). Each connection prepares the statement once.
  */
 export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
-  return withConnection(knex, async (connection) => (await connection.query<R>({ name, text, values })).rows);
+  return withConnection(knex, async (connection) => {
+    const conn = connection as PgConnection & NamedStatementCache;
+    if (conn[STALE]?.delete(name)) {
+      // Prepared before a migration changed its result's columns (see below): prepared anew.
+      await connection.query(`DEALLOCATE ${name}`).catch(() => undefined);
+      delete conn.connection?.parsedStatements[name];
+      delete conn.connection?.submittedNamedStatements?.[name];
+    }
+    try {
+      return (await connection.query<R>({ name, text, values })).rows;
+    } catch (err) {
+      // `SELECT *` / `RETURNING *` prepared on this connection before a migration added a
+      // column fails with 0A000 "cached plan must not change result type". The statement
+      // (and, in a transaction, the transaction) fails this once; the next call on this
+      // connection deallocates it and prepares it again.
+      if (pgErrorCode(err) === '0A000') (conn[STALE] ??= new Set()).add(name);
+      throw err;
+    }
+  });
+}
+
+const STALE = Symbol('stale named statements');
+
+/** What `prepared` touches on a pg client: pg's own record of the names it prepared (pg 8, lib/connection.js), and the names to prepare anew. */
+interface NamedStatementCache {
+  connection?: { parsedStatements: Record<string, string>; submittedNamedStatements?: Record<string, string> };
+  [STALE]?: Set<string>;
 }
 
 /**
@@ -276,6 +314,9 @@ export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly
 
 /** Runs `work` on one pooled connection, given back to the pool afterwards. */
 async function withConnection<T>(knex: Knex, work: (connection: PgConnection) => Promise<T>): Promise<T> {
+  // A finished transaction's client still hands out its connection (knex 3); knex's own
+  // queries refuse to run then, and so do these: the connection may be another request's now.
+  if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) throw new Error('query on a transaction that has already committed or rolled back');
   const client = knex.client as unknown as PoolClient;
   const connection = await client.acquireConnection();
   try {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { commitTransaction, db, foldedTransaction, holdingConnection, pgErrorCode, type CommitFold } from '../../shared/db.js';
+import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold } from '../../shared/db.js';
 import type { AppError } from '../../shared/errors.js';
 import {
   IdempotencyStoreError,
@@ -157,11 +157,12 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
     try {
       await commitTransaction(trx);
     } catch (err) {
-      // Postgres refused the stored answer or the COMMIT (an error with a SQLSTATE): the
-      // transaction was rolled back, nothing was changed. Without one (the connection was
-      // lost) the outcome is unknown and the error goes on as it is: a retry with the same
-      // key replays the answer if the COMMIT went through.
-      if (pgErrorCode(err) === undefined) throw err;
+      // Postgres refused the stored answer or the COMMIT (an ERROR; nothing runs after
+      // COMMIT in that query): the transaction was rolled back, nothing was changed.
+      // Anything else (the connection lost, ECONNRESET, a FATAL) leaves the outcome unknown:
+      // the error goes on as it is, and a retry with the same key replays the answer if the
+      // COMMIT went through.
+      if (!pgRefused(err)) throw err;
       ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
       throw idempotencyErrors.insertFailed();
     }

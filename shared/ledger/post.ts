@@ -69,7 +69,9 @@ export async function post(trxOrDb: Db | undefined, posting: Posting): Promise<P
  * function `ledger_post_many` (migration 20261208000100) checks the keys, locks the users
  * rows and then the accounts in id order (creating missing escrow and system accounts),
  * checks the balances and writes the entries and lines. Being one statement, it is atomic
- * without a transaction of its own; inside the caller's it runs on that connection.
+ * without a transaction of its own; inside the caller's it runs on that connection. A
+ * refusal (InsufficientFundsError, a posting key taken meanwhile) is a Postgres error: it
+ * aborts the caller's transaction (recover with a savepoint, if ever needed).
  */
 export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Promise<PostedEntry[]> {
   postings.forEach(validate);
@@ -105,5 +107,8 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
     if (code === PG.checkViolation && NON_NEGATIVE.has(constraint)) throw ledgerErrors.insufficientBalance();
     throw err;
   }
-  return rows.map((r) => ({ entryId: Number(r.entry_id), duplicate: r.duplicate }));
+  // One row per posting, by its 1-based index.
+  const results = new Array<PostedEntry>(postings.length);
+  for (const r of rows) results[r.posting - 1] = { entryId: Number(r.entry_id), duplicate: r.duplicate };
+  return results;
 }

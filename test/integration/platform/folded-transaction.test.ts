@@ -6,8 +6,9 @@
  */
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { config } from '../../../shared/config.js';
-import { commitTransaction, createDb, foldedTransaction, pgErrorCode, sqlLiteral } from '../../../shared/db.js';
+import { commitTransaction, createDb, foldedTransaction, pgErrorCode, pgRefused, prepared, sqlLiteral } from '../../../shared/db.js';
 
 async function rejection(work: Promise<unknown>): Promise<unknown> {
   try {
@@ -89,6 +90,36 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     fold.beforeCommit = 'INSERT INTO fold_probe (id) VALUES (13)';
     const err = await rejection(commitTransaction(trx));
     expect(pgErrorCode(err)).to.equal('23514');
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('pgRefused: only an ERROR reported by Postgres means nothing was committed; socket errors and FATALs leave the outcome unknown', async () => {
+    const refused = await rejection(one.raw('SELECT 1/0'));
+    expect(pgRefused(refused)).to.equal(true);
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', errno: -104 });
+    expect(pgRefused(reset)).to.equal(false);
+    const fatal = Object.assign(new pg.DatabaseError('terminating connection due to administrator command', 0, 'error'), { severity: 'FATAL', code: '57P01' });
+    expect(pgRefused(fatal)).to.equal(false);
+    expect(pgRefused(new Error('no code'))).to.equal(false);
+  });
+
+  it('a named statement prepared before a column was added fails once, then is prepared anew on that connection', async () => {
+    await one.raw('CREATE TEMP TABLE fold_star (id integer)');
+    await one.raw('INSERT INTO fold_star VALUES (1)');
+    const star = () => prepared<Record<string, unknown>>('fold_star_all', 'SELECT * FROM fold_star', [], one);
+    expect(await star()).to.deep.equal([{ id: 1 }]);
+    await one.raw('ALTER TABLE fold_star ADD COLUMN extra text');
+    expect(pgErrorCode(await rejection(star()))).to.equal('0A000');
+    expect(await star()).to.deep.equal([{ id: 1, extra: null }]);
+    expect(await star()).to.deep.equal([{ id: 1, extra: null }]);
+  });
+
+  it('a named statement on a transaction that already committed is refused (the connection may be another request\'s)', async () => {
+    const { trx } = await foldedTransaction(one, 'SELECT 1');
+    expect(await prepared('fold_one', 'SELECT 1 AS n', [], trx)).to.deep.equal([{ n: 1 }]);
+    await commitTransaction(trx);
+    const err = await rejection(prepared('fold_one', 'SELECT 1 AS n', [], trx));
+    expect((err as Error).message).to.match(/already committed or rolled back/);
     expect(await committedIds()).to.deep.equal([]);
   });
 
