@@ -69,6 +69,8 @@ export async function findById(trx: Db, id: string, options: { lock?: boolean } 
   // transaction's connection inside one), no query building: every escrow read and move
   // starts here.
   if (options.lock) return (await prepared<EscrowRow>('escrows_by_id_locked', 'SELECT * FROM escrows WHERE id = $1 FOR UPDATE', [id], trx))[0];
+  // (`SELECT *`: a migration adding a column makes each connection's next call fail once;
+  // `prepared` then prepares it anew.)
   return (await prepared<EscrowRow>('escrows_by_id', 'SELECT * FROM escrows WHERE id = $1', [id], trx))[0];
 }
 
@@ -237,10 +239,13 @@ export async function setting(trx: Db, key: string): Promise<unknown> {
   return row?.value;
 }
 
-/** The counterparty of a direct escrow, by username (already lowercased). */
-/** A named statement, on the transaction's connection when given one (shared/db.ts prepared). */
-export async function userByUsername(trx: Db, username: string): Promise<UserRow | undefined> {
-  return (await prepared<UserRow>('users_by_username', 'SELECT * FROM users WHERE username = $1', [username], trx))[0];
+/**
+ * The counterparty of a direct escrow, by username (already lowercased): the columns the
+ * creation checks, by a named statement on the transaction's connection when given one
+ * (shared/db.ts prepared; the columns named, so a migration adding one changes nothing).
+ */
+export async function userByUsername(trx: Db, username: string): Promise<Pick<UserRow, 'id' | 'status' | 'role'> | undefined> {
+  return (await prepared<Pick<UserRow, 'id' | 'status' | 'role'>>('users_by_username_party', 'SELECT id, status, role FROM users WHERE username = $1', [username], trx))[0];
 }
 
 // ---- The sellers' link-signing secrets (decision D3) -------------------------------------
