@@ -27,93 +27,10 @@
  * 400 INVALID_BODY), the session CSRF check on POST, tracking in the serialiser (no bench
  * escrow has a courier; such an escrow answers 500 here).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type pg from 'pg';
-
-/** The caller, as floor-server.ts authenticated it. */
-export interface FloorCaller {
-  id: string;
-  role: string;
-}
-
-/** Answers the error envelope of the API; returns undefined, so `return fail(...)` ends any handler. */
-export function fail(ctx: Koa.Context, status: number, code: string, message: string): undefined {
-  ctx.status = status;
-  ctx.body = { success: false, error: { code, message } };
-  return undefined;
-}
-
-// shared/ids.ts
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-
-interface EscrowRecord {
-  id: string;
-  buyer_id: string;
-  seller_id: string;
-  created_by: string;
-  source: string;
-  item_name: string;
-  description: string;
-  amount: number;
-  category: string;
-  status: string;
-  partner_ref: string | null;
-  partner_sig_version: number | null;
-  courier: string | null;
-  tracking_number: string | null;
-  expires_at: Date;
-  auto_release_at: Date | null;
-  extension_count: number;
-  fee_amount: number | null;
-  cancel_reason: string | null;
-  paid_at: Date | null;
-  sent_at: Date | null;
-  received_at: Date | null;
-  released_at: Date | null;
-  disputed_at: Date | null;
-  refunded_at: Date | null;
-  cancelled_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** The field list of shared/escrows/serialize.ts `serializeEscrow`, inline (copied on purpose: nothing of the service is imported). */
-function serializeEscrow(e: EscrowRecord, publicBaseUrl: string) {
-  if (e.courier || e.tracking_number) throw new Error('floor: escrows with tracking are not serialised here (the bench has none)');
-  return {
-    id: e.id,
-    buyer_id: e.buyer_id,
-    seller_id: e.seller_id,
-    item_name: e.item_name,
-    amount: String(e.amount),
-    description: e.description,
-    category: e.category,
-    status: e.status,
-    partner_ref: e.partner_ref,
-    partner_sig_version: e.partner_sig_version,
-    source: e.source,
-    created_at: e.created_at.toISOString(),
-    updated_at: e.updated_at.toISOString(),
-    escrow_url: `${publicBaseUrl}/pay/${e.id}`,
-    expires_at: e.expires_at.toISOString(),
-    paid_at: iso(e.paid_at),
-    sent_at: iso(e.sent_at),
-    received_at: iso(e.received_at),
-    released_at: iso(e.released_at),
-    disputed_at: iso(e.disputed_at),
-    refunded_at: iso(e.refunded_at),
-    cancelled_at: iso(e.cancelled_at),
-    cancel_reason: e.cancel_reason,
-    auto_release_at: iso(e.auto_release_at),
-    extension_count: e.extension_count,
-    platform_fee: e.fee_amount,
-    seller_amount: e.fee_amount === null ? null : e.amount - e.fee_amount,
-  };
-}
+import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
 
 // ---- The reads ---------------------------------------------------------------------------
 
@@ -147,9 +64,8 @@ function intParam(raw: unknown, fallback: number, min: number, max: number): num
 
 const ENDPOINT = 'POST /api/escrows';
 const HOUR_MS = 3600_000;
-/** shared/escrows/states.ts PAYMENT_WINDOW_HOURS, shared/idempotency.ts IDEMPOTENCY_TTL_MS. */
+/** shared/escrows/states.ts PAYMENT_WINDOW_HOURS. */
 const PAYMENT_WINDOW_MS = 24 * HOUR_MS;
-const IDEMPOTENCY_TTL_MS = 24 * HOUR_MS;
 const CATEGORIES = new Set(['goods', 'service', 'digital']);
 
 /** The key's advisory lock (as openKey takes it; true when there is no key) and the counterparty (repo.userByUsername). */
@@ -194,37 +110,6 @@ interface StoredKey {
   response_status: number | null;
   response_body: string | null;
   expires_at: Date;
-}
-
-/** shared/idempotency.ts canonicalJson (copied on purpose): object keys sorted, so equal bodies hash equally. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-const BODY_LIMIT = 1024 * 1024;
-
-/** The JSON body (koa-body's limit, 1 MiB); undefined when it is not JSON. */
-async function jsonBody(ctx: Koa.Context): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT) return undefined;
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 interface DirectInput {
@@ -280,7 +165,7 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
   async function create(ctx: Koa.Context, caller: FloorCaller): Promise<void> {
     const rawKey = ctx.get('Idempotency-Key');
     if (rawKey && !UUID_V4.test(rawKey)) return fail(ctx, 400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
-    const body = await jsonBody(ctx);
+    const body = parseJson(await rawBody(ctx));
     const input = directInput(body);
     if (!input) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
     const key = rawKey ? { scope: `user:${caller.id}`, endpoint: ENDPOINT, key: rawKey.toLowerCase() } : undefined;

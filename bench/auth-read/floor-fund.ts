@@ -58,12 +58,12 @@
  * joi's error details (a bad body is a bare 400 INVALID_BODY); request ids, security
  * headers, metrics, the access log.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import type pg from 'pg';
 import type { FloorModule, FloorRoute, FloorStores } from './floor-routes.js';
-import { fail } from './floor-escrows.js';
+import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 
 // ---- Configuration (the API's environment) -------------------------------------------------
 
@@ -75,7 +75,6 @@ const FAILURE_LIMIT = Number(env.AUTH_FAILURE_LIMIT ?? '20');
 const KEY_PREFIX_FAILURE_LIMIT = 50;
 const FAILURE_WINDOW_MS = 15 * 60_000;
 const TOUCH_INTERVAL_MS = 60_000;
-const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
 /** The floor's own Redis prefix for its limit counters (the floor server's, plus `:ent`). */
 const PREFIX = `${env.FLOOR_PREFIX ?? 'bench-floor'}:ent`;
 /** The API's own overview cache keys (api/middleware/overview-cache.ts clears them after a write). */
@@ -87,11 +86,8 @@ if (ENCRYPTION_KEY.length !== 32) throw new Error('floor-fund: ENCRYPTION_KEY mu
 const ROLES = ['viewer', 'operator', 'finance', 'admin', 'owner'] as const;
 type Role = (typeof ROLES)[number];
 const rankOf = (r: Role) => ROLES.indexOf(r);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 // ---- Crypto (shared/crypto.ts, shared/payouts/signature.ts) --------------------------------
@@ -152,39 +148,6 @@ function signPayout(p: { disbursementId: string; workspaceId: string; dealId: st
     workspace_id: p.workspaceId.toLowerCase(),
   });
   return createHmac('sha256', PAYOUT_KEY).update(text).digest('base64url');
-}
-
-// ---- Idempotency (shared/idempotency.ts) ----------------------------------------------------
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-const BODY_LIMIT = 1024 * 1024;
-
-/** The JSON body (koa-body's limit, 1 MiB); `{}` when empty (as koa-body), undefined when not JSON. */
-async function jsonBody(ctx: Koa.Context): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT) return undefined;
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
 }
 
 // ---- Rows ----------------------------------------------------------------------------------
@@ -820,7 +783,7 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     const [dealId = '', milestoneId = ''] = params;
     const caller = await authenticate(ctx, 'ent-fund');
     if (!caller) return;
-    const body = await jsonBody(ctx);
+    const body = parseJson(await rawBody(ctx), true);
     const b = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
     const reference = typeof b?.reference === 'string' ? b.reference.trim() : undefined;
     const valid =
@@ -873,7 +836,7 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     const [dealId = '', milestoneId = ''] = params;
     const caller = await authenticate(ctx, 'ent-release');
     if (!caller) return;
-    const body = await jsonBody(ctx);
+    const body = parseJson(await rawBody(ctx), true);
     const splits = releaseSplits(body);
     if (!splits) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
     await inKeyedTransaction(ctx, caller, body, dealId, async (client, deal, key) => {

@@ -46,10 +46,10 @@
  * payment-service orders, joi's error details, the session CSRF check, the second Postgres
  * read of the buyer (the floor server holds the caller's row already).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import pg from 'pg';
-import { fail, type FloorCaller } from './floor-escrows.js';
+import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4, type FloorCaller } from './floor-common.js';
 import type { FloorModule, FloorStores } from './floor-routes.js';
 
 const MINUTE = 60_000;
@@ -57,10 +57,6 @@ const MINUTE = 60_000;
 const LIFETIME_MS: Record<string, number> = { qris: 15 * MINUTE, gopay: 15 * MINUTE, shopeepay: 15 * MINUTE, crypto: 60 * MINUTE, bank_transfer: 24 * 60 * MINUTE };
 const FIRST_POLL_AFTER_MS = 2 * MINUTE;
 const OPENING_GRACE_MS = 30_000;
-const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-const BODY_LIMIT = 1024 * 1024;
 /** shared/payments/callbacks.ts KEPT_HEADERS. */
 const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
 
@@ -180,39 +176,6 @@ const SETTLE = {
             (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM cb)::int AS callbacks, (SELECT count(*) FROM ob)::int AS outbox`,
 };
 
-/** shared/idempotency.ts canonicalJson (copied on purpose). */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-
-async function rawBody(ctx: Koa.Context): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseJson(text: string | undefined): unknown {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
 
 /** links.ts newGatewayOrderId (the clock in base 36, 9 random bytes). */
 const newGatewayOrderId = (nowMs: number) => `ESC-${nowMs.toString(36).toUpperCase()}-${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'X')}`;

@@ -48,84 +48,10 @@
  * posting, with a 500 instead of 409 INSUFFICIENT_BALANCE: the escrow account always holds
  * the amount it releases).
  */
-import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type pg from 'pg';
-import { fail, type FloorCaller } from './floor-escrows.js';
+import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
 import type { FloorModule, FloorRoute } from './floor-routes.js';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
-/** shared/idempotency.ts IDEMPOTENCY_TTL_MS. */
-const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
-const BODY_LIMIT = 1024 * 1024;
-
-interface EscrowRecord {
-  id: string;
-  buyer_id: string;
-  seller_id: string;
-  created_by: string;
-  source: string;
-  item_name: string;
-  description: string;
-  amount: number;
-  category: string;
-  status: string;
-  partner_ref: string | null;
-  partner_sig_version: number | null;
-  courier: string | null;
-  tracking_number: string | null;
-  expires_at: Date;
-  auto_release_at: Date | null;
-  extension_count: number;
-  fee_amount: number | null;
-  cancel_reason: string | null;
-  paid_at: Date | null;
-  sent_at: Date | null;
-  received_at: Date | null;
-  released_at: Date | null;
-  disputed_at: Date | null;
-  refunded_at: Date | null;
-  cancelled_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
-
-/** shared/escrows/serialize.ts `serializeEscrow` (copied on purpose). */
-function serializeEscrow(e: EscrowRecord, publicBaseUrl: string) {
-  if (e.courier || e.tracking_number) throw new Error('floor: escrows with tracking are not serialised here (the bench has none)');
-  return {
-    id: e.id,
-    buyer_id: e.buyer_id,
-    seller_id: e.seller_id,
-    item_name: e.item_name,
-    amount: String(e.amount),
-    description: e.description,
-    category: e.category,
-    status: e.status,
-    partner_ref: e.partner_ref,
-    partner_sig_version: e.partner_sig_version,
-    source: e.source,
-    created_at: e.created_at.toISOString(),
-    updated_at: e.updated_at.toISOString(),
-    escrow_url: `${publicBaseUrl}/pay/${e.id}`,
-    expires_at: e.expires_at.toISOString(),
-    paid_at: iso(e.paid_at),
-    sent_at: iso(e.sent_at),
-    received_at: iso(e.received_at),
-    released_at: iso(e.released_at),
-    disputed_at: iso(e.disputed_at),
-    refunded_at: iso(e.refunded_at),
-    cancelled_at: iso(e.cancelled_at),
-    cancel_reason: e.cancel_reason,
-    auto_release_at: iso(e.auto_release_at),
-    extension_count: e.extension_count,
-    platform_fee: e.fee_amount,
-    seller_amount: e.fee_amount === null ? null : e.amount - e.fee_amount,
-  };
-}
 
 // ---- The fee (shared/escrows/fees.ts, copied on purpose) ----------------------------------
 
@@ -248,37 +174,10 @@ interface Opened extends EscrowRecord {
   fee_setting?: unknown;
 }
 
-/** shared/idempotency.ts canonicalJson (copied on purpose): object keys sorted, so equal bodies hash equally. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-
 /** The request body: `{}` (or nothing, which koa-body reads as `{}`), as S.empty accepts; undefined otherwise. */
 async function emptyBody(ctx: Koa.Context): Promise<Record<string, never> | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > BODY_LIMIT) return undefined;
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return {};
-  try {
-    const body = JSON.parse(text) as unknown;
-    return typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0 ? {} : undefined;
-  } catch {
-    return undefined;
-  }
+  const body = parseJson(await rawBody(ctx), true);
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0 ? {} : undefined;
 }
 
 type Move = 'confirm-received' | 'release';

@@ -9,7 +9,7 @@
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import type pg from 'pg';
-import type { FloorCaller } from './floor-escrows.js';
+import type { FloorCaller } from './floor-common.js';
 
 export interface FloorStores {
   pool: pg.Pool;

@@ -29,7 +29,8 @@ import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import Koa from 'koa';
 import pg from 'pg';
-import { escrowFloor, fail, type FloorCaller } from './floor-escrows.js';
+import { fail, type FloorCaller } from './floor-common.js';
+import { escrowFloor } from './floor-escrows.js';
 import type { FloorModule, FloorRoute } from './floor-routes.js';
 
 /** The money-path floors of issue 29, each a module of routes (floor-routes.ts). */
