@@ -252,6 +252,26 @@ export async function pacedFlows<Item>(opts: FlowOptions<Item> & { rate: number 
   return rec.result(seconds, opts.items.length - count);
 }
 
+/**
+ * Seeded items (escrows, payments) handed out in order, each to one flow: a run takes the
+ * next ones and gives back those its flows did not reach (the last ones taken).
+ */
+export class ItemQueue<T> {
+  private next = 0;
+  constructor(private readonly items: readonly T[]) {}
+  take(n: number): T[] {
+    const out = this.items.slice(this.next, this.next + n);
+    this.next += out.length;
+    return out;
+  }
+  giveBack(n: number): void {
+    this.next -= n;
+  }
+  get left(): number {
+    return this.items.length - this.next;
+  }
+}
+
 /** A server under load in `pacedRounds`: the API or a floor. */
 export interface PacedTarget {
   name: string;

@@ -17,7 +17,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { all, one } from '../lib/db.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
-import { closedLoop, pacedFlows, type Flow, type FlowResult } from '../lib/flows.js';
+import { closedLoop, pacedFlows, type Flow, type FlowResult, type ItemQueue } from '../lib/flows.js';
 import { assertAlive, type Child } from '../lib/procs.js';
 import type { PayItem, PaySeed } from './seed.js';
 
@@ -86,24 +86,8 @@ export function payFlow(seed: PaySeed, sign: (body: string) => string, done: Flo
   };
 }
 
-/** The seeded escrows, handed out in order; each run takes the next ones. */
-export class Items {
-  private next = 0;
-  constructor(private readonly items: readonly PayItem[]) {}
-  take(n: number): PayItem[] {
-    if (this.next + n > this.items.length) n = this.items.length - this.next;
-    const out = this.items.slice(this.next, this.next + n);
-    this.next += n;
-    return out;
-  }
-  /** Gives back the ones a run did not reach. */
-  giveBack(n: number): void {
-    this.next -= n;
-  }
-  get left(): number {
-    return this.items.length - this.next;
-  }
-}
+/** The seeded items, handed out in order (bench/lib/flows.ts ItemQueue). */
+export type Items = ItemQueue<PayItem>;
 
 export interface RunResult {
   side: Side;

@@ -25,7 +25,8 @@ import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { timing } from '../payments/measure.js';
 import type { SeedOrder } from '../payments/seed.js';
-import { DEFAULT_RATE, escrowsNeeded, Items, run, settings, settle, signer, type FlowRecord, type RunResult, type Target } from './load.js';
+import { ItemQueue } from '../lib/flows.js';
+import { DEFAULT_RATE, escrowsNeeded, run, settings, settle, signer, type FlowRecord, type RunResult, type Target } from './load.js';
 import { report, type PacedSide } from './report.js';
 import { seedPay } from './seed.js';
 import { checkAfter, checkFloor } from './verify.js';
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
   const first = seed.items[0]!;
   const twin = seed.items.find((it, k) => k > 0 && k % 50 === 0 && it.method === first.method && it.buyer !== first.buyer);
   if (!twin) throw new Error('seed: no second escrow like the first to verify the floor with (seed at least 51 escrows, 2 buyers)');
-  const items = new Items(seed.items.filter((it) => it !== first && it !== twin));
+  const items = new ItemQueue(seed.items.filter((it) => it !== first && it !== twin));
   const all: FlowRecord[] = [...(await checkFloor(api, floor, seed, [first, twin], sign, children))];
 
   if (settings.warmup > 0) {

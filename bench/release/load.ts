@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { fmtInt } from '../lib/format.js';
-import { closedLoop, pacedFlows, type Flow, type FlowResult } from '../lib/flows.js';
+import { closedLoop, pacedFlows, type Flow, type FlowResult, type ItemQueue } from '../lib/flows.js';
 import { assertAlive, type Child } from '../lib/procs.js';
 import type { ReleaseItem, ReleaseSeed } from './seed.js';
 
@@ -60,23 +60,8 @@ export function releaseFlow(seed: ReleaseSeed, reached: string[], done: string[]
   };
 }
 
-/** The seeded escrows, handed out in order; each run takes the next ones. */
-export class Items {
-  private next = 0;
-  constructor(private readonly items: readonly ReleaseItem[]) {}
-  take(n: number): ReleaseItem[] {
-    const out = this.items.slice(this.next, this.next + n);
-    this.next += out.length;
-    return out;
-  }
-  /** Gives back the ones a run did not reach (the last ones taken). */
-  giveBack(n: number): void {
-    this.next -= n;
-  }
-  get left(): number {
-    return this.items.length - this.next;
-  }
-}
+/** The seeded items, handed out in order (bench/lib/flows.ts ItemQueue). */
+export type Items = ItemQueue<ReleaseItem>;
 
 export interface RunResult {
   side: Side;

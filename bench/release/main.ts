@@ -21,7 +21,8 @@ import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
-import { DEFAULT_RATE, escrowsNeeded, Items, run, settings, type RunResult, type Target } from './load.js';
+import { ItemQueue } from '../lib/flows.js';
+import { DEFAULT_RATE, escrowsNeeded, run, settings, type RunResult, type Target } from './load.js';
 import { report } from './report.js';
 import { seedRelease } from './seed.js';
 import { checkAfter, checkFloor, twinItems } from './verify.js';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
   const reached: string[] = [];
   const done: string[] = [...(await checkFloor(api, floor, seed, pair))];
   reached.push(...done);
-  const items = new Items(seed.items.filter((it) => it !== pair[0] && it !== pair[1]));
+  const items = new ItemQueue(seed.items.filter((it) => it !== pair[0] && it !== pair[1]));
   const keep = (r: RunResult) => {
     reached.push(...r.reached);
     done.push(...r.done);
