@@ -43,21 +43,6 @@ export interface StoredResponse {
   body: unknown;
 }
 
-/** A storage failure while claiming: which step failed decides the answer's code. */
-export class IdempotencyStoreError extends Error {
-  constructor(readonly step: 'insert' | 'lookup', cause: unknown) {
-    super(`idempotency ${step} failed`, { cause });
-  }
-}
-
-async function step<T>(name: 'insert' | 'lookup', work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (err) {
-    throw new IdempotencyStoreError(name, err);
-  }
-}
-
 export type OpenResult =
   | { kind: 'claimed' }
   | { kind: 'replay'; response: StoredResponse }
@@ -122,7 +107,7 @@ export async function openedKey(trx: Knex.Transaction, ref: KeyRef, hash: string
   // Expired answers and rows left `in_flight` by the earlier design (whose requests are
   // gone: we hold the lock) are forgotten; the request runs again.
   if (row.expires_at.getTime() <= clock.nowMs() || row.state !== 'completed') {
-    await step('lookup', trx('idempotency_keys').where(where(ref)).delete());
+    await trx('idempotency_keys').where(where(ref)).delete();
     return { kind: 'claimed' };
   }
   if (row.request_hash !== hash) return { kind: 'conflict' };
@@ -137,7 +122,7 @@ export async function openedKey(trx: Knex.Transaction, ref: KeyRef, hash: string
  * still decides under the lock.
  */
 export async function peekKey(knex: Db, ref: KeyRef, hash: string): Promise<OpenResult | { kind: 'none' }> {
-  const row = await step('lookup', knex('idempotency_keys').where(where(ref)).first<Row | undefined>());
+  const row = await knex('idempotency_keys').where(where(ref)).first<Row | undefined>();
   if (!row || row.state !== 'completed' || row.expires_at.getTime() <= clock.nowMs()) return { kind: 'none' };
   if (row.request_hash !== hash) return { kind: 'conflict' };
   return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };

@@ -1,8 +1,6 @@
 import type { Knex } from 'knex';
 import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold } from '../../shared/db.js';
-import type { AppError } from '../../shared/errors.js';
 import {
-  IdempotencyStoreError,
   idempotencyErrors,
   openedKey,
   openKeySql,
@@ -17,10 +15,6 @@ import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
 
-function storeFailure(err: unknown): AppError {
-  if (err instanceof IdempotencyStoreError && err.step === 'insert') return idempotencyErrors.insertFailed();
-  return idempotencyErrors.lookupFailed();
-}
 
 async function rollback(ctx: Ctx, trx: Knex.Transaction): Promise<void> {
   if (trx.isCompleted()) return;
@@ -103,7 +97,7 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
         stored = await peekKey(db, ref, hash);
       } catch (err) {
         ctx.state.log.error({ err }, 'idempotency lookup failed');
-        throw storeFailure(err);
+        throw idempotencyErrors.lookupFailed();
       }
       if (stored.kind !== 'none' && answerStored(ctx, stored)) return;
       discard = await options.prepare(ctx);
@@ -141,7 +135,7 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
       opened = await openedKey(trx, ref, hash, row);
     } catch (err) {
       ctx.state.log.error({ err }, 'idempotency lookup failed');
-      throw storeFailure(err);
+      throw idempotencyErrors.lookupFailed();
     }
     if (opened.kind === 'replay') await commitTransaction(trx);
     if (answerStored(ctx, opened)) return false;
