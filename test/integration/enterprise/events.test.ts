@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createWorkspace, headersOf, sessionOf, type Cred } from '../../factories/enterprise.js';
 import { db } from '../../../shared/db.js';
-import { appendEvent, operatorLabel } from '../../../shared/enterprise/events.js';
+import { appendEvent, appendEvents, operatorLabel } from '../../../shared/enterprise/events.js';
 import { createCounterparty, type WorkspaceActor } from '../../../shared/enterprise/service.js';
 
 interface Item {
@@ -18,6 +18,7 @@ interface Item {
   actor: { id: string; name: string } | null;
   actor_label: string | null;
   deal_id: string | null;
+  amount: number | null;
 }
 
 describe('enterprise event feed', () => {
@@ -83,6 +84,36 @@ describe('enterprise event feed', () => {
       [1, 'workspace.created'],
       [2, 'counterparty.created'],
     ]);
+  });
+
+  it('several events of one change (appendEvents, one statement): consecutive seqs in the order given, livemode per event, after the seqs already taken', async () => {
+    const a = await world();
+    await db('workspaces').where({ id: a.workspace.id }).update({ is_sandbox: false });
+    const rows = await db.transaction((trx) =>
+      appendEvents(trx, a.workspace.id, [
+        { event: 'milestone.released', entityType: 'milestone', summary: 'first', amount: 900 },
+        { event: 'disbursement.queued', entityType: 'disbursement', summary: 'second', amount: 400 },
+        { event: 'disbursement.queued', entityType: 'disbursement', summary: 'third', amount: 500, realMoney: false },
+      ]),
+    );
+    expect(rows.map((r) => [Number(r.seq), r.summary, r.livemode])).to.deep.equal([
+      [2, 'first', true],
+      [3, 'second', true],
+      [4, 'third', false],
+    ]);
+    const ws = (await db('workspaces').where({ id: a.workspace.id }).first()) as { last_event_seq: number };
+    expect(Number(ws.last_event_seq)).to.equal(4);
+    const page = await feed(a.cred, 'after=1');
+    expect(page.data.map((e) => [e.seq, e.event, e.amount])).to.deep.equal([
+      [2, 'milestone.released', 900],
+      [3, 'disbursement.queued', 400],
+      [4, 'disbursement.queued', 500],
+    ]);
+    const err = await db.transaction((trx) => appendEvents(trx, '00000000-0000-4000-8000-000000000000', [{ event: 'x', entityType: 'deal', summary: 'nowhere' }])).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).to.match(/not found/);
   });
 
   it('polling with nothing new echoes after; descending pages with next_before down to null', async () => {
