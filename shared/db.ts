@@ -307,9 +307,13 @@ interface NamedStatementCache {
  * connection keeps one prepared statement per shape).
  */
 export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<R[]> {
-  const native = knex.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+  return preparedNative<R>(knex, knex.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative());
+}
+
+/** `preparedRaw` for a statement knex already turned into `$n` text (a builder's `toSQL().toNative()`). */
+export async function preparedNative<R>(knex: Knex, native: { sql: string; bindings: readonly unknown[] }): Promise<R[]> {
   const name = `k_${createHash('sha1').update(native.sql).digest('hex').slice(0, 24)}`;
-  return prepared<R>(name, native.sql, native.bindings as unknown[], knex);
+  return prepared<R>(name, native.sql, [...native.bindings], knex);
 }
 
 /** Runs `work` on one pooled connection, given back to the pool afterwards. */

@@ -1,6 +1,6 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import { prepared, preparedRaw, type Db } from '../db.js';
+import { prepared, preparedNative, preparedRaw, type Db } from '../db.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
@@ -102,8 +102,7 @@ export async function move(
   const q = trx('escrows').where({ id }).whereIn('status', from);
   if (extra) extra(q);
   // A named statement per shape (the columns a move sets): Postgres plans it once per connection.
-  const { sql, bindings } = q.update(changes).returning('*').toSQL();
-  const [row] = await preparedRaw<EscrowRow>(trx as Knex, sql, bindings);
+  const [row] = await preparedNative<EscrowRow>(trx as Knex, q.update(changes).returning('*').toSQL().toNative());
   return row;
 }
 
