@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { config } from './config.js';
@@ -22,7 +23,6 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
-  foldTransactions(knex);
   if (guard) guardPool(knex);
   return knex;
 }
@@ -38,71 +38,160 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
 // transaction as knex's own does (commitTransaction throws). An ERROR reported by Postgres
 // (`pgRefused`) means nothing was committed; anything else (a lost connection, a FATAL that
 // ended the session) leaves the outcome unknown.
+//
+// The frame is built here, not by knex.transaction(): knex makes a whole knex instance per
+// transaction (a closure for each of its 123 builder methods, property definitions, an
+// event emitter and eight listeners), about 170 µs of CPU on this machine against 30 µs for
+// the transaction itself: the largest single cost of a keyed request after its round trips
+// (bench/escrows/README.md). Here every builder method lives once on a shared prototype and
+// a transaction is one small object: a callable (`trx('table')`), a client that always
+// hands out the transaction's connection and refuses queries once it is over (as knex's
+// transaction client does), commit and rollback. It offers what the services use of a
+// knex transaction (the builder, raw, isCompleted, commit, rollback, executionPromise); a
+// nested transaction (a savepoint) is refused.
 
 /** What a folded transaction carries: set `beforeCommit` to send that statement with COMMIT. */
 export interface CommitFold {
   beforeCommit?: string;
 }
 
-interface Fold extends CommitFold {
-  first: string;
-  rows?: unknown[];
+const requireCjs = createRequire(import.meta.url);
+/** knex 3's builder methods, which a knex instance forwards to a new query builder (lib/query/method-constants.js). */
+const BUILDER_METHODS = requireCjs('knex/lib/query/method-constants.js') as readonly string[];
+
+/** The parts of a knex client (knex 3, lib/client.js) a frame's client uses or overrides. */
+interface KnexClient {
+  acquireConnection(): Promise<PgConnection>;
+  releaseConnection(connection: PgConnection): Promise<unknown>;
+  query(connection: PgConnection, obj: unknown): Promise<unknown>;
+  stream(connection: PgConnection, obj: unknown, stream: unknown, options: unknown): Promise<unknown>;
+  queryBuilder(): Record<string, (...args: unknown[]) => unknown>;
+  raw(...args: unknown[]): unknown;
+  ref(...args: unknown[]): unknown;
 }
 
-/** The parts of knex's Transaction (knex 3, lib/execution/transaction.js) a fold replaces. */
-interface KnexTransactionInternals {
-  begin(conn: PgConnection): Promise<unknown>;
-  commit(conn: PgConnection, value?: unknown): Promise<unknown>;
-  _completed: boolean;
-  _resolver(value?: unknown): void;
-  _rejecter(err: unknown): void;
+/** One transaction's state, held by its client and its callable. */
+interface Frame {
+  /** The client that acquired the connection (the pool's); it gets the connection back. */
+  pool: KnexClient;
+  connection: PgConnection;
+  fold: CommitFold;
+  completed: boolean;
+  resolve(value?: unknown): void;
+  reject(err: unknown): void;
 }
 
-interface FoldingClient {
-  transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
+const FRAME = Symbol('folded transaction frame');
+type FrameClient = KnexClient & { [FRAME]: Frame };
+type Transactor = ((table?: string, options?: unknown) => unknown) & { client: FrameClient; [FRAME]: Frame };
+
+function completedError(): Error {
+  return new Error('Transaction query already complete: the transaction has committed or rolled back');
 }
 
-const FOLD = '__fold';
+/** A frame's statements before the last: refused once the transaction is over or on another connection. */
+function frameChecked<T>(client: FrameClient, connection: PgConnection, run: () => Promise<T>): Promise<T> {
+  const frame = client[FRAME];
+  if (connection !== frame.connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
+  if (frame.completed) return Promise.reject(completedError());
+  return run();
+}
 
-function foldTransactions(knex: Knex): void {
-  const client = knex.client as unknown as FoldingClient;
-  const transaction = client.transaction.bind(client);
-  client.transaction = (container, trxConfig, outerTx) => {
-    const created = transaction(container, trxConfig, outerTx);
-    const fold = (trxConfig as Record<string, Fold | undefined> | undefined)?.[FOLD];
-    // knex calls begin() and commit() later (the container runs after a connection is
-    // acquired), so replacing them on the new instance is in time.
-    if (fold && !outerTx) {
-      const trx = created as KnexTransactionInternals;
-      const commit = trx.commit.bind(trx);
-      trx.begin = async (conn) => {
-        try {
-          const results = (await conn.query(`BEGIN; ${fold.first}`)) as unknown as { rows: unknown[] }[];
-          fold.rows = results[1]?.rows ?? [];
-          return results;
-        } catch (err) {
-          await conn.query('ROLLBACK').catch(() => undefined);
-          throw err;
-        }
-      };
-      trx.commit = (conn, value) => {
-        const last = fold.beforeCommit;
-        if (last === undefined) return commit(conn, value);
-        // As knex's commit: completed at once; the outcome reaches executionPromise.
-        trx._completed = true;
-        return conn.query(`${last}; COMMIT`).then(
-          () => trx._resolver(value),
-          async (err: unknown) => {
-            // The last statement failed (the transaction is aborted, COMMIT was skipped) or
-            // COMMIT did (the transaction is over): either way nothing was committed.
-            await conn.query('ROLLBACK').catch(() => undefined);
-            trx._rejecter(err);
-          },
-        );
-      };
-    }
-    return created;
+/** Per pool (knex instance): the prototypes every frame of that pool shares. */
+const framePrototypes = new WeakMap<object, { client: object; transactor: object }>();
+
+function prototypesOf(pool: KnexClient): { client: object; transactor: object } {
+  const known = framePrototypes.get(pool);
+  if (known) return known;
+  // The client: the pool's own client underneath (config, compilers, its event listeners,
+  // which forward to the knex instance as knex's transaction client does), with the
+  // connection fixed to the frame's.
+  const client = Object.create(pool) as FrameClient & { transacting: boolean };
+  client.transacting = true;
+  client.acquireConnection = function (this: FrameClient) {
+    return Promise.resolve(this[FRAME].connection);
   };
+  client.releaseConnection = () => Promise.resolve();
+  client.query = function (this: FrameClient, connection, obj) {
+    return frameChecked(this, connection, () => pool.query.call(this, connection, obj));
+  };
+  client.stream = function (this: FrameClient, connection, obj, stream, options) {
+    return frameChecked(this, connection, () => pool.stream.call(this, connection, obj, stream, options));
+  };
+  // The callable's methods: each builder method starts a builder on the frame's client.
+  const transactor: Record<string | symbol, unknown> = Object.create(Function.prototype) as Record<string, unknown>;
+  for (const method of BUILDER_METHODS) {
+    transactor[method] = function (this: Transactor, ...args: unknown[]) {
+      const builder = this.client.queryBuilder();
+      return builder[method]!.apply(builder, args);
+    };
+  }
+  Object.assign(transactor, {
+    isTransaction: true,
+    userParams: {},
+    queryBuilder(this: Transactor) {
+      return this.client.queryBuilder();
+    },
+    raw(this: Transactor, ...args: unknown[]) {
+      return this.client.raw(...args);
+    },
+    ref(this: Transactor, ...args: unknown[]) {
+      return this.client.ref(...args);
+    },
+    transaction() {
+      throw new Error('a folded transaction does not open nested transactions (savepoints)');
+    },
+    savepoint() {
+      throw new Error('a folded transaction does not open nested transactions (savepoints)');
+    },
+    isCompleted(this: Transactor) {
+      return this[FRAME].completed;
+    },
+    commit(this: Transactor, value?: unknown) {
+      return finishFrame(this[FRAME], 'commit', value);
+    },
+    rollback(this: Transactor, error?: unknown) {
+      return finishFrame(this[FRAME], 'rollback', error);
+    },
+  });
+  const prototypes = { client, transactor };
+  framePrototypes.set(pool, prototypes);
+  return prototypes;
+}
+
+/**
+ * Ends a frame: COMMIT (with the fold's last statement) or ROLLBACK, then the connection
+ * goes back to the pool and `executionPromise` settles: resolved on a commit (and on a
+ * rollback without an error, as knex's doNotRejectOnRollback), rejected with the failure,
+ * or with the error a rollback was given. A frame already over is left alone.
+ */
+async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unknown): Promise<void> {
+  if (frame.completed) return;
+  frame.completed = true;
+  const { connection, pool } = frame;
+  let failure: { err: unknown } | undefined;
+  try {
+    if (how === 'commit') {
+      const last = frame.fold.beforeCommit;
+      await connection.query(last === undefined ? 'COMMIT' : `${last}; COMMIT`);
+    } else {
+      await connection.query('ROLLBACK');
+    }
+  } catch (err) {
+    failure = { err };
+    // The last statement failed (the transaction is aborted, COMMIT was skipped) or COMMIT
+    // did (the transaction is over): either way nothing was committed; a ROLLBACK leaves
+    // the session outside any transaction (or fails on a lost connection, which knex's pool
+    // then discards, as its 'error' listener marked it).
+    if (how === 'commit') await connection.query('ROLLBACK').catch(() => undefined);
+  } finally {
+    await pool.releaseConnection(connection);
+  }
+  if (failure) {
+    frame.reject(failure.err);
+    if (how === 'rollback') throw failure.err;
+  } else if (how === 'rollback' && value !== undefined) frame.reject(value);
+  else frame.resolve(how === 'commit' ? value : undefined);
 }
 
 /**
@@ -111,9 +200,39 @@ function foldTransactions(knex: Knex): void {
  * rows `first` returned and its fold (see above). Commit with `commitTransaction`.
  */
 export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
-  const fold: Fold = { first };
-  const trx = await knex.transaction(undefined, { [FOLD]: fold } as Knex.TransactionConfig);
-  return { trx, rows: (fold.rows ?? []) as R[], fold };
+  const pool = knex.client as unknown as KnexClient;
+  const prototypes = prototypesOf(pool);
+  const connection = await pool.acquireConnection();
+  let rows: R[];
+  try {
+    const results = (await connection.query(`BEGIN; ${first}`)) as unknown as { rows: R[] }[];
+    rows = results[1]?.rows ?? [];
+  } catch (err) {
+    await connection.query('ROLLBACK').catch(() => undefined);
+    await pool.releaseConnection(connection);
+    throw err;
+  }
+  const fold: CommitFold = {};
+  let resolve!: (value?: unknown) => void;
+  let reject!: (err: unknown) => void;
+  const executionPromise = new Promise<unknown>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Its outcome reaches whoever awaits it (commitTransaction); nobody else must.
+  executionPromise.catch(() => undefined);
+  const frame: Frame = { pool, connection, fold, completed: false, resolve, reject };
+  const client = Object.create(prototypes.client) as FrameClient;
+  client[FRAME] = frame;
+  const trx = function (table?: string, options?: unknown) {
+    const builder = client.queryBuilder();
+    return table ? builder.table!(table, options) : builder;
+  } as Transactor;
+  Object.setPrototypeOf(trx, prototypes.transactor);
+  trx.client = client;
+  trx[FRAME] = frame;
+  (trx as unknown as { executionPromise: Promise<unknown> }).executionPromise = executionPromise;
+  return { trx: trx as unknown as Knex.Transaction, rows, fold };
 }
 
 /**

@@ -123,6 +123,63 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(await committedIds()).to.deep.equal([]);
   });
 
+  it('the frame refuses knex queries once it has committed or rolled back, and has no nested transactions', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    expect(a.trx.isTransaction).to.equal(true);
+    expect(() => a.trx.transaction()).to.throw(/nested transactions/);
+    await commitTransaction(a.trx);
+    expect((await rejection(a.trx('fold_probe').insert({ id: 1 })) as Error).message).to.match(/already complete/);
+    expect((await rejection(a.trx.raw('SELECT 1')) as Error).message).to.match(/already complete/);
+    const b = await foldedTransaction(one, 'SELECT 1');
+    await b.trx('fold_probe').insert({ id: 2 });
+    await b.trx.rollback();
+    expect((await rejection(b.trx('fold_probe').select('id')) as Error).message).to.match(/already complete/);
+    // A second commit or rollback of a finished frame changes nothing.
+    await b.trx.commit();
+    await b.trx.rollback();
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('a rollback given an error rejects executionPromise with it; a plain rollback resolves it', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    const why = new Error('refused by the handler');
+    await a.trx.rollback(why);
+    expect(await rejection(a.trx.executionPromise)).to.equal(why);
+    const b = await foldedTransaction(one, 'SELECT 1');
+    await b.trx.rollback();
+    await b.trx.executionPromise;
+  });
+
+  it('runs knex builders on its one connection: the callable, raw, first, returning, and a pool builder made to join it with transacting()', async () => {
+    const { trx } = await foldedTransaction(one, 'SELECT 1');
+    const inserted = await trx('fold_probe').insert({ id: 5 }).returning('id');
+    expect(inserted).to.deep.equal([{ id: 5 }]);
+    await one('fold_probe').transacting(trx).insert({ id: 6 });
+    expect(await trx('fold_probe').where({ id: 6 }).first('id')).to.deep.equal({ id: 6 });
+    const raw = await trx.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM fold_probe');
+    expect(raw.rows[0]!.n).to.equal(2);
+    // Still uncommitted: the pool's one connection is the frame's, so it is read there.
+    const xact = await trx.raw<{ rows: { xid: string | null }[] }>('SELECT pg_current_xact_id_if_assigned()::text AS xid');
+    expect(xact.rows[0]!.xid).to.be.a('string');
+    await commitTransaction(trx);
+    expect(await committedIds()).to.deep.equal([5, 6]);
+  });
+
+  it('offers every method a knex transaction has, but those that manage a pool or a schema (a knex upgrade that adds one fails here)', async () => {
+    const knexTrx = await one.transaction();
+    const knexMethods = new Set<string>();
+    for (const name of Object.keys(knexTrx)) if (typeof (knexTrx as unknown as Record<string, unknown>)[name] === 'function') knexMethods.add(name);
+    await knexTrx.rollback();
+    expect(knexMethods.size, 'knex transactions expose their builder methods as own functions').to.be.greaterThan(100);
+    const { trx } = await foldedTransaction(one, 'SELECT 1');
+    const notOffered = ['batchInsert', 'transactionProvider', 'initialize', 'destroy', 'withUserParams', 'disableProcessing', 'enableProcessing'];
+    // EventEmitter methods knex copies onto every instance; nothing listens on a transaction.
+    const emitter = Object.keys(new (await import('node:events')).EventEmitter()).concat(Object.getOwnPropertyNames((await import('node:events')).EventEmitter.prototype));
+    const missing = [...knexMethods].filter((m) => !notOffered.includes(m) && !emitter.includes(m) && typeof (trx as unknown as Record<string, unknown>)[m] !== 'function');
+    expect(missing).to.deep.equal([]);
+    await trx.rollback();
+  });
+
   it('sqlLiteral quotes strings (quotes, backslashes), dates and numbers; refuses non-finite numbers', async () => {
     const tricky = `it's a \\ test'); DROP TABLE fold_probe; --`;
     const at = new Date('2026-11-25T08:00:00.123Z');
