@@ -55,9 +55,25 @@ export interface CommitFold {
   beforeCommit?: string;
 }
 
+/**
+ * A read sent with a folded transaction's first statement, in the same round trip and the
+ * same transaction, right after it (a keyed route's escrow, a setting, a counterparty: what
+ * its service reads first anyway). Its rows wait under `key` until the service asks for
+ * them with `takeReadAhead`, once: a second read of the same row in that transaction goes
+ * to the database. `sql` is a complete statement with literals quoted by `sqlLiteral`; a
+ * read-ahead nobody takes costs nothing but its row.
+ */
+export interface ReadAhead {
+  key: string;
+  sql: string;
+}
+
 const requireCjs = createRequire(import.meta.url);
 /** knex 3's builder methods, which a knex instance forwards to a new query builder (lib/query/method-constants.js). */
 const BUILDER_METHODS = requireCjs('knex/lib/query/method-constants.js') as readonly string[];
+/** node-postgres's own conversion of a parameter to its text (pg 8, lib/utils.js): Dates, arrays, objects as JSON, Buffers. */
+const pgUtils = requireCjs('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
+const pgPrepareValue = pgUtils.prepareValue;
 
 /** The parts of a knex client (knex 3, lib/client.js) a frame's client uses or overrides. */
 interface KnexClient {
@@ -77,6 +93,10 @@ interface Frame {
   connection: PgConnection;
   fold: CommitFold;
   completed: boolean;
+  /** Read-ahead rows not taken yet, by key. */
+  ahead: Map<string, unknown[]> | undefined;
+  /** Writes handed to `writeAtCommit`, sent with COMMIT before the fold's last statement, in order. */
+  atCommit: string[];
   resolve(value?: unknown): void;
   reject(err: unknown): void;
 }
@@ -173,7 +193,8 @@ async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unk
   try {
     if (how === 'commit') {
       const last = frame.fold.beforeCommit;
-      await connection.query(last === undefined ? 'COMMIT' : `${last}; COMMIT`);
+      const parts = last === undefined ? frame.atCommit : [...frame.atCommit, last];
+      await connection.query(parts.length === 0 ? 'COMMIT' : `${parts.join('; ')}; COMMIT`);
     } else {
       await connection.query('ROLLBACK');
     }
@@ -196,17 +217,25 @@ async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unk
 
 /**
  * A transaction on one pooled connection whose BEGIN is sent together with `first` (a
- * complete statement, literals quoted with `sqlLiteral`), answering the transaction, the
- * rows `first` returned and its fold (see above). Commit with `commitTransaction`.
+ * complete statement, literals quoted with `sqlLiteral`) and the reads in `ahead`,
+ * answering the transaction, the rows `first` returned and its fold (see above). Commit
+ * with `commitTransaction`.
  */
-export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
+export async function foldedTransaction<R>(
+  knex: Knex,
+  first: string,
+  ahead: readonly ReadAhead[] = [],
+): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
   const pool = knex.client as unknown as KnexClient;
   const prototypes = prototypesOf(pool);
   const connection = await pool.acquireConnection();
   let rows: R[];
+  let aheadRows: Map<string, unknown[]> | undefined;
   try {
-    const results = (await connection.query(`BEGIN; ${first}`)) as unknown as { rows: R[] }[];
-    rows = results[1]?.rows ?? [];
+    const text = ahead.length === 0 ? `BEGIN; ${first}` : `BEGIN; ${first}; ${ahead.map((a) => a.sql).join('; ')}`;
+    const results = (await connection.query(text)) as unknown as { rows: unknown[] }[];
+    rows = (results[1]?.rows ?? []) as R[];
+    if (ahead.length > 0) aheadRows = new Map(ahead.map((a, i) => [a.key, results[2 + i]?.rows ?? []]));
   } catch (err) {
     await connection.query('ROLLBACK').catch(() => undefined);
     await pool.releaseConnection(connection);
@@ -221,7 +250,7 @@ export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{
   });
   // Its outcome reaches whoever awaits it (commitTransaction); nobody else must.
   executionPromise.catch(() => undefined);
-  const frame: Frame = { pool, connection, fold, completed: false, resolve, reject };
+  const frame: Frame = { pool, connection, fold, completed: false, ahead: aheadRows, atCommit: [], resolve, reject };
   const client = Object.create(prototypes.client) as FrameClient;
   client[FRAME] = frame;
   const trx = function (table?: string, options?: unknown) {
@@ -233,6 +262,51 @@ export async function foldedTransaction<R>(knex: Knex, first: string): Promise<{
   trx[FRAME] = frame;
   (trx as unknown as { executionPromise: Promise<unknown> }).executionPromise = executionPromise;
   return { trx: trx as unknown as Knex.Transaction, rows, fold };
+}
+
+/**
+ * A write whose outcome the request never reads back (an escrow's event and its outbox
+ * jobs), run in `trx`: in a folded transaction it travels with the COMMIT, after every
+ * other statement of the transaction and before the stored answer, one round trip fewer;
+ * anywhere else it runs now, as a named statement. Either way it commits with the
+ * transaction's other work or not at all; a failure then fails the COMMIT (the request
+ * answers 5xx, nothing committed). Only for inserts that take no lock another statement
+ * of the request waits on, and whose rows nothing later in the request reads.
+ * `native` is knex's `$n` form (`toSQL().toNative()`); its values are inlined as literals.
+ */
+export async function writeAtCommit(trx: Db, native: { sql: string; bindings: readonly unknown[] }): Promise<void> {
+  const frame = (trx as unknown as Partial<Transactor>)[FRAME];
+  if (!frame) {
+    await preparedNative(trx as Knex, native);
+    return;
+  }
+  if (frame.completed) throw completedError();
+  frame.atCommit.push(inlineValues(native.sql, native.bindings));
+}
+
+/** `$n` placeholders replaced by their values as literals, each as node-postgres would send it as a parameter (prepareValue). */
+export function inlineValues(sql: string, values: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, i: string) => {
+    const index = Number(i) - 1;
+    if (index < 0 || index >= values.length) throw new Error(`inlineValues: no value for $${i}`);
+    const value = pgPrepareValue(values[index]);
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value !== 'string') throw new Error(`inlineValues: $${i} is not text (${typeof value})`);
+    return pg.escapeLiteral(value);
+  });
+}
+
+/**
+ * The rows a read-ahead of `trx` (see `ReadAhead`) brought for `key`, handed out once; undefined when
+ * `trx` is not a folded transaction, has none under `key`, or is over.
+ */
+export function takeReadAhead<R>(trx: Db, key: string): R[] | undefined {
+  const frame = (trx as unknown as Partial<Transactor>)[FRAME];
+  if (!frame?.ahead || frame.completed) return undefined;
+  const rows = frame.ahead.get(key);
+  if (rows === undefined) return undefined;
+  frame.ahead.delete(key);
+  return rows as R[];
 }
 
 /**

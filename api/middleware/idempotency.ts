@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold } from '../../shared/db.js';
+import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold, type ReadAhead } from '../../shared/db.js';
 import {
   idempotencyErrors,
   openedKey,
@@ -42,6 +42,12 @@ export interface IdempotentOptions {
    * request then does not commit (refused, failed, or a concurrent twin answered first).
    */
   prepare?: (ctx: Ctx) => Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Reads the handler's service makes first (the escrow a move starts from, a setting),
+   * sent with the key's statement in the same round trip (shared/db.ts `ReadAhead`); the
+   * service takes them with `takeReadAhead` instead of asking the database again.
+   */
+  readAhead?: (ctx: Ctx) => readonly ReadAhead[];
 }
 
 /** Answers a stored reply (or refuses a reused key) from the key's stored row. */
@@ -104,7 +110,7 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
     }
     let committed = false;
     try {
-      committed = await runKeyed(ctx, ref, hash, next);
+      committed = await runKeyed(ctx, ref, hash, next, options.readAhead?.(ctx));
     } finally {
       if (!committed && discard) await discard();
     }
@@ -119,12 +125,12 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
  * stored answer with COMMIT (shared/db.ts `foldedTransaction`): the frame costs the
  * handler's statements two round trips, not four.
  */
-async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise<unknown>): Promise<boolean> {
+async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise<unknown>, ahead: readonly ReadAhead[] = []): Promise<boolean> {
   let trx: Knex.Transaction;
   let fold: CommitFold;
   let row: OpenRow | undefined;
   try {
-    ({ trx, fold, rows: [row] } = await foldedTransaction<OpenRow>(db, openKeySql(ref)));
+    ({ trx, fold, rows: [row] } = await foldedTransaction<OpenRow>(db, openKeySql(ref), ahead));
   } catch (err) {
     ctx.state.log.error({ err }, 'idempotency lookup failed');
     throw idempotencyErrors.lookupFailed();

@@ -22,7 +22,10 @@ escrowsRouter.post('/api/escrows/from-link', auth(), validate({ body: S.fromLink
   ok(ctx, serializeEscrow(await escrows.createFromLink(txOf(ctx), actorOf(ctx).userId, bodyOf<escrows.FromLinkInput>(ctx))), 201);
 });
 
-escrowsRouter.post('/api/escrows', auth(), validate({ body: S.createDirect }), idempotent(), async (ctx) => {
+const createAhead = idempotent({ readAhead: (ctx) => escrows.createReadAhead(bodyOf<escrows.DirectInput>(ctx)) });
+const moveAhead = idempotent({ readAhead: (ctx) => escrows.moveReadAhead(idOf(ctx)) });
+
+escrowsRouter.post('/api/escrows', auth(), validate({ body: S.createDirect }), createAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.createDirect(txOf(ctx), actorOf(ctx), bodyOf<escrows.DirectInput>(ctx))), 201);
 });
 
@@ -41,23 +44,23 @@ escrowsRouter.get('/api/escrows/:id', auth(), byId, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.getForParty(actorOf(ctx), idOf(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/send', auth(), byId, validate({ body: S.send }), idempotent(), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/send', auth(), byId, validate({ body: S.send }), moveAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.send(txOf(ctx), actorOf(ctx), idOf(ctx), bodyOf<escrows.SendInput>(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/confirm-received', auth(), byId, validate({ body: S.empty }), idempotent(), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/confirm-received', auth(), byId, validate({ body: S.empty }), moveAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.confirmReceived(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/release', auth(), byId, validate({ body: S.empty }), idempotent(), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/release', auth(), byId, validate({ body: S.empty }), idempotent({ readAhead: (ctx) => escrows.releaseReadAhead(idOf(ctx)) }), async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.release(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/cancel', auth(), byId, validate({ body: S.cancel }), idempotent(), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/cancel', auth(), byId, validate({ body: S.cancel }), moveAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.cancel(txOf(ctx), actorOf(ctx), idOf(ctx), bodyOf<escrows.CancelInput>(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/extend', auth(), byId, validate({ body: S.empty }), idempotent(), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/extend', auth(), byId, validate({ body: S.empty }), moveAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.extend(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 

@@ -111,6 +111,11 @@ export interface DirectInput {
   category?: string;
 }
 
+/** The counterparty's username as the creation looks it up (trimmed, lowercased). */
+export function counterpartyUsername(input: Pick<DirectInput, 'counterparty_username'>): string {
+  return input.counterparty_username.trim().toLowerCase();
+}
+
 /** POST /api/escrows: a buyer or a seller opens an escrow with a counterparty named by username. */
 export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input: DirectInput): Promise<EscrowRow> {
   const amount = parseAmount(input.amount);
@@ -119,7 +124,7 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
   const item = input.item_name.trim();
   if (item.length === 0 || item.length > 200) throw escrowErrors.invalidItemName();
   return inTransaction(trxOrDb, async (trx) => {
-    const username = input.counterparty_username.trim().toLowerCase();
+    const username = counterpartyUsername(input);
     const other = await repo.userByUsername(trx, username);
     if (!other || other.status !== 'active' || other.role !== 'user') throw escrowErrors.counterpartyNotFound(username);
     if (other.id === actor.userId) throw escrowErrors.sameAccount();

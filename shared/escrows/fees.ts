@@ -37,6 +37,9 @@ export function escrowFee(amount: number, rule: EscrowFeeRule): number {
   return Math.min(fee, amount);
 }
 
+/** The settings key of the rule. */
+export const ESCROW_FEE_SETTING = 'escrow_fee';
+
 export async function loadEscrowFeeRule(trx: Db): Promise<EscrowFeeRule> {
-  return escrowFeeRule(await setting(trx, 'escrow_fee'));
+  return escrowFeeRule(await setting(trx, ESCROW_FEE_SETTING));
 }

@@ -1,6 +1,7 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import { prepared, preparedNative, preparedRaw, type Db } from '../db.js';
+import { prepared, preparedNative, preparedRaw, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
+import { isUuid } from '../ids.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
 import type { Category, EscrowEventName, EscrowStatus } from './states.js';
@@ -69,9 +70,31 @@ export async function findById(trx: Db, id: string, options: { lock?: boolean } 
   // transaction's connection inside one), no query building: every escrow read and move
   // starts here.
   if (options.lock) return (await prepared<EscrowRow>('escrows_by_id_locked', 'SELECT * FROM escrows WHERE id = $1 FOR UPDATE', [id], trx))[0];
+  // A keyed route sent this read with its key's statement (escrowReadAhead): taken once.
+  const ahead = takeReadAhead<EscrowRow>(trx, `escrow:${id}`);
+  if (ahead) return ahead[0];
   // (`SELECT *`: a migration adding a column makes each connection's next call fail once;
   // `prepared` then prepares it anew.)
   return (await prepared<EscrowRow>('escrows_by_id', 'SELECT * FROM escrows WHERE id = $1', [id], trx))[0];
+}
+
+// ---- Reads a keyed route sends with its key's statement (shared/db.ts ReadAhead) ------------
+// Each is the statement its reader below would send, with the literal in place; the reader
+// takes the rows under the same key.
+
+/** `findById(trx, id)` (unlocked) ahead of time; nothing for an id that is not a UUID (its route answers 404 before reading). */
+export function escrowReadAhead(id: string): ReadAhead[] {
+  return isUuid(id) ? [{ key: `escrow:${id}`, sql: `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)}` }] : [];
+}
+
+/** `setting(trx, key)` ahead of time. */
+export function settingReadAhead(key: string): ReadAhead[] {
+  return [{ key: `setting:${key}`, sql: `SELECT value FROM settings WHERE key = ${sqlLiteral(key)}` }];
+}
+
+/** `userByUsername(trx, username)` ahead of time (the username already lowercased). */
+export function counterpartyReadAhead(username: string): ReadAhead[] {
+  return [{ key: `counterparty:${username}`, sql: `SELECT id, status, role FROM users WHERE username = ${sqlLiteral(username)}` }];
 }
 
 export async function findByIds(trx: Db, ids: readonly string[], options: { lock?: boolean } = {}): Promise<EscrowRow[]> {
@@ -162,11 +185,18 @@ export interface EscrowEvent {
 export async function recordEvent(trx: Db, e: EscrowEvent, jobs: readonly OutboxItem[] = []): Promise<void> {
   const outbox = outboxInsertSql(trx, jobs);
   if (!outbox) return await recordEvents(trx, [e]);
-  await preparedRaw(
-    trx as Knex,
-    `WITH ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at) VALUES (?, ?, ?, ?, ?::jsonb, ?))
+  // Nothing in the request reads these rows back, and they lock nothing: in a keyed
+  // request they travel with its COMMIT (shared/db.ts writeAtCommit).
+  await writeAtCommit(
+    trx,
+    trx
+      .raw(
+        `WITH ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at) VALUES (?, ?, ?, ?, ?::jsonb, ?))
      ${outbox.sql}`,
-    [e.escrowId, e.event, e.actorId, e.actorRole, JSON.stringify(e.data ?? {}), e.at, ...outbox.bindings],
+        [e.escrowId, e.event, e.actorId, e.actorRole, JSON.stringify(e.data ?? {}), e.at, ...(outbox.bindings as Knex.RawBinding[])],
+      )
+      .toSQL()
+      .toNative(),
   );
 }
 
@@ -234,7 +264,7 @@ export async function livePayment(trx: Db, escrowId: string, now: Date): Promise
 
 /** A settings value (escrow_fee, escrow_timers), or undefined when it is not set. */
 export async function setting(trx: Db, key: string): Promise<unknown> {
-  const [row] = await prepared<{ value: unknown }>('settings_value', 'SELECT value FROM settings WHERE key = $1', [key], trx);
+  const [row] = takeReadAhead<{ value: unknown }>(trx, `setting:${key}`) ?? (await prepared<{ value: unknown }>('settings_value', 'SELECT value FROM settings WHERE key = $1', [key], trx));
   return row?.value;
 }
 
@@ -244,6 +274,8 @@ export async function setting(trx: Db, key: string): Promise<unknown> {
  * (shared/db.ts prepared; the columns named, so a migration adding one changes nothing).
  */
 export async function userByUsername(trx: Db, username: string): Promise<Pick<UserRow, 'id' | 'status' | 'role'> | undefined> {
+  const ahead = takeReadAhead<Pick<UserRow, 'id' | 'status' | 'role'>>(trx, `counterparty:${username}`);
+  if (ahead) return ahead[0];
   return (await prepared<Pick<UserRow, 'id' | 'status' | 'role'>>('users_by_username_party', 'SELECT id, status, role FROM users WHERE username = $1', [username], trx))[0];
 }
 

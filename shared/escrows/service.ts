@@ -11,14 +11,16 @@
  */
 import type { Actor, StaffActor } from '../actors.js';
 import { clock } from '../clock.js';
-import { db, inTransaction, type Db } from '../db.js';
+import { db, inTransaction, type Db, type ReadAhead } from '../db.js';
 import { isUuid } from '../ids.js';
 import { noticeJobs } from '../notifications/service.js';
 import { outboxItem } from '../outbox.js';
 import { recordStaffAction } from '../staff/audit.js';
 import { courierBySlug } from '../tracking/couriers.js';
 import * as users from '../users/repo.js';
+import { counterpartyUsername, type DirectInput } from './create.js';
 import { escrowErrors } from './errors.js';
+import { ESCROW_FEE_SETTING } from './fees.js';
 import * as repo from './repo.js';
 import type { EscrowRow } from './repo.js';
 import { settleRelease } from './settle.js';
@@ -34,6 +36,23 @@ export { markDisputed, settleRefund, settleRelease } from './settle.js';
 export { fastForward, loadTimers, runAutoRelease, runExpiry, sweepTimers, type FastForwardTimer } from './timers.js';
 
 const HOUR_MS = 3600_000;
+
+// ---- What a keyed request reads first, sent with its key's statement (idempotent({ readAhead })) ----
+
+/** A party's move of escrow `id` (send, confirm received, cancel, extend) starts from the escrow. */
+export function moveReadAhead(id: string): ReadAhead[] {
+  return repo.escrowReadAhead(id);
+}
+
+/** The release starts from the escrow and the `escrow_fee` setting. */
+export function releaseReadAhead(id: string): ReadAhead[] {
+  return [...repo.escrowReadAhead(id), ...repo.settingReadAhead(ESCROW_FEE_SETTING)];
+}
+
+/** A direct creation starts from the counterparty, by the username it names. */
+export function createReadAhead(input: Pick<DirectInput, 'counterparty_username'>): ReadAhead[] {
+  return repo.counterpartyReadAhead(counterpartyUsername(input));
+}
 
 // ---- Reads ------------------------------------------------------------------------------
 

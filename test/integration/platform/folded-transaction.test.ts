@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { config } from '../../../shared/config.js';
-import { commitTransaction, createDb, foldedTransaction, pgErrorCode, pgRefused, prepared, sqlLiteral } from '../../../shared/db.js';
+import { commitTransaction, createDb, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 async function rejection(work: Promise<unknown>): Promise<unknown> {
   try {
@@ -178,6 +178,79 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     const missing = [...knexMethods].filter((m) => !notOffered.includes(m) && !emitter.includes(m) && typeof (trx as unknown as Record<string, unknown>)[m] !== 'function');
     expect(missing).to.deep.equal([]);
     await trx.rollback();
+  });
+
+  it('sends read-aheads with the first statement, in its transaction, and hands each out once', async () => {
+    await one.raw('INSERT INTO fold_probe (id) VALUES (1), (2)');
+    const { trx, rows } = await foldedTransaction<{ xid: string }>(one, 'SELECT txid_current()::text AS xid', [
+      { key: 'probe:2', sql: `SELECT id, txid_current()::text AS xid FROM fold_probe WHERE id = ${sqlLiteral(2)}` },
+      { key: 'probe:none', sql: 'SELECT id FROM fold_probe WHERE id = 99' },
+    ]);
+    const ahead = takeReadAhead<{ id: number; xid: string }>(trx, 'probe:2');
+    expect(ahead).to.deep.equal([{ id: 2, xid: rows[0]!.xid }]);
+    expect(takeReadAhead(trx, 'probe:2'), 'handed out once').to.equal(undefined);
+    expect(takeReadAhead(trx, 'probe:none')).to.deep.equal([]);
+    expect(takeReadAhead(trx, 'probe:unknown')).to.equal(undefined);
+    expect(takeReadAhead(one, 'probe:2'), 'a pool has none').to.equal(undefined);
+    await commitTransaction(trx);
+    const again = await foldedTransaction(one, 'SELECT 1', [{ key: 'probe:1', sql: 'SELECT id FROM fold_probe WHERE id = 1' }]);
+    await again.trx.rollback();
+    expect(takeReadAhead(again.trx, 'probe:1'), 'none once the transaction is over').to.equal(undefined);
+  });
+
+  it('a read-ahead that fails fails the opening like its first statement, leaving no transaction open', async () => {
+    const err = await rejection(foldedTransaction(one, 'INSERT INTO fold_probe (id) VALUES (3)', [{ key: 'bad', sql: 'SELECT * FROM no_such_table' }]));
+    expect(pgErrorCode(err)).to.equal('42P01');
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('writeAtCommit: in a fold the write travels with COMMIT, after the transaction\'s other statements and before the last one', async () => {
+    const { trx, fold } = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1), ($2)', bindings: [1, 2] });
+    const seen = await trx.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM fold_probe');
+    expect(seen.rows[0]!.n, 'not sent before COMMIT').to.equal(0);
+    await trx('fold_probe').insert({ id: 3 });
+    // The last statement runs after the deferred write: it sees rows 1 and 2.
+    fold.beforeCommit = 'INSERT INTO fold_probe (id) SELECT count(*) + 10 FROM fold_probe';
+    await commitTransaction(trx);
+    expect(await committedIds()).to.deep.equal([1, 2, 3, 13]);
+  });
+
+  it('writeAtCommit: dropped by a rollback; a write that fails fails the COMMIT and nothing is committed', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(a.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [1] });
+    await a.trx.rollback();
+    const b = await foldedTransaction(one, 'SELECT 1');
+    await b.trx('fold_probe').insert({ id: 2 });
+    await writeAtCommit(b.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1), ($2)', bindings: [3, 3] }); // a duplicate key
+    const err = await rejection(commitTransaction(b.trx));
+    expect(pgErrorCode(err)).to.equal('23505');
+    expect(pgRefused(err)).to.equal(true);
+    expect((await rejection(writeAtCommit(b.trx, { sql: 'SELECT 1', bindings: [] })) as Error).message).to.match(/already complete/);
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('writeAtCommit outside a fold runs the write at once (a knex transaction, the pool)', async () => {
+    await one.transaction(async (trx) => {
+      await writeAtCommit(trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [4] });
+      expect(await trx('fold_probe').pluck('id')).to.deep.equal([4]);
+    });
+    await writeAtCommit(one, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [5] });
+    expect(await committedIds()).to.deep.equal([4, 5]);
+  });
+
+  it('inlineValues writes each value as node-postgres would send it, quoted: text, numbers, dates, JSON, arrays, NULL; the same row as parameters', async () => {
+    const at = new Date('2026-11-26T01:02:03.456Z');
+    const tricky = `it's $1 a \\ test'); DROP TABLE fold_probe; --`;
+    const values = [tricky, 12, at, JSON.stringify({ a: "o'k", b: [1, 2] }), ['x', "y'z"], null, true];
+    const sql = 'SELECT $1::text AS s, $2::int AS n, $3::timestamptz AS t, $4::jsonb AS j, $5::text[] AS a, $6::text AS z, $7::boolean AS b';
+    const inlined = await one.raw<{ rows: Record<string, unknown>[] }>(inlineValues(sql, values)); // (no `?` in it: knex leaves a raw without bindings alone)
+    const bound = await prepared<Record<string, unknown>>('fold_inline_probe', sql, values, one);
+    expect(inlined.rows[0]).to.deep.equal(bound[0]);
+    expect(inlined.rows[0]).to.deep.include({ s: tricky, n: 12, z: null, b: true });
+    expect(inlineValues('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 'ten'])).to.equal("SELECT 'ten', '1'");
+    expect(() => inlineValues('SELECT $2', [1])).to.throw(/no value for \$2/);
+    expect(await committedIds()).to.deep.equal([]);
   });
 
   it('sqlLiteral quotes strings (quotes, backslashes), dates and numbers; refuses non-finite numbers', async () => {
