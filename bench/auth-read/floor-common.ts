@@ -6,7 +6,9 @@
  * shared/idempotency.ts, koa-body's limit), once for all the floors.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type Koa from 'koa';
+import pg from 'pg';
 
 /** The caller, as floor-server.ts authenticated it. */
 export interface FloorCaller {
@@ -134,4 +136,30 @@ export function parseJson(text: string | undefined, emptyIsObject = false): unkn
   } catch {
     return undefined;
   }
+}
+
+// ---- BEGIN with the first statement (the API's folded transactions, decisions 0021, 0022) ----
+
+/** node-postgres's conversion of a parameter to its text (pg 8, lib/utils.js). */
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
+
+/** `$n` replaced by each value as a literal, as node-postgres would send it as a parameter. */
+function inlined(text: string, values: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_, i: string) => {
+    const value = prepareValue(values[Number(i) - 1]);
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value !== 'string') throw new Error(`floor: $${i} is not text`);
+    return pg.escapeLiteral(value);
+  });
+}
+
+/**
+ * Opens a transaction with its first statement in one round trip: `BEGIN; <statement>` as
+ * one simple-protocol query, the statement's parameters inlined as literals (the API sends
+ * its BEGIN with the key's statement the same way). The caller has marked the transaction
+ * open before calling, so a failure is rolled back; answers the statement's rows.
+ */
+export async function beginWith<R extends pg.QueryResultRow>(client: pg.PoolClient, statement: { text: string; values: readonly unknown[] }): Promise<R[]> {
+  const results = (await client.query(`BEGIN; ${inlined(statement.text, statement.values)}`)) as unknown as pg.QueryResult<R>[];
+  return results[1]!.rows;
 }

@@ -15,8 +15,8 @@
  * - GET /api/escrows?page&limit&role&status: the list's one statement (page and total
  *   together, repo.listForUser's SQL) on the pool, the page serialised.
  * - POST /api/escrows (direct creation): with an Idempotency-Key, one transaction on one
- *   pooled connection: BEGIN; the key's advisory lock and the counterparty by username
- *   (one statement); the key's stored row, the escrow, its `escrow.created` event, the two
+ *   pooled connection: BEGIN sent with the key's advisory lock and the counterparty by
+ *   username (one simple-protocol round trip, literals inlined, as the API folds its BEGIN); the key's stored row, the escrow, its `escrow.created` event, the two
  *   outbox rows (`notifications.create`, `escrows.expire` due at expires_at) and the
  *   completed key row with the answer (one CTE, written only when the key has no stored
  *   row); COMMIT (synchronous_commit as configured, i.e. on). Ids and timestamps are made
@@ -30,7 +30,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type pg from 'pg';
-import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
 
 // ---- The reads ---------------------------------------------------------------------------
 
@@ -176,14 +176,16 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
     const client = await pool.connect();
     let open = false;
     try {
+      type Found = { locked: boolean; id: string | null; status: string | null; role: string | null };
+      const lockValues = [key ? `${key.scope}|${key.endpoint}|${key.key}` : null, input.username];
+      let found: Found;
       if (key) {
-        await client.query('BEGIN');
+        // BEGIN with the first statement, one round trip (as the API folds its BEGIN).
         open = true;
+        found = (await beginWith<Found>(client, { text: LOCK_AND_PARTY.text, values: lockValues }))[0]!;
+      } else {
+        found = (await client.query<Found>({ ...LOCK_AND_PARTY, values: lockValues })).rows[0]!;
       }
-      const found = (await client.query<{ locked: boolean; id: string | null; status: string | null; role: string | null }>({
-        ...LOCK_AND_PARTY,
-        values: [key ? `${key.scope}|${key.endpoint}|${key.key}` : null, input.username],
-      })).rows[0]!;
       if (!found.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
       if (!found.id || found.status !== 'active' || found.role !== 'user') return await refuse(404, 'USER_NOT_FOUND', `No active user named ${input.username}`);
       if (found.id === caller.id) return await refuse(422, 'SELLER_IS_BUYER', 'The buyer and the seller must be different accounts');

@@ -26,7 +26,7 @@
  *    once access is granted, the route's own per-user limit (ENTERPRISE_MONEY_LIMIT_PER_MINUTE,
  *    `ent-fund` / `ent-release`): the same counters, under the floor's prefix.
  *
- * Fund (keyed): BEGIN; the key's lock and stored row (`idempotency_open`, the API's
+ * Fund (keyed): BEGIN sent with the key's lock and stored row (`idempotency_open`, the API's
  * function) with the workspace row and the deal (with its names) locked FOR UPDATE, in one
  * statement; the deal's milestones (a statement after the locks, as the API reads them);
  * one CTE: the milestone's compare-and-set awaiting_funding -> funded, the workspace's
@@ -35,7 +35,7 @@
  * cached overview deleted. 5 round trips and the key lookup, against the API's 11 and
  * its key lookup.
  *
- * Release (keyed): BEGIN; key lock + workspace + deal (one statement); after the locks,
+ * Release (keyed): BEGIN sent with key lock + workspace + deal (one statement); after the locks,
  * one statement reading the milestones, the named payout instructions FOR SHARE (id order),
  * the milestone's last release number, the members the release mail goes to and whether
  * the workspace has an active webhook endpoint; the checks (approved, splits adding up to
@@ -63,7 +63,7 @@ import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import type pg from 'pg';
 import type { FloorModule, FloorRoute, FloorStores } from './floor-routes.js';
-import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
+import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 
 // ---- Configuration (the API's environment) -------------------------------------------------
 
@@ -709,7 +709,7 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
   }
 
   /**
-   * One keyed (or unkeyed) transaction: BEGIN, the key and the locks, then `work` (which
+   * One keyed (or unkeyed) transaction: BEGIN with the key and the locks, then `work` (which
    * answers and returns the answer to store, or undefined after a refusal: rolled back);
    * COMMIT. A stored answer is replayed (or refused on another body), as enterpriseIdempotent.
    */
@@ -728,14 +728,17 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     const client = await pool.connect();
     let open = false;
     try {
-      await client.query('BEGIN');
       open = true;
       const dealParam = UUID.test(dealId) ? dealId : null;
       let o: Opened;
+      // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
+      let first = true;
       for (;;) {
-        o = key
-          ? (await client.query<Opened>({ ...OPEN_AND_LOCK, values: [key.scope, key.endpoint, key.key, caller.workspace.id, dealParam] })).rows[0]!
-          : (await client.query<Opened>({ ...LOCK, values: [caller.workspace.id, dealParam] })).rows[0]!;
+        const statement = key
+          ? { ...OPEN_AND_LOCK, values: [key.scope, key.endpoint, key.key, caller.workspace.id, dealParam] }
+          : { ...LOCK, values: [caller.workspace.id, dealParam] };
+        o = first ? (await beginWith<Opened>(client, statement))[0]! : (await client.query<Opened>(statement)).rows[0]!;
+        first = false;
         if (!key || !o.locked || o.state === null) break;
         if (o.expires_at!.getTime() > Date.now() && o.state === 'completed') break;
         // openKey: an expired answer (or an in-flight row of the earlier design) is forgotten; the request runs.

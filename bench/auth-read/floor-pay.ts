@@ -18,13 +18,13 @@
  *    the locked escrow is pending_payment and before its deadline;
  * 2. the sandbox gateway's charge: its `sandbox_charges` row, on a pool of 2 connections of its
  *    own (as gateways/sandbox.ts keeps), autocommit;
- * 3. the key's transaction: BEGIN; `idempotency_open` (the advisory lock and the key's row,
+ * 3. the key's transaction: BEGIN sent with `idempotency_open` (the advisory lock and the key's row,
  *    the service's own SQL function); one CTE recording the gateway's answer on the payment
  *    and the completed key row with the 201 answer; COMMIT. A failure after step 1 fails the
  *    link (`failUnanswered`'s compare-and-set), as the service's discard step does.
  *
  * Callback + reconciliation, in ONE transaction per callback (the service stores it in one
- * statement and a worker reconciles stored callbacks in batches): BEGIN; the delivery stored
+ * statement and a worker reconciles stored callbacks in batches): BEGIN sent with the delivery stored
  * (the service's upsert on dedupe_key); the payment locked, then its escrow (a LATERAL
  * subquery, so the order is the worker's: payment, then escrow); for a paid report on a
  * pending sandbox payment of a pending_payment escrow with the right amount, one CTE: the
@@ -49,7 +49,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import pg from 'pg';
-import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4, type FloorCaller } from './floor-common.js';
 import type { FloorModule, FloorStores } from './floor-routes.js';
 
 const MINUTE = 60_000;
@@ -290,14 +290,14 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
       const client = await pool.connect();
       let open = false;
       try {
-        await client.query('BEGIN');
         open = true;
+        // BEGIN travels with the key's statement (simple protocol, literals inlined), as the API folds it.
         const k = (
-          await client.query<{ locked: boolean; request_hash: string | null; state: string | null; response_status: number | null; response_body: string | null; expires_at: Date | null }>({
+          await beginWith<{ locked: boolean; request_hash: string | null; state: string | null; response_status: number | null; response_body: string | null; expires_at: Date | null }>(client, {
             ...OPEN_KEY,
             values: [key.scope, key.endpoint, key.key],
           })
-        ).rows[0]!;
+        )[0]!;
         if (!k.locked) {
           await client.query('ROLLBACK');
           open = false;
@@ -364,14 +364,14 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     let open = false;
     let inserted: boolean;
     try {
-      await client.query('BEGIN');
       open = true;
+      // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
       const stored = (
-        await client.query<{ id: string; processed_at: Date | null; inserted: boolean }>({
+        await beginWith<{ id: string; processed_at: Date | null; inserted: boolean }>(client, {
           ...STORE_CALLBACK,
           values: ['sandbox', 'callback', orderId, status, amount, `sandbox:${orderId}:${status}:${amount ?? ''}`, raw, JSON.stringify(headers), receivedAt, receivedAt],
         })
-      ).rows[0]!;
+      )[0]!;
       inserted = stored.inserted;
       if (stored.processed_at === null) {
         const locked = (

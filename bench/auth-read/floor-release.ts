@@ -12,13 +12,13 @@
  * same JSON.
  *
  * Each request is ONE transaction on one pooled connection (synchronous_commit as
- * configured, i.e. on), four round trips:
- * 1. BEGIN;
- * 2. one statement: `idempotency_open` (the key's transaction-level advisory lock and, read
+ * configured, i.e. on), three round trips:
+ * 1. BEGIN sent with one statement (`beginWith`: simple protocol, literals inlined, as the
+ *    API folds its BEGIN): `idempotency_open` (the key's transaction-level advisory lock and, read
  *    after it, the key's stored row: the service's own SQL function, as openKey calls it),
  *    the escrow row (loadForParty) and, for a release, the `escrow_fee` setting
  *    (loadEscrowFeeRule);
- * 3. when the key has no stored answer and the caller is the buyer, one CTE: the
+ * 2. when the key has no stored answer and the caller is the buyer, one CTE: the
  *    compare-and-set of the transition (`UPDATE escrows ... WHERE id AND status IN (from)
  *    RETURNING *`, the service's), and only when it moved: for a release the posting
  *    (missing escrow/system accounts created in code order ON CONFLICT DO NOTHING, the
@@ -27,10 +27,10 @@
  *    in id order, applies the balances, and its CHECK constraints refuse a negative balance,
  *    as for the service), the event, the notices' outbox rows in the service's order, and the
  *    completed key row with the 200 answer. The answer is serialised here from the row read
- *    in step 2 with the move's changes; if the row RETURNED differs from that (someone
+ *    in step 1 with the move's changes; if the row RETURNED differs from that (someone
  *    changed another column in between), the stored answer is rewritten with the returned
  *    row (one more statement) before the commit, so the key always stores what was answered;
- * 4. COMMIT (or ROLLBACK on any refusal).
+ * 3. COMMIT (or ROLLBACK on any refusal).
  *
  * Refusals as the service's: 404 ESCROW_NOT_FOUND, 403 FORBIDDEN (a stranger), 403 NOT_BUYER
  * (the seller), 409 INVALID_STATE (the status found; a lost compare-and-set re-reads it),
@@ -50,7 +50,7 @@
  */
 import type Koa from 'koa';
 import type pg from 'pg';
-import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
 import type { FloorModule, FloorRoute } from './floor-routes.js';
 
 // ---- The fee (shared/escrows/fees.ts, copied on purpose) ----------------------------------
@@ -205,9 +205,8 @@ export const releaseFloor: FloorModule = ({ pool, publicBaseUrl }) => {
       fail(ctx, status, code, message);
     };
     try {
-      await client.query('BEGIN');
       open = true;
-      const opened = (await client.query<Opened>({ ...(which === 'release' ? OPEN_RELEASE : OPEN_CONFIRM), values: [scope, endpoint, key, id] })).rows[0]!;
+      const opened = (await beginWith<Opened>(client, { text: (which === 'release' ? OPEN_RELEASE : OPEN_CONFIRM).text, values: [scope, endpoint, key, id] }))[0]!;
       if (!opened.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
       if (opened.k_state !== null) {
         if (opened.k_expires!.getTime() <= Date.now() || opened.k_state !== 'completed') {
