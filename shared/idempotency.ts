@@ -129,12 +129,12 @@ export async function peekKey(knex: Db, ref: KeyRef, hash: string): Promise<Open
 }
 
 /** The statement recording the first 2xx answer for 24 hours, sent with the COMMIT of the handler's transaction. */
-export function recordAnswerSql(ref: KeyRef, hash: string, response: StoredResponse): string {
+export function recordAnswerSql(ref: KeyRef, hash: string, response: { status: number; json: string }): string {
   const now = clock.now();
   const at = `${sqlLiteral(now)}::timestamptz`;
   return `INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
           VALUES (${sqlLiteral(ref.scope)}, ${sqlLiteral(ref.endpoint)}, ${sqlLiteral(ref.key)}, ${sqlLiteral(hash)}, 'completed', ${sqlLiteral(response.status)},
-                  ${sqlLiteral(JSON.stringify(response.body ?? null))}, ${at}, ${at}, ${sqlLiteral(new Date(now.getTime() + IDEMPOTENCY_TTL_MS))}::timestamptz)`;
+                  ${sqlLiteral(response.json)}, ${at}, ${at}, ${sqlLiteral(new Date(now.getTime() + IDEMPOTENCY_TTL_MS))}::timestamptz)`;
 }
 
 /**

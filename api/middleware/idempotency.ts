@@ -67,6 +67,13 @@ function answerStored(ctx: Ctx, opened: OpenResult): boolean {
   }
 }
 
+/** A body Koa would send as JSON itself (an object or array, not a Buffer or stream): the stored text is sent instead. */
+function isJsonObject(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  const proto = Object.getPrototypeOf(body) as unknown;
+  return proto === Object.prototype || proto === null || Array.isArray(body);
+}
+
 /** Every middleware `idempotent()` made (a test finds the keyed routes by it). */
 const IDEMPOTENT_MIDDLEWARE = new WeakSet<object>();
 
@@ -153,18 +160,25 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
       await rollback(ctx, trx);
       return false;
     }
-    fold.beforeCommit = recordAnswerSql(ref, hash, { status: ctx.status, body: ctx.body });
+    // The answer's JSON is made once: stored with the COMMIT, then sent as it is.
+    const body: unknown = ctx.body;
+    const json = JSON.stringify(body ?? null);
+    fold.beforeCommit = recordAnswerSql(ref, hash, { status: ctx.status, json });
     try {
       await commitTransaction(trx);
     } catch (err) {
-      // Postgres refused the stored answer or the COMMIT (an ERROR; nothing runs after
-      // COMMIT in that query): the transaction was rolled back, nothing was changed.
-      // Anything else (the connection lost, ECONNRESET, a FATAL) leaves the outcome unknown:
-      // the error goes on as it is, and a retry with the same key replays the answer if the
-      // COMMIT went through.
+      // Postgres refused a write sent with the COMMIT (writeAtCommit), the stored answer or
+      // the COMMIT itself (an ERROR; nothing runs after COMMIT in that query): the
+      // transaction was rolled back, nothing was changed. Anything else (the connection
+      // lost, ECONNRESET, a FATAL) leaves the outcome unknown: the error goes on as it is,
+      // and a retry with the same key replays the answer if the COMMIT went through.
       if (!pgRefused(err)) throw err;
       ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
       throw idempotencyErrors.insertFailed();
+    }
+    if (isJsonObject(body)) {
+      ctx.type = 'application/json';
+      ctx.body = json;
     }
     return true;
   } catch (err) {

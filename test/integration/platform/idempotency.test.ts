@@ -74,6 +74,16 @@ describe('platform: idempotency (spec section 8)', () => {
     expect(rows).to.deep.equal([{ endpoint: 'POST /test/echo', scope: rows[0]!.scope, state: 'completed' }]);
   });
 
+  it('sends the first answer as the exact JSON text it stored (made once), with the JSON content type', async () => {
+    const key = randomUUID();
+    const first = await probeApi().post('/test/echo').set('Idempotency-Key', key).send(body).expect(201);
+    expect(first.headers['content-type']).to.equal('application/json; charset=utf-8');
+    const [row] = await db('idempotency_keys').select('response_body', 'response_status').where({ key });
+    expect(row.response_status).to.equal(201);
+    expect(first.text).to.equal(row.response_body);
+    expect(first.headers['content-length']).to.equal(String(Buffer.byteLength(row.response_body as string)));
+  });
+
   it('treats the same body with keys in another order as the same request', async () => {
     const key = randomUUID();
     await probeApi().post('/test/echo').set('Idempotency-Key', key).send({ note: 'x', meta: { a: 1, b: 2 } }).expect(201);
