@@ -114,7 +114,41 @@ function frameChecked<T>(client: FrameClient, connection: PgConnection, run: () 
   const frame = client[FRAME];
   if (connection !== frame.connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
   if (frame.completed) return Promise.reject(completedError());
-  return run();
+  if (frame.atCommit.length === 0) return run();
+  return flushAtCommit(frame).then(() => (frame.completed ? Promise.reject(completedError()) : run()));
+}
+
+/**
+ * Writes held for COMMIT (`writeAtCommit`) are sent before any later statement of the
+ * transaction, so its statements always run in the order the code issued them: a write is
+ * held only while nothing follows it (as in a move that ends with its event).
+ */
+async function flushAtCommit(frame: Frame): Promise<void> {
+  while (frame.atCommit.length > 0) {
+    const text = frame.atCommit.join('; ');
+    frame.atCommit = [];
+    await frame.connection.query(text);
+  }
+}
+
+/** The frame of a folded transaction, or undefined for a pool or a knex transaction. */
+function frameOf(knex: Db): Frame | undefined {
+  return (knex as unknown as Partial<Transactor>)[FRAME];
+}
+
+/**
+ * Before a named statement on `knex`: refused once its transaction is over (the connection
+ * may be another request's); in a frame, the writes held for COMMIT go first.
+ */
+async function beforeStatement(knex: Db): Promise<void> {
+  const frame = frameOf(knex);
+  if (frame) {
+    if (frame.completed) throw completedError();
+    await flushAtCommit(frame);
+    if (frame.completed) throw completedError();
+  } else if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) {
+    throw new Error('query on a transaction that has already committed or rolled back');
+  }
 }
 
 /** Per pool (knex instance): the prototypes every frame of that pool shares. */
@@ -148,7 +182,7 @@ function prototypesOf(pool: KnexClient): { client: object; transactor: object } 
   }
   Object.assign(transactor, {
     isTransaction: true,
-    userParams: {},
+    userParams: Object.freeze({}),
     queryBuilder(this: Transactor) {
       return this.client.queryBuilder();
     },
@@ -265,17 +299,18 @@ export async function foldedTransaction<R>(
 }
 
 /**
- * A write whose outcome the request never reads back (an escrow's event and its outbox
- * jobs), run in `trx`: in a folded transaction it travels with the COMMIT, after every
- * other statement of the transaction and before the stored answer, one round trip fewer;
- * anywhere else it runs now, as a named statement. Either way it commits with the
- * transaction's other work or not at all; a failure then fails the COMMIT (the request
- * answers 5xx, nothing committed). Only for inserts that take no lock another statement
- * of the request waits on, and whose rows nothing later in the request reads.
- * `native` is knex's `$n` form (`toSQL().toNative()`); its values are inlined as literals.
+ * A write whose outcome the request does not need (an escrow's event and its outbox jobs),
+ * run in `trx`. In a folded transaction it is held and sent with the transaction's next
+ * statement's round trip: before that statement when one follows (so statements always
+ * run in the order the code issued them), with the COMMIT, before the stored answer, when
+ * none does: one round trip fewer for a move that ends with its event. Anywhere else it
+ * runs now, as a named statement. Either way it commits with the transaction's other work
+ * or not at all; a failure at COMMIT fails the COMMIT (the request answers 5xx, nothing
+ * committed). `native` is knex's `$n` form (`toSQL().toNative()`); its values are inlined
+ * as literals.
  */
 export async function writeAtCommit(trx: Db, native: { sql: string; bindings: readonly unknown[] }): Promise<void> {
-  const frame = (trx as unknown as Partial<Transactor>)[FRAME];
+  const frame = frameOf(trx);
   if (!frame) {
     await preparedNative(trx as Knex, native);
     return;
@@ -301,7 +336,7 @@ export function inlineValues(sql: string, values: readonly unknown[]): string {
  * `trx` is not a folded transaction, has none under `key`, or is over.
  */
 export function takeReadAhead<R>(trx: Db, key: string): R[] | undefined {
-  const frame = (trx as unknown as Partial<Transactor>)[FRAME];
+  const frame = frameOf(trx);
   if (!frame?.ahead || frame.completed) return undefined;
   const rows = frame.ahead.get(key);
   if (rows === undefined) return undefined;
@@ -464,12 +499,14 @@ interface PoolClient {
  */
 export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
   return withConnection(knex, async (connection) => {
+    await beforeStatement(knex);
     const conn = connection as PgConnection & NamedStatementCache;
     if (conn[STALE]?.delete(name)) {
       // Prepared before a migration changed its result's columns (see below): prepared anew.
       await connection.query(`DEALLOCATE ${name}`).catch(() => undefined);
       delete conn.connection?.parsedStatements[name];
       delete conn.connection?.submittedNamedStatements?.[name];
+      await beforeStatement(knex);
     }
     try {
       return (await connection.query<R>({ name, text, values })).rows;

@@ -60,7 +60,7 @@ escrowsRouter.post('/api/escrows/:id/cancel', auth(), byId, validate({ body: S.c
   ok(ctx, serializeEscrow(await escrows.cancel(txOf(ctx), actorOf(ctx), idOf(ctx), bodyOf<escrows.CancelInput>(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/extend', auth(), byId, validate({ body: S.empty }), moveAhead, async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/extend', auth(), byId, validate({ body: S.empty }), idempotent(), async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.extend(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 

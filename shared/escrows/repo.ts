@@ -69,9 +69,10 @@ export async function findById(trx: Db, id: string, options: { lock?: boolean } 
   // A named statement, prepared once per connection (shared/db.ts prepared; on the
   // transaction's connection inside one), no query building: every escrow read and move
   // starts here.
-  if (options.lock) return (await prepared<EscrowRow>('escrows_by_id_locked', 'SELECT * FROM escrows WHERE id = $1 FOR UPDATE', [id], trx))[0];
-  // A keyed route sent this read with its key's statement (escrowReadAhead): taken once.
+  // A keyed route sent this read with its key's statement (escrowReadAhead): taken once. A
+  // locked read discards it (a later plain read must not see the row from before the lock).
   const ahead = takeReadAhead<EscrowRow>(trx, `escrow:${id}`);
+  if (options.lock) return (await prepared<EscrowRow>('escrows_by_id_locked', 'SELECT * FROM escrows WHERE id = $1 FOR UPDATE', [id], trx))[0];
   if (ahead) return ahead[0];
   // (`SELECT *`: a migration adding a column makes each connection's next call fail once;
   // `prepared` then prepares it anew.)

@@ -39,7 +39,7 @@ const HOUR_MS = 3600_000;
 
 // ---- What a keyed request reads first, sent with its key's statement (idempotent({ readAhead })) ----
 
-/** A party's move of escrow `id` (send, confirm received, cancel, extend) starts from the escrow. */
+/** A party's move of escrow `id` (send, confirm received, cancel) starts from the escrow (extend reads it locked: no read-ahead). */
 export function moveReadAhead(id: string): ReadAhead[] {
   return repo.escrowReadAhead(id);
 }

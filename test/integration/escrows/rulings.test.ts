@@ -185,6 +185,28 @@ describe('staff rulings and staff cancel (D10)', () => {
       expect(await checkLedger(db)).to.deep.equal([]);
     });
 
+    it('with an Idempotency-Key the ruling writes its events and notices in the same order as without one (writes held for COMMIT go before any later statement)', async () => {
+      const trail = async (escrowId: string) => ({
+        events: (await db('escrow_events').where({ escrow_id: escrowId }).orderBy('id').pluck('event')) as string[],
+        outbox: (await db('outbox').whereRaw("payload->>'escrow_id' = ?", [escrowId]).orderBy('id').select<{ job: string; payload: { type?: string; user_id?: string } }[]>('job', 'payload')).map(
+          (r) => `${r.job}:${r.payload.type ?? ''}`,
+        ),
+      });
+      for (const outcome of ['release', 'refund'] as const) {
+        const plain = await disputedCase(200_000);
+        const keyed = await disputedCase(200_000);
+        const before = { plain: await trail(plain.escrowId), keyed: await trail(keyed.escrowId) };
+        expect((await resolve(plain.adminKey, plain.disputeId, { outcome, note: 'Putusan staf' })).status).to.equal(200);
+        expect((await resolve(keyed.adminKey, keyed.disputeId, { outcome, note: 'Putusan staf' }, randomUUID())).status).to.equal(200);
+        const after = { plain: await trail(plain.escrowId), keyed: await trail(keyed.escrowId) };
+        const added = (a: string[], b: string[]) => a.slice(b.length);
+        const plainAdded = { events: added(after.plain.events, before.plain.events), outbox: added(after.plain.outbox, before.plain.outbox) };
+        const keyedAdded = { events: added(after.keyed.events, before.keyed.events), outbox: added(after.keyed.outbox, before.keyed.outbox) };
+        expect(plainAdded.events, outcome).to.deep.equal([outcome === 'release' ? 'escrow.released' : 'escrow.refunded', 'dispute.resolved']);
+        expect(keyedAdded, outcome).to.deep.equal(plainAdded);
+      }
+    });
+
     it('refund: the escrow is refunded, the buyer balance gets the whole amount, no fee is taken', async () => {
       const c = await disputedCase(150_000);
       const res = await resolve(c.adminKey, c.disputeId, { outcome: 'refund', note: 'Penjual tidak mengirim barang' });

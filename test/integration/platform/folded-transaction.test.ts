@@ -8,7 +8,9 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { config } from '../../../shared/config.js';
-import { commitTransaction, createDb, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
+import { createEscrow } from '../../factories/escrows.js';
+import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
+import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 async function rejection(work: Promise<unknown>): Promise<unknown> {
   try {
@@ -204,16 +206,29 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(await committedIds()).to.deep.equal([]);
   });
 
-  it('writeAtCommit: in a fold the write travels with COMMIT, after the transaction\'s other statements and before the last one', async () => {
+  it('writeAtCommit: in a fold a held write goes before any later statement (program order) or, when none follows, with COMMIT before the last statement', async () => {
     const { trx, fold } = await foldedTransaction(one, 'SELECT 1');
     await writeAtCommit(trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1), ($2)', bindings: [1, 2] });
+    // A later statement (knex or named) sends the held write first: it sees rows 1 and 2.
     const seen = await trx.raw<{ rows: { n: number }[] }>('SELECT count(*)::int AS n FROM fold_probe');
-    expect(seen.rows[0]!.n, 'not sent before COMMIT').to.equal(0);
-    await trx('fold_probe').insert({ id: 3 });
-    // The last statement runs after the deferred write: it sees rows 1 and 2.
+    expect(seen.rows[0]!.n).to.equal(2);
+    await writeAtCommit(trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [3] });
+    expect(await prepared('fold_count', 'SELECT count(*)::int AS n FROM fold_probe', [], trx)).to.deep.equal([{ n: 3 }]);
+    // Nothing follows this one: it is sent with the COMMIT.
+    await writeAtCommit(trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [4] });
+    // The last statement runs after the held write: it sees rows 1 to 4.
     fold.beforeCommit = 'INSERT INTO fold_probe (id) SELECT count(*) + 10 FROM fold_probe';
     await commitTransaction(trx);
-    expect(await committedIds()).to.deep.equal([1, 2, 3, 13]);
+    expect(await committedIds()).to.deep.equal([1, 2, 3, 4, 14]);
+  });
+
+  it('writeAtCommit: a held write is not sent when handed over; its failure comes from the statement that sends it', async () => {
+    await one.raw('INSERT INTO fold_probe (id) VALUES (9)');
+    const a = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(a.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [9] }); // a duplicate key: not sent yet
+    expect(pgErrorCode(await rejection(a.trx('fold_probe').select('id')))).to.equal('23505');
+    await a.trx.rollback();
+    expect(await committedIds()).to.deep.equal([9]);
   });
 
   it('writeAtCommit: dropped by a rollback; a write that fails fails the COMMIT and nothing is committed', async () => {
@@ -251,6 +266,27 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(inlineValues('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 'ten'])).to.equal("SELECT 'ten', '1'");
     expect(() => inlineValues('SELECT $2', [1])).to.throw(/no value for \$2/);
     expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('an escrow read ahead is handed to the first plain read only; a locked read discards it, so a later plain read sees the database', async () => {
+    const { escrow } = await createEscrow();
+    const a = await foldedTransaction(db, 'SELECT 1', escrowReadAhead(escrow.id));
+    try {
+      await db('escrows').where({ id: escrow.id }).update({ item_name: 'Renamed after the read-ahead' });
+      expect((await findById(a.trx, escrow.id))!.item_name, 'the read-ahead, read with BEGIN').to.equal(escrow.item_name);
+      expect((await findById(a.trx, escrow.id))!.item_name, 'a second read goes to the database').to.equal('Renamed after the read-ahead');
+    } finally {
+      await a.trx.rollback();
+    }
+    const b = await foldedTransaction(db, 'SELECT 1', escrowReadAhead(escrow.id));
+    try {
+      await db('escrows').where({ id: escrow.id }).update({ item_name: 'Renamed again' });
+      expect((await findById(b.trx, escrow.id, { lock: true }))!.item_name).to.equal('Renamed again');
+      expect((await findById(b.trx, escrow.id))!.item_name, 'not the read-ahead from before the lock').to.equal('Renamed again');
+    } finally {
+      await b.trx.rollback();
+    }
+    expect(escrowReadAhead('not-a-uuid')).to.deep.equal([]);
   });
 
   it('sqlLiteral quotes strings (quotes, backslashes), dates and numbers; refuses non-finite numbers', async () => {
