@@ -110,6 +110,35 @@ export async function upsertUsers(rows: readonly UserSeedRow[], reset: 'row' | R
 }
 
 /**
+ * `count` active, verified users named `<prefix>0001`…, each buying from the next one
+ * (the last from the first), with fresh personal keys (their earlier keys deleted): the
+ * callers of the money-flow benches (release, pay).
+ */
+export async function ringOfBuyers(prefix: string, fullName: string, count: number): Promise<{ names: string[]; ids: string[]; buyers: { id: string; key: string }[] }> {
+  const { insertKey } = await import('../../shared/auth/api-keys.js');
+  const db = await benchDb();
+  const now = new Date();
+  const names = Array.from({ length: count }, (_, i) => `${prefix}${String(i + 1).padStart(4, '0')}`);
+  const ids = await upsertUsers(
+    names.map((username, i) => ({ email: `${username}@${BENCH_EMAIL_DOMAIN}`, username, full_name: `${fullName} ${i + 1}`, kyc_status: 'verified', email_verified_at: now, created_at: now, updated_at: now })),
+    { status: 'active', role: 'user' },
+  );
+  const buyers: { id: string; key: string }[] = [];
+  await db.transaction(async (trx) => {
+    await trx('api_keys').whereIn('user_id', ids).delete();
+    for (const id of ids) buyers.push({ id, key: (await insertKey(trx, id, 'bench', '127.0.0.1')).plaintext });
+  });
+  return { names, ids, buyers };
+}
+
+/** A seed script's integer argument, refused outside `min..max`. */
+export function intArg(raw: string | undefined, name: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in ${min}..${max}`);
+  return n;
+}
+
+/**
  * Deletes the Redis keys matching `patterns` (SCAN + DEL, on REDIS_URL with a connection
  * of its own), so one run's rate-limit counters cannot turn the next run's requests into
  * 429s. Only the bench's own prefixes are ever named: nothing is flushed.

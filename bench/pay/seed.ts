@@ -19,7 +19,7 @@
  * - then `VACUUM (ANALYZE)` of the tables the flow writes (autovacuum is off on this server).
  */
 import { writeFile } from 'node:fs/promises';
-import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, deleteRedisKeys, inPool, refuseUnlessBenchDatabase, upsertUsers } from '../lib/db.js';
+import { benchDb, closeBenchDb, deleteRedisKeys, inPool, intArg, refuseUnlessBenchDatabase, ringOfBuyers } from '../lib/db.js';
 import { isMain, runJsonScript } from '../lib/procs.js';
 
 export const METHODS = ['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto'] as const;
@@ -80,12 +80,6 @@ async function ensureSandboxGateway(): Promise<PaySeed['gateway']> {
   return 'updated';
 }
 
-function intArg(raw: string | undefined, name: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in ${min}..${max}`);
-  return n;
-}
-
 async function main(): Promise<void> {
   const [out, buyersArg, escrowsArg] = process.argv.slice(2);
   if (!out) throw new Error('usage: tsx bench/pay/seed.ts <out.json> <buyers> <escrows>');
@@ -95,7 +89,6 @@ async function main(): Promise<void> {
   const { config } = await import('../../shared/config.js');
   if (!config.sandboxMode) throw new Error('seed: SANDBOX_MODE is off; the sandbox gateway would not be loaded');
   const { createDirect } = await import('../../shared/escrows/service.js');
-  const { insertKey } = await import('../../shared/auth/api-keys.js');
   const db = await benchDb();
   const started = Date.now();
 
@@ -109,17 +102,7 @@ async function main(): Promise<void> {
   );
   const gateway = await ensureSandboxGateway();
 
-  const now = new Date();
-  const names = Array.from({ length: buyerCount }, (_, i) => `bench_payflow_u${String(i + 1).padStart(4, '0')}`);
-  const ids = await upsertUsers(
-    names.map((username, i) => ({ email: `${username}@${BENCH_EMAIL_DOMAIN}`, username, full_name: `Bench payer ${i + 1}`, kyc_status: 'verified', email_verified_at: now, created_at: now, updated_at: now })),
-    { status: 'active', role: 'user' },
-  );
-  const buyers: PaySeed['buyers'] = [];
-  await db.transaction(async (trx) => {
-    await trx('api_keys').whereIn('user_id', ids).delete();
-    for (const id of ids) buyers.push({ id, key: (await insertKey(trx, id, 'bench', '127.0.0.1')).plaintext });
-  });
+  const { names, ids, buyers } = await ringOfBuyers('bench_payflow_u', 'Bench payer', buyerCount);
 
   const stamp = new Date().toISOString();
   const items = await inPool(

@@ -26,7 +26,7 @@
  *   development server; pgbench vacuums its own tables before its run too).
  */
 import { writeFile } from 'node:fs/promises';
-import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, deleteRedisKeys, inPool, refuseUnlessBenchDatabase, upsertUsers } from '../lib/db.js';
+import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, deleteRedisKeys, inPool, refuseUnlessBenchDatabase, intArg, upsertUsers } from '../lib/db.js';
 import { isMain, runJsonScript } from '../lib/procs.js';
 
 export interface SeedOrder {
@@ -109,12 +109,6 @@ async function purgeOutbox(upToId: number): Promise<{ completed: number; timers:
     [upToId],
   );
   return { completed, timers: Number(timers.rowCount) };
-}
-
-function intArg(raw: string | undefined, name: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in ${min}..${max}`);
-  return n;
 }
 
 async function main(): Promise<void> {

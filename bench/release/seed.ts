@@ -24,7 +24,7 @@
  *   development server).
  */
 import { writeFile } from 'node:fs/promises';
-import { BENCH_EMAIL_DOMAIN, benchDb, closeBenchDb, deleteRedisKeys, inPool, refuseUnlessBenchDatabase, upsertUsers } from '../lib/db.js';
+import { benchDb, closeBenchDb, deleteRedisKeys, inPool, intArg, refuseUnlessBenchDatabase, ringOfBuyers } from '../lib/db.js';
 import { isMain, runJsonScript } from '../lib/procs.js';
 
 export interface ReleaseItem {
@@ -55,12 +55,6 @@ const PARALLEL = 8;
 const ITEM_PREFIX = 'Bench release flow';
 const VACUUMED = ['outbox', 'escrows', 'escrow_events', 'ledger_accounts', 'journal_entries', 'journal_lines', 'idempotency_keys', 'users', 'settings'];
 
-function intArg(raw: string | undefined, name: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer in ${min}..${max}`);
-  return n;
-}
-
 async function main(): Promise<void> {
   const [out, buyersArg, escrowsArg] = process.argv.slice(2);
   if (!out) throw new Error('usage: tsx bench/release/seed.ts <out.json> <buyers> <escrows>');
@@ -69,21 +63,10 @@ async function main(): Promise<void> {
   refuseUnlessBenchDatabase(/_bench$/, 'seed');
   const { config } = await import('../../shared/config.js');
   const { createDirect, markPaid, send } = await import('../../shared/escrows/service.js');
-  const { insertKey } = await import('../../shared/auth/api-keys.js');
   const db = await benchDb();
   const started = Date.now();
 
-  const now = new Date();
-  const names = Array.from({ length: buyerCount }, (_, i) => `bench_release_u${String(i + 1).padStart(4, '0')}`);
-  const ids = await upsertUsers(
-    names.map((username, i) => ({ email: `${username}@${BENCH_EMAIL_DOMAIN}`, username, full_name: `Bench releaser ${i + 1}`, kyc_status: 'verified', email_verified_at: now, created_at: now, updated_at: now })),
-    { status: 'active', role: 'user' },
-  );
-  const buyers: ReleaseSeed['buyers'] = [];
-  await db.transaction(async (trx) => {
-    await trx('api_keys').whereIn('user_id', ids).delete();
-    for (const id of ids) buyers.push({ id, key: (await insertKey(trx, id, 'bench', '127.0.0.1')).plaintext });
-  });
+  const { names, ids, buyers } = await ringOfBuyers('bench_release_u', 'Bench releaser', buyerCount);
   const index = new Map(ids.map((id, i) => [id, i]));
 
   // `sent` escrows of earlier runs, bought by these buyers from their next user.
