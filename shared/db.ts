@@ -72,8 +72,7 @@ const requireCjs = createRequire(import.meta.url);
 /** knex 3's builder methods, which a knex instance forwards to a new query builder (lib/query/method-constants.js). */
 const BUILDER_METHODS = requireCjs('knex/lib/query/method-constants.js') as readonly string[];
 /** node-postgres's own conversion of a parameter to its text (pg 8, lib/utils.js): Dates, arrays, objects as JSON, Buffers. */
-const pgUtils = requireCjs('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
-const pgPrepareValue = pgUtils.prepareValue;
+const { prepareValue: pgPrepareValue } = requireCjs('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
 
 /** The parts of a knex client (knex 3, lib/client.js) a frame's client uses or overrides. */
 interface KnexClient {
@@ -95,7 +94,7 @@ interface Frame {
   completed: boolean;
   /** Read-ahead rows not taken yet, by key. */
   ahead: Map<string, unknown[]> | undefined;
-  /** Writes handed to `writeAtCommit`, sent with COMMIT before the fold's last statement, in order. */
+  /** Writes handed to `writeAtCommit` not sent yet, in order (see `flushAtCommit`). */
   atCommit: string[];
   resolve(value?: unknown): void;
   reject(err: unknown): void;
@@ -106,16 +105,21 @@ type FrameClient = KnexClient & { [FRAME]: Frame };
 type Transactor = ((table?: string, options?: unknown) => unknown) & { client: FrameClient; [FRAME]: Frame };
 
 function completedError(): Error {
-  return new Error('Transaction query already complete: the transaction has committed or rolled back');
+  return new Error('Transaction query already complete: the transaction has already committed or rolled back');
 }
 
-/** A frame's statements before the last: refused once the transaction is over or on another connection. */
+/** A frame's knex statements before the last: refused on another connection; see `readyFrame`. */
 function frameChecked<T>(client: FrameClient, connection: PgConnection, run: () => Promise<T>): Promise<T> {
-  const frame = client[FRAME];
-  if (connection !== frame.connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
-  if (frame.completed) return Promise.reject(completedError());
-  if (frame.atCommit.length === 0) return run();
-  return flushAtCommit(frame).then(() => (frame.completed ? Promise.reject(completedError()) : run()));
+  if (connection !== client[FRAME].connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
+  return readyFrame(client[FRAME]).then(run);
+}
+
+/** Before any statement of a frame: refused once the transaction is over; the writes held for COMMIT go first. */
+async function readyFrame(frame: Frame): Promise<void> {
+  if (frame.completed) throw completedError();
+  if (frame.atCommit.length === 0) return;
+  await flushAtCommit(frame);
+  if (frame.completed) throw completedError();
 }
 
 /**
@@ -137,16 +141,14 @@ function frameOf(knex: Db): Frame | undefined {
 }
 
 /**
- * Before a named statement on `knex`: refused once its transaction is over (the connection
- * may be another request's); in a frame, the writes held for COMMIT go first.
+ * Before a named statement on `knex`: refused once its transaction is over (a finished
+ * transaction's client still hands out its connection, which may be another request's
+ * now; knex's own queries refuse then too); in a frame, the writes held for COMMIT go first.
  */
 async function beforeStatement(knex: Db): Promise<void> {
   const frame = frameOf(knex);
-  if (frame) {
-    if (frame.completed) throw completedError();
-    await flushAtCommit(frame);
-    if (frame.completed) throw completedError();
-  } else if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) {
+  if (frame) return readyFrame(frame);
+  if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) {
     throw new Error('query on a transaction that has already committed or rolled back');
   }
 }
@@ -548,9 +550,6 @@ export async function preparedNative<R>(knex: Knex, native: { sql: string; bindi
 
 /** Runs `work` on one pooled connection, given back to the pool afterwards. */
 async function withConnection<T>(knex: Knex, work: (connection: PgConnection) => Promise<T>): Promise<T> {
-  // A finished transaction's client still hands out its connection (knex 3); knex's own
-  // queries refuse to run then, and so do these: the connection may be another request's now.
-  if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) throw new Error('query on a transaction that has already committed or rolled back');
   const client = knex.client as unknown as PoolClient;
   const connection = await client.acquireConnection();
   try {

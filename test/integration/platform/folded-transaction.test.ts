@@ -9,17 +9,9 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import { config } from '../../../shared/config.js';
 import { createEscrow } from '../../factories/escrows.js';
+import { rejection } from '../../helpers/platform-factories.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
 import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
-
-async function rejection(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
   let one: Knex;
