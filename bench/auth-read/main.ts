@@ -18,7 +18,7 @@
  * goal is met, 1 only when a server does not start or answers wrongly. Tunables: see
  * load.ts and bench/auth-read/README.md.
  */
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { alternate, alternatePaced, ALL_SCENARIOS, HEALTHZ, keyCycler, keyLoad, ME, runs, settings, type Target } from './load.js';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   pinLoadGenerator();
   const needsCallers = runs('auth') || runs('session') || runs('rate');
   const cookieName = process.env.SESSION_COOKIE_NAME || 'escrow_session';
-  const base: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
+  const base: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV, AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
   console.log(`bench: scenarios ${settings.scenarios.join(', ')}`);
   const seed = needsCallers ? await seedCallers(base, settings.users) : undefined;
 

@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { cyclingHeader, runAutocannon } from '../lib/autocannon.js';
 import { formatSummary, readProfile, summarize } from '../lib/cpu-profile.js';
-import { intFromEnv, LOG_LEVEL, requireStores } from '../lib/env.js';
+import { intFromEnv, LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtNum } from '../lib/format.js';
 import { describeExit, freePort, HOST, isPinned, pinLoadGenerator, startChild, runMain, stopChild, waitFor, type Child } from '../lib/procs.js';
 import { measuredLine, publish, warnIfDirty } from '../lib/report.js';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST,
-    NODE_ENV: 'development',
+    ...SERVICE_ENV,
     AUTH_RATE_LIMIT_PER_MINUTE: String(AUTH_LIMIT),
     PUBLIC_RATE_LIMIT_PER_MINUTE: String(1_000_000_000),
   };

@@ -3,7 +3,7 @@
  * the headline ratios (median of the per-round ratios) and p99, against issue 17's goals.
  */
 import { badCount, byRps, statusSummary, type AutocannonResult } from '../lib/autocannon.js';
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import type { PacedResult } from '../lib/paced.js';
 import { isPinned } from '../lib/procs.js';
@@ -182,7 +182,7 @@ export function report(m: Measured, labels: Labels, at: Date): { markdown: strin
     '',
     ...summary,
     '',
-    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null), ` +
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null), ` +
       `with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` so that the per-user limit never answers 429 here; the floor server ` +
       `(\`bench/auth-read/floor-server.ts\`, Koa + pg + ioredis, under tsx) checks its counter against the same limit. Bare Koa is ` +
       `\`bench/auth-read/bare-koa.ts\`. One process each, on the same Postgres database and Redis.`,

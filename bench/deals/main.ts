@@ -12,7 +12,7 @@
  * answers or errors stops the run. Tunables: see load.ts and bench/deals/README.md.
  */
 import { closeBenchDb } from '../lib/db.js';
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   requireStores('npm run bench:deals');
   warnIfDirty('bench');
   pinLoadGenerator();
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV, AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
   console.log(`bench: deal creation and fee preview (against ${ME}); load average ${loadavg()}`);
   const seed = await seedDeals(env, settings.users);
 

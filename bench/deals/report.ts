@@ -5,7 +5,7 @@
  * the database and the checks after it.
  */
 import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -86,7 +86,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `${grew('events')} workspace events (the bench database now holds ${fmtInt(info.rowsAfter.deals)} deals, ${fmtInt(info.check.benchDeals)} of them ` +
       `this bench's, in workspaces that keep them run after run). After the load every bench deal had its ${MILESTONES.length} milestones with the ` +
       `amounts sent and fee shares adding up to the deal's fee, and every ledger invariant held (\`checkLedger\`, as \`npm run ledger:check\`).`,
-    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
       `/dev/null), with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the enterprise routes' shared per-user limit: still checked on ` +
       `every request, never answering 429). ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation; no 429).')}`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,

@@ -17,7 +17,7 @@
  * errors stops the run. Tunables: see load.ts and bench/escrows/README.md.
  */
 import { closeBenchDb } from '../lib/db.js';
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST,
-    NODE_ENV: 'development',
+    ...SERVICE_ENV,
     AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit),
     PUBLIC_RATE_LIMIT_PER_MINUTE: String(settings.publicLimit),
   };

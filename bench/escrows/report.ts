@@ -5,7 +5,7 @@
  */
 import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js';
 import type { FlowResult } from '../lib/flows.js';
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -162,7 +162,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `${grew('outbox')} outbox rows and ${grew('keys')} idempotency keys ` +
       `(the bench database now holds ${fmtInt(info.rowsAfter.escrows)} escrows and ${fmtInt(info.rowsAfter.outbox)} outbox rows). ` +
       `No worker runs in the bench, so the outbox is never relayed and grows run after run.`,
-    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to ` +
       `/dev/null); the floor server runs beside it with the same environment (\`node --import tsx\`); both ` +
       `with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` and \`PUBLIC_RATE_LIMIT_PER_MINUTE=${settings.publicLimit}\`: both limits ` +
       `are still checked on every request, they never answer 429. ${answersNote(results, 'Every answer in every round was 2xx (201 for the creation).')}`,

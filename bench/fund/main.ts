@@ -15,7 +15,7 @@
  * Tunables: see load.ts and bench/fund/README.md.
  */
 import { closeBenchDb } from '../lib/db.js';
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, runMain, startChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST,
-    NODE_ENV: 'development',
+    ...SERVICE_ENV,
     AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit),
     ENTERPRISE_MONEY_LIMIT_PER_MINUTE: String(settings.moneyLimit),
     // The floor's own limit counters (the seed clears them with the API's).

@@ -4,7 +4,7 @@
  * the paced run's latencies, and what the run checked and added.
  */
 import type { FlowResult } from '../lib/flows.js';
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -96,7 +96,7 @@ export function report(runs: Runs, info: RunInfo): { markdown: string; headlines
       `ledger invariant held (\`checkLedger\`). ${failed === 0 ? 'No flow failed.' : `${fmtInt(failed)} flows failed (under 1% of each run).`}`,
     `- The run consumed ${fmtInt(runs.consumed)} deals. No worker runs in the bench: the payouts stay queued and the outbox ` +
       `(payouts.disburse, mail.send) grows run after run.`,
-    `- The API is the compiled build (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null); the floor server ` +
+    `- The API is the compiled build (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null); the floor server ` +
       `runs beside it with the same environment (\`node --import tsx\`); both with \`AUTH_RATE_LIMIT_PER_MINUTE=${s.authLimit}\` and ` +
       `\`ENTERPRISE_MONEY_LIMIT_PER_MINUTE=${s.moneyLimit}\`: the limits are still checked on every request, they never answer 429.`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API and the floor server to core 1; Postgres and Redis unpinned' : 'no pinning')}.`,

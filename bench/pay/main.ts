@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
 import { closeBenchDb } from '../lib/db.js';
-import { LOG_LEVEL, requireStores } from '../lib/env.js';
+import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST,
-    NODE_ENV: 'development',
+    ...SERVICE_ENV,
     SANDBOX_MODE: '1',
     SANDBOX_GATEWAY_SECRET: secret,
     NOTIFICATION_EMAILS: process.env.NOTIFICATION_EMAILS ?? '0',

@@ -4,6 +4,7 @@
  * paced run's p99 of the pay and the callback requests and of callback → paid, and the
  * checks after the load.
  */
+import { SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, plural } from '../lib/format.js';
 import type { LatencySummary } from '../lib/paced.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -87,7 +88,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
     `- After the load, for the ${fmtInt(r.after.payments)} payments of completed flows: lost ${r.after.lost}, doubled ${r.after.doubled}; ` +
       `${r.after.problems.length === 0 ? 'every check passed (one paid link, one `escrow_payment` entry, one `payment.completed` event and the escrow account holding the amount per escrow, every callback processed `paid`, no credit to a buyer); `checkLedger`: no violation' : `problems: ${r.after.problems.join('; ')}`}.`,
     `- ${r.seedNote}`,
-    `- The API (\`node dist/api/server.js\`) and the worker (\`node dist/workers/index.js\`, every queue, the outbox relay) run throughout, \`NODE_ENV=development\`, ` +
+    `- The API (\`node dist/api/server.js\`) and the worker (\`node dist/workers/index.js\`, every queue, the outbox relay) run throughout, ${SERVICE_ENV_NOTE}, ` +
       `\`SANDBOX_MODE=1\`, \`LOG_LEVEL=${r.logLevel}\`, \`NOTIFICATION_EMAILS=0\`, \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (checked on every request, never reached); ` +
       `the floor server (\`node --import tsx bench/auth-read/floor-server.ts\`) beside them with the same environment; the worker also relays and runs the floor's notice jobs. ` +
       `${machine('nothing pinned: the API, the worker, the floor server, Postgres, Redis and the load generator share the cores')}.`,

@@ -3,6 +3,7 @@
  * per unit of work, database work per payment, the relay's query, and what the backends
  * were doing.
  */
+import { SERVICE_ENV_NOTE } from '../lib/env.js';
 import path from 'node:path';
 import { fmtInt, fmtNum, fmtPct, mdTable, statusList } from '../lib/format.js';
 import type { DbStats, WaitProfile } from '../lib/pg-sample.js';
@@ -137,7 +138,7 @@ export function seedLine(seed: PaymentSeed, escrows: number, database: string, w
 export function processesLine(workerConcurrency: string, logLevel: string, pg: PgbenchResult | null, pgbenchNote: string | null): string {
   return (
     `- API: \`node dist/api/server.js\`; worker: \`node dist/workers/index.js\` (every queue, the outbox relay, the schedules; ` +
-    `WORKER_CONCURRENCY ${workerConcurrency} per queue, OUTBOX_POLL_MS default); both \`NODE_ENV=development\`, \`SANDBOX_MODE=1\`, ` +
+    `WORKER_CONCURRENCY ${workerConcurrency} per queue, OUTBOX_POLL_MS default); both ${SERVICE_ENV_NOTE}, \`SANDBOX_MODE=1\`, ` +
     `\`LOG_LEVEL=${logLevel}\`, stdout to /dev/null, the database pool default (10 each), notice e-mails ${process.env.NOTIFICATION_EMAILS === '0' ? 'off (`NOTIFICATION_EMAILS=0`: no SMTP server here)' : 'on'}. ` +
     (pg
       ? `pgbench: \`${path.basename(pg.binary)}\` (${pg.version}), scratch database \`${pg.database}\` initialised with \`-i -s ${settings.pgbenchScale}\` ` +

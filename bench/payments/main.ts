@@ -26,7 +26,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeBenchDb, databaseName, sideDatabase } from '../lib/db.js';
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, statusList } from '../lib/format.js';
 import { freePort, HOST, startChild, runMain, stopChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const { sandboxSignature } = await import('../../shared/payments/gateways/sandbox.js');
   const secret = `bench-sandbox-${randomBytes(16).toString('hex')}`;
   const sign: Signer = (body) => sandboxSignature(body, secret);
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', SANDBOX_MODE: '1', SANDBOX_GATEWAY_SECRET: secret, LOG_LEVEL };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV, SANDBOX_MODE: '1', SANDBOX_GATEWAY_SECRET: secret, LOG_LEVEL };
   if (settings.workerConcurrency !== null) env.WORKER_CONCURRENCY = String(settings.workerConcurrency);
   const { orders: ORDERS, backlogOrders: BACKLOG, warmupOrders: WARMUP } = settings;
   console.log(`bench: payments: ${ORDERS} orders × ${COPIES} callbacks, ${WARMUP} warm-up orders, ${settings.connections} connections; load average ${before}`);

@@ -16,7 +16,7 @@
  *    run's flows failed (MAX_BAD_SHARE).
  */
 import { closeBenchDb } from '../lib/db.js';
-import { LOG_LEVEL, requireStores } from '../lib/env.js';
+import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     HOST,
-    NODE_ENV: 'development',
+    ...SERVICE_ENV,
     NOTIFICATION_EMAILS: process.env.NOTIFICATION_EMAILS ?? '0',
     AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit),
     FLOOR_PREFIX: `${prefix}:floor`,

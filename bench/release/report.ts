@@ -5,7 +5,7 @@
  * and per flow, with issue 29's p99 goal for write routes (< 30 ms, or at most 1.5× the
  * floor's p99 in the same run) judged on the worse of the two steps.
  */
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median } from '../lib/format.js';
 import type { FlowResult } from '../lib/flows.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -75,7 +75,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       `paced ${r.paced.api.failed} and ${r.paced.floor.failed}. After the load: ${fmtInt(r.after.released)} escrows whose release answered 200 checked released exactly once ` +
       `with the right fee and posting, none of the ${fmtInt(r.after.reached)} escrows reached released twice, and \`checkLedger\` (as \`npm run ledger:check\`) ` +
       `${r.after.problems.length === 0 ? 'found nothing' : `found problems: ${r.after.problems.join('; ')}`}.`,
-    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null); the floor server runs beside it ` +
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null); the floor server runs beside it ` +
       `with the same environment (\`node --import tsx\`); both with \`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (still checked on every request, never answering 429). ` +
       `No worker runs: the outbox rows both write are left unrelayed.`,
     `- ${machine('no pinning: the load generator, the API, the floor server, Postgres and Redis share the cores')}.`,

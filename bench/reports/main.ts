@@ -13,7 +13,7 @@
  * non-2xx answers or errors stops the run. Tunables: see load.ts and bench/reports/README.md.
  */
 import { closeBenchDb } from '../lib/db.js';
-import { requireStores, LOG_LEVEL } from '../lib/env.js';
+import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -25,7 +25,7 @@ import { checkRoutes, checkSeed } from './verify.js';
 async function main(): Promise<void> {
   requireStores('npm run bench:reports');
   warnIfDirty('bench');
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV, AUTH_RATE_LIMIT_PER_MINUTE: String(settings.authLimit) };
   console.log(`bench: reports summary and overview on ${settings.deals} deals; load average ${loadavg()}`);
   const seed = await seedReports(env, settings.deals, settings.members);
   await checkSeed(seed);

@@ -3,7 +3,7 @@
  * p99 of that round's answers), every round's p95, the goal and whether it was met; the
  * uncached overview answers made while filling the cache; the seeded workspace; the load.
  */
-import { LOG_LEVEL } from '../lib/env.js';
+import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, mdTable, medianBy, percentile, plural } from '../lib/format.js';
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
@@ -91,7 +91,7 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       `\`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the shared per-user limit, still checked on every request). No answer in any round was a 429 ` +
       `(a round with more than 1% non-2xx stops the run).`,
     ...info.webhooks,
-    `- The API is the compiled build, \`node dist/api/server.js\` (\`NODE_ENV=development\`, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null).`,
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null).`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}. ` +
       `The machine is shared with other engineers' test runs: read the load average above before the figures.`,
   ];

@@ -17,7 +17,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { seedCallers } from '../auth-read/seed.js';
-import { requireStores } from '../lib/env.js';
+import { requireStores, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, startChild, stopAll, stopChildrenOnSignals, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   warnIfDirty('bench');
   process.env.QUEUE_PREFIX = QUEUE_PREFIX;
   const uploadDir = await mkdtemp(path.join(os.tmpdir(), 'escrow-bench-uploads-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development', LOG_LEVEL: 'warn', UPLOAD_DIR: uploadDir, QUEUE_PREFIX };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV, LOG_LEVEL: 'warn', UPLOAD_DIR: uploadDir, QUEUE_PREFIX };
   try {
     const seed = await seedCallers(env, settings.users);
     const corpus = await buildCorpus(settings.jpegs);

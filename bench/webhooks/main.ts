@@ -16,7 +16,7 @@
  * receiver's retries (5 s apart at the real schedule) fit in a round (bench/webhooks/README.md).
  */
 import { closeBenchDb, all } from '../lib/db.js';
-import { intFromEnv, LOG_LEVEL, requireStores } from '../lib/env.js';
+import { intFromEnv, LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtNum, mdTable, medianBy, plural } from '../lib/format.js';
 import { assertAlive, HOST, isPinned, pinLoadGenerator, runJsonScript, runMain, startChild, stopChild, type Child } from '../lib/procs.js';
 import { measuredLine, publish, warnIfDirty, type Headline } from '../lib/report.js';
@@ -102,7 +102,7 @@ async function round(n: number, env: NodeJS.ProcessEnv, receivers: Receiver[], w
 async function main(): Promise<void> {
   requireStores('npm run bench:webhooks');
   warnIfDirty('bench');
-  const env: NodeJS.ProcessEnv = { ...process.env, HOST, NODE_ENV: 'development' };
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST, ...SERVICE_ENV };
   console.log(`bench: webhook delivery to ${settings.receivers} receivers, ${fmtInt(settings.events)} events per round; load average ${loadavg()}`);
   pinLoadGenerator();
   const receivers = await Promise.all(Array.from({ length: settings.receivers }, () => startReceiver()));
