@@ -411,6 +411,9 @@ export class SecondConnectionError extends Error {
  * middleware wraps a keyed request's handlers in it). A no-op without the guard.
  */
 export async function holdingConnection<T>(knex: Knex, what: string, work: () => Promise<T>): Promise<T> {
+  // Unguarded (production): no AsyncLocalStorage.run, whose promise hooks would then follow
+  // every promise of the process.
+  if (!guarded.has(knex.client as object)) return work();
   const state: Holding = { client: knex.client as object, what, released: false };
   try {
     return await holding.run(state, work);
@@ -424,8 +427,12 @@ interface GuardedClient {
   transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
 }
 
+/** The pools' clients that `guardPool` wrapped. */
+const guarded = new WeakSet<object>();
+
 function guardPool(knex: Knex): void {
   const client = knex.client as unknown as GuardedClient;
+  guarded.add(client);
   const acquire = client.acquireConnection.bind(client);
   client.acquireConnection = () => {
     const held = holding.getStore();

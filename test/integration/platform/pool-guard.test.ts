@@ -105,6 +105,9 @@ describe('platform: the pool guard (a connection holder never asks for a second 
       await unguarded.transaction(async () => {
         await unguarded.raw('SELECT 1');
       });
+      // holdingConnection on an unguarded pool just runs the work (no AsyncLocalStorage).
+      const one = await holdingConnection(unguarded, 'a probe', async () => (await unguarded.raw<{ rows: { one: number }[] }>('SELECT 1 AS one')).rows[0]!.one);
+      expect(one).to.equal(1);
     } finally {
       await other.destroy();
       await unguarded.destroy();
