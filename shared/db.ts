@@ -558,7 +558,12 @@ interface NamedStatementCache {
  * connection keeps one prepared statement per shape).
  */
 export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<R[]> {
-  return preparedNative<R>(knex, knex.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative());
+  return preparedNative<R>(knex, nativeOf(knex, sql, bindings));
+}
+
+/** SQL with `?` bindings in knex's `$n` form (what `preparedNative` and `writeAtCommit` take). */
+export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
+  return (knex as Knex).raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
 }
 
 /** `preparedRaw` for a statement knex already turned into `$n` text (a builder's `toSQL().toNative()`). */

@@ -2,7 +2,8 @@
  * Opening an escrow (consumer spec 4.2, 5.5; decision D3): from a seller's signed link (the
  * caller is the buyer), or directly with a counterparty named by username. Every new
  * escrow gets its event, the counterparty's notice and its expiry timer, all written with
- * it in one statement (repo.insertWithEvent).
+ * it in one statement (repo.insertWithEvent; a direct creation's held for the COMMIT,
+ * repo.insertWithEventAtCommit).
  */
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../actors.js';
@@ -132,7 +133,9 @@ export async function createDirect(trxOrDb: Db | undefined, actor: Actor, input:
     const [buyerId, sellerId] = input.role === 'buyer' ? [actor.userId, other.id] : [other.id, actor.userId];
     const id = randomUUID();
     const expiresAt = paymentDeadline(now);
-    const e = await repo.insertWithEvent(
+    // Held for the COMMIT (in a keyed request, sent with the stored answer): nothing in a
+    // direct creation's row can fail but a fault.
+    const e = await repo.insertWithEventAtCommit(
       trx,
       {
         id,

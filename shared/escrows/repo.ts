@@ -1,6 +1,6 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import { prepared, preparedNative, preparedRaw, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
+import { nativeOf, prepared, preparedNative, preparedRaw, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import { isUuid } from '../ids.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
@@ -44,25 +44,70 @@ export type NewEscrow = Pick<
   Partial<Pick<EscrowRow, 'partner_ref' | 'partner_sig_version'>>;
 
 /**
- * Inserts the escrow, its first event and its outbox jobs in one statement (one round
+ * The statement that inserts the escrow, its first event and its outbox jobs (one round
  * trip): the event row takes the new escrow's id and creation time from the insert's
- * RETURNING; the jobs (which name the escrow) need `row.id` made by the caller.
+ * RETURNING; the jobs (which name the escrow) need `row.id` made by the caller. It answers
+ * the new row.
  */
-export async function insertWithEvent(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
+function creationStatement(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[]): { sql: string; bindings: unknown[] } {
   const escrow = trx('escrows').insert(row).returning('*').toSQL();
   const outbox = outboxInsertSql(trx, jobs);
-  const rows = await preparedRaw<EscrowRow>(
-    trx as Knex,
-    `WITH e AS (${escrow.sql}),
+  return {
+    sql: `WITH e AS (${escrow.sql}),
           ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
                  SELECT e.id, ?, ?, ?, ?::jsonb, e.created_at FROM e)${outbox ? `,
           ob AS (${outbox.sql})` : ''}
      SELECT * FROM e`,
-    [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {}), ...(outbox?.bindings ?? [])],
-  );
+    bindings: [...escrow.bindings, first.event, first.actorId, first.actorRole, JSON.stringify(first.data ?? {}), ...(outbox?.bindings ?? [])],
+  };
+}
+
+/** Inserts the escrow with its first event and its outbox jobs (`creationStatement`) now; answers the row Postgres wrote. */
+export async function insertWithEvent(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
+  const statement = creationStatement(trx, row, first, jobs);
+  const rows = await preparedRaw<EscrowRow>(trx as Knex, statement.sql, statement.bindings);
   const created = rows[0];
   if (!created) throw new Error('escrows insert returned no row');
   return created;
+}
+
+/**
+ * The columns a new escrow takes from their defaults (migration 20261124000100): with the
+ * values the creation writes, the whole row (`insertWithEventAtCommit`).
+ */
+const NEW_ESCROW_DEFAULTS = {
+  status: 'pending_payment',
+  partner_ref: null,
+  partner_sig_version: null,
+  courier: null,
+  tracking_number: null,
+  auto_release_at: null,
+  extension_count: 0,
+  fee_amount: null,
+  cancel_reason: null,
+  paid_at: null,
+  sent_at: null,
+  received_at: null,
+  released_at: null,
+  disputed_at: null,
+  refunded_at: null,
+  cancelled_at: null,
+} as const satisfies Omit<EscrowRow, Exclude<keyof NewEscrow, 'partner_ref' | 'partner_sig_version'> | 'id'>;
+
+/**
+ * `insertWithEvent` held for the transaction's COMMIT (`writeAtCommit`: in a keyed
+ * request's folded transaction it goes with the stored answer and the COMMIT, one round
+ * trip fewer), for a creation whose statement can only fail as a fault: no constraint of
+ * the row maps to an answer of its own (a direct creation has no partner ref; the link
+ * creation, whose duplicate ref is a 409, uses `insertWithEvent`). A failure fails the
+ * COMMIT: the request answers 5xx and nothing of it is written. Answers the row as
+ * Postgres writes it: the values given and the columns' defaults (no BEFORE trigger
+ * changes an escrow row); a test holds it equal to the row read back.
+ */
+export async function insertWithEventAtCommit(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
+  const statement = creationStatement(trx, row, first, jobs);
+  await writeAtCommit(trx, nativeOf(trx, statement.sql, statement.bindings));
+  return { ...NEW_ESCROW_DEFAULTS, ...row };
 }
 
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {

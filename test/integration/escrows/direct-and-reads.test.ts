@@ -12,8 +12,9 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createUser } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
-import { db } from '../../../shared/db.js';
-import type { EscrowRow } from '../../../shared/escrows/repo.js';
+import { commitTransaction, db, foldedTransaction } from '../../../shared/db.js';
+import { insertWithEventAtCommit, type EscrowRow } from '../../../shared/escrows/repo.js';
+import { outboxItem } from '../../../shared/outbox.js';
 
 type Client = ReturnType<typeof api>;
 
@@ -125,6 +126,48 @@ describe('direct escrows and reads', () => {
       expect(second.headers['idempotent-replay']).to.equal('true');
       expect(second.body).to.deep.equal(first.body);
       expect(await countRows('escrows')).to.equal(1);
+    });
+
+    it('the answer is the row as stored (the creation goes with the COMMIT): keyed and not, as buyer and as seller, with and without a description', async () => {
+      const me = (await createUser()).user;
+      const other = (await createUser()).user;
+      const key = await issueKey(me.id);
+      const bodies = [
+        { role: 'buyer', counterparty_username: other.username, item_name: "Kopi 'Gayo' \\ 1kg", amount: 150_000 },
+        { role: 'seller', counterparty_username: other.username.toUpperCase(), item_name: 'Jasa desain', description: 'Logo + kartu nama 😀', amount: 2_500_000, category: 'service' },
+      ];
+      for (const body of bodies) {
+        for (const idem of [randomUUID(), undefined]) {
+          const req = client.post('/api/escrows').set(bearer(key));
+          const res = await (idem ? req.set('Idempotency-Key', idem) : req).send(body);
+          expect(res.status, JSON.stringify(res.body)).to.equal(201);
+          const read = await client.get(`/api/escrows/${res.body.data.id as string}`).set(bearer(key));
+          expect(read.status).to.equal(200);
+          expect(res.body.data).to.deep.equal(read.body.data);
+        }
+      }
+    });
+
+    it('insertWithEventAtCommit answers every column as Postgres writes it, in a folded transaction and in a knex one; the write waits for the COMMIT', async () => {
+      const buyer = (await createUser()).user;
+      const seller = (await createUser()).user;
+      const now = clock.now();
+      const row = (description: string) => ({
+        id: randomUUID(), buyer_id: buyer.id, seller_id: seller.id, created_by: buyer.id, source: 'direct' as const, item_name: "Kamera 'bekas' \\ lensa",
+        description, amount: 3_250_000, category: 'digital' as const, expires_at: new Date(now.getTime() + 24 * HOUR_MS), created_at: now, updated_at: now,
+      });
+      const first = { event: 'escrow.created' as const, actorId: buyer.id, actorRole: 'buyer' as const, data: { source: 'direct' } };
+      const stored = async (id: string) => (await db('escrows').where({ id }).first()) as EscrowRow | undefined;
+
+      const { trx } = await foldedTransaction(db, 'SELECT 1');
+      const folded = await insertWithEventAtCommit(trx, row('Lengkap dengan tas 😀'), first, [outboxItem('escrows.expire', { escrow_id: randomUUID() })]);
+      expect(await stored(folded.id), 'held until the COMMIT').to.equal(undefined);
+      await commitTransaction(trx);
+      expect(folded).to.deep.equal(await stored(folded.id));
+
+      const plain = await db.transaction((t) => insertWithEventAtCommit(t, row(''), first));
+      expect(plain).to.deep.equal(await stored(plain.id));
+      expect(await db('escrow_events').whereIn('escrow_id', [folded.id, plain.id]).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 2 }]);
     });
 
     describe('errors (no escrow is created)', () => {
