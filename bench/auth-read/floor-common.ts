@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type Koa from 'koa';
-import pg from 'pg';
+import type pg from 'pg';
 
 /** The caller, as floor-server.ts authenticated it. */
 export interface FloorCaller {
@@ -143,13 +143,22 @@ export function parseJson(text: string | undefined, emptyIsObject = false): unkn
 /** node-postgres's conversion of a parameter to its text (pg 8, lib/utils.js). */
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
 
+/**
+ * A string literal exactly as pg's escapeLiteral writes it, without its per-character
+ * concatenation (the API's shared/db.ts quoteLiteral, copied: a floor imports no service code).
+ */
+function quote(text: string): string {
+  const quoted = text.includes("'") ? text.replaceAll("'", "''") : text;
+  return text.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
 /** `$n` replaced by each value as a literal, as node-postgres would send it as a parameter. */
 function inlined(text: string, values: readonly unknown[]): string {
   return text.replace(/\$(\d+)/g, (_, i: string) => {
     const value = prepareValue(values[Number(i) - 1]);
     if (value === null || value === undefined) return 'NULL';
     if (typeof value !== 'string') throw new Error(`floor: $${i} is not text`);
-    return pg.escapeLiteral(value);
+    return quote(value);
   });
 }
 
@@ -162,4 +171,15 @@ function inlined(text: string, values: readonly unknown[]): string {
 export async function beginWith<R extends pg.QueryResultRow>(client: pg.PoolClient, statement: { text: string; values: readonly unknown[] }): Promise<R[]> {
   const results = (await client.query(`BEGIN; ${inlined(statement.text, statement.values)}`)) as unknown as pg.QueryResult<R>[];
   return results[1]!.rows;
+}
+
+/**
+ * Sends a transaction's last statement with its COMMIT in one round trip (`<statement>;
+ * COMMIT`, simple protocol, literals inlined), as the API sends a write it holds for the
+ * COMMIT (shared/db.ts writeAtCommit) with its stored answer. For a statement whose rows
+ * the caller does not need: it fails, or the transaction commits with it. On a failure
+ * the transaction is aborted and still open: the caller rolls it back.
+ */
+export async function commitWith(client: pg.PoolClient, statement: { text: string; values: readonly unknown[] }): Promise<void> {
+  await client.query(`${inlined(statement.text, statement.values)}; COMMIT`);
 }

@@ -15,12 +15,14 @@
  * - GET /api/escrows?page&limit&role&status: the list's one statement (page and total
  *   together, repo.listForUser's SQL) on the pool, the page serialised.
  * - POST /api/escrows (direct creation): with an Idempotency-Key, one transaction on one
- *   pooled connection: BEGIN sent with the key's advisory lock and the counterparty by
- *   username (one simple-protocol round trip, literals inlined, as the API folds its BEGIN); the key's stored row, the escrow, its `escrow.created` event, the two
- *   outbox rows (`notifications.create`, `escrows.expire` due at expires_at) and the
- *   completed key row with the answer (one CTE, written only when the key has no stored
- *   row); COMMIT (synchronous_commit as configured, i.e. on). Ids and timestamps are made
- *   here, so the answer is known before the write. Without a key: the counterparty, then
+ *   pooled connection, two round trips, as the API's: BEGIN sent with the key opened as the
+ *   API opens it (`idempotency_open`: the advisory lock, the stored row) and the
+ *   counterparty by username (simple protocol, literals inlined); then the escrow, its
+ *   `escrow.created` event, the two outbox rows (`notifications.create`, `escrows.expire`
+ *   due at expires_at) and the completed key row with the answer, in one CTE sent with the
+ *   COMMIT (`commitWith`; synchronous_commit as configured, i.e. on). Ids and timestamps
+ *   are made here, so the answer is known before the write. Without a key: the
+ *   counterparty, then the key's (absent) stored row and
  *   the same CTE without the key row, in autocommit (one statement is one transaction).
  *
  * Not reproduced (the bench never asks): joi's error details (a bad body is a bare
@@ -30,7 +32,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type pg from 'pg';
-import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, commitWith, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
 
 // ---- The reads ---------------------------------------------------------------------------
 
@@ -77,7 +79,38 @@ const LOCK_AND_PARTY = {
 };
 
 /**
- * The key's stored row and, only when there is none, every row of the creation: the escrow
+ * A keyed creation's first statement (sent with BEGIN): the key opened as the API opens it
+ * (the migration's `idempotency_open`: the advisory lock, then the stored row read after
+ * it), and the counterparty (repo.userByUsername).
+ */
+const OPEN_AND_PARTY = {
+  text: `SELECT o.locked, o.request_hash, o.state, o.response_status, o.response_body, o.expires_at, u.id, u.status, u.role
+           FROM idempotency_open($1::text, $2::text, $3::uuid) o LEFT JOIN users u ON u.username = $4::text`,
+};
+
+/**
+ * A keyed creation's last statement, sent with the COMMIT (as the API sends its creation
+ * with its stored answer): the escrow, its event, the notice and the expiry timer in
+ * VALUES order, and the completed key row. The key was found without a stored row (or
+ * its expired row deleted) under its lock.
+ */
+const CREATE_KEYED = {
+  text: `WITH e AS (INSERT INTO escrows (id, buyer_id, seller_id, created_by, source, item_name, description, amount, category, expires_at, created_at, updated_at)
+                VALUES ($4::uuid, $5::uuid, $6::uuid, $7::uuid, 'direct', $8::text, $9::text, $10::bigint, $11::text, $12::timestamptz, $13::timestamptz, $13::timestamptz)
+                RETURNING id, created_at),
+          ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
+                 SELECT e.id, 'escrow.created', $7::uuid, $14::text, '{"source":"direct"}'::jsonb, e.created_at FROM e),
+          ob AS (INSERT INTO outbox (queue, job, payload, available_at, created_at)
+                 SELECT v.queue, v.job, v.payload, v.available_at, $13::timestamptz
+                   FROM e, (VALUES (1, 'notifications', 'notifications.create', $15::jsonb, $13::timestamptz),
+                                   (2, 'timers', 'escrows.expire', $16::jsonb, $12::timestamptz)) v(n, queue, job, payload, available_at)
+                  ORDER BY v.n)
+     INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
+     SELECT $1::text, $2::text, $3::uuid, $17::text, 'completed', 201, $18::text, $13::timestamptz, $13::timestamptz, $19::timestamptz FROM e`,
+};
+
+/**
+ * Without a key (one statement in autocommit): the key's stored row and, only when there is none, every row of the creation: the escrow
  * (repo.insertWithEvent), its event, the notice and the expiry timer in VALUES order
  * (notifyAll -> enqueueMany), and the completed key row (recordAnswer; only with a key).
  * Read after the lock was taken (the statement before), as openKey reads it.
@@ -176,17 +209,29 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
     const client = await pool.connect();
     let open = false;
     try {
-      type Found = { locked: boolean; id: string | null; status: string | null; role: string | null };
-      const lockValues = [key ? `${key.scope}|${key.endpoint}|${key.key}` : null, input.username];
+      type Found = { locked: boolean; id: string | null; status: string | null; role: string | null } & Partial<StoredKey>;
       let found: Found;
       if (key) {
         // BEGIN with the first statement, one round trip (as the API folds its BEGIN).
         open = true;
-        found = (await beginWith<Found>(client, { text: LOCK_AND_PARTY.text, values: lockValues }))[0]!;
+        found = (await beginWith<Found>(client, { text: OPEN_AND_PARTY.text, values: [key.scope, key.endpoint, key.key, input.username] }))[0]!;
+        if (!found.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+        if (found.state && (found.expires_at!.getTime() <= Date.now() || found.state !== 'completed')) {
+          // openKey: an expired answer (or a row of the earlier in-flight design) is forgotten; the request runs again.
+          await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
+        } else if (found.state) {
+          if (found.request_hash !== sha256Hex(canonicalJson(body ?? null))) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+          await client.query('COMMIT');
+          open = false;
+          ctx.status = found.response_status ?? 200;
+          ctx.type = 'application/json';
+          ctx.body = found.response_body ?? 'null';
+          ctx.set('Idempotent-Replay', 'true');
+          return;
+        }
       } else {
-        found = (await client.query<Found>({ ...LOCK_AND_PARTY, values: lockValues })).rows[0]!;
+        found = (await client.query<Found>({ ...LOCK_AND_PARTY, values: [null, input.username] })).rows[0]!;
       }
-      if (!found.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
       if (!found.id || found.status !== 'active' || found.role !== 'user') return await refuse(404, 'USER_NOT_FOUND', `No active user named ${input.username}`);
       if (found.id === caller.id) return await refuse(422, 'SELLER_IS_BUYER', 'The buyer and the seller must be different accounts');
       const [buyerId, sellerId] = input.role === 'buyer' ? [caller.id, found.id] : [found.id, caller.id];
@@ -245,24 +290,13 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
         answer,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
       ];
-      let stored = (await client.query<StoredKey>({ ...WRITE, values })).rows[0];
-      if (stored && key && (stored.expires_at.getTime() <= Date.now() || stored.state !== 'completed')) {
-        // openKey: an expired answer (or a row of the earlier in-flight design) is forgotten; the request runs again.
-        await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
-        stored = (await client.query<StoredKey>({ ...WRITE, values })).rows[0];
-      }
-      if (stored) {
-        if (stored.request_hash !== hash) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-        if (open) await client.query('COMMIT');
+      if (key) {
+        await commitWith(client, { text: CREATE_KEYED.text, values });
         open = false;
-        ctx.status = stored.response_status ?? 200;
-        ctx.type = 'application/json';
-        ctx.body = stored.response_body ?? 'null';
-        ctx.set('Idempotent-Replay', 'true');
-        return;
+      } else {
+        const stored = (await client.query<StoredKey>({ ...WRITE, values })).rows[0];
+        if (stored) throw new Error('floor: a creation without a key found a stored key row');
       }
-      if (open) await client.query('COMMIT');
-      open = false;
       ctx.status = 201;
       ctx.type = 'application/json';
       ctx.body = answer;
