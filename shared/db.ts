@@ -96,6 +96,8 @@ interface Frame {
   ahead: Map<string, unknown[]> | undefined;
   /** Writes handed to `writeAtCommit` not sent yet, in order (see `flushAtCommit`). */
   atCommit: string[];
+  /** The named statements the held writes execute (marked stale when the COMMIT fails with 0A000). */
+  atCommitNames: string[];
   resolve(value?: unknown): void;
   reject(err: unknown): void;
 }
@@ -131,7 +133,10 @@ async function flushAtCommit(frame: Frame): Promise<void> {
   while (frame.atCommit.length > 0) {
     const text = frame.atCommit.join('; ');
     frame.atCommit = [];
-    await frame.connection.query(text);
+    await frame.connection.query(text).catch((err: unknown) => {
+      markStale(frame, err);
+      throw err;
+    });
   }
 }
 
@@ -236,6 +241,7 @@ async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unk
     }
   } catch (err) {
     failure = { err };
+    markStale(frame, err);
     // The last statement failed (the transaction is aborted, COMMIT was skipped) or COMMIT
     // did (the transaction is over): either way nothing was committed; a ROLLBACK leaves
     // the session outside any transaction (or fails on a lost connection, which knex's pool
@@ -286,7 +292,7 @@ export async function foldedTransaction<R>(
   });
   // Its outcome reaches whoever awaits it (commitTransaction); nobody else must.
   executionPromise.catch(() => undefined);
-  const frame: Frame = { pool, connection, fold, completed: false, ahead: aheadRows, atCommit: [], resolve, reject };
+  const frame: Frame = { pool, connection, fold, completed: false, ahead: aheadRows, atCommit: [], atCommitNames: [], resolve, reject };
   const client = Object.create(prototypes.client) as FrameClient;
   client[FRAME] = frame;
   const trx = function (table?: string, options?: unknown) {
@@ -308,8 +314,9 @@ export async function foldedTransaction<R>(
  * none does: one round trip fewer for a move that ends with its event. Anywhere else it
  * runs now, as a named statement. Either way it commits with the transaction's other work
  * or not at all; a failure at COMMIT fails the COMMIT (the request answers 5xx, nothing
- * committed). `native` is knex's `$n` form (`toSQL().toNative()`); its values are inlined
- * as literals.
+ * committed). `native` is knex's `$n` form (`toSQL().toNative()`): held, it is sent as
+ * `EXECUTE` of the statement prepared on the connection (`preparedOn`) with its values as
+ * literals.
  */
 export async function writeAtCommit(trx: Db, native: { sql: string; bindings: readonly unknown[] }): Promise<void> {
   const frame = frameOf(trx);
@@ -318,7 +325,40 @@ export async function writeAtCommit(trx: Db, native: { sql: string; bindings: re
     return;
   }
   if (frame.completed) throw completedError();
-  frame.atCommit.push(inlineValues(native.sql, native.bindings));
+  const name = statementName(native.sql);
+  await preparedOn(frame, name, native.sql);
+  if (frame.completed) throw completedError();
+  frame.atCommit.push(native.bindings.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${native.bindings.map((v, i) => literalOf(v, i + 1)).join(', ')})`);
+  frame.atCommitNames.push(name);
+}
+
+/**
+ * `name` prepared on the frame's connection (`PREPARE`, one round trip the first time on
+ * each connection; a prepared statement outlives a rollback), shared with `prepared`: the
+ * same name is the same statement whichever sends it. A held write then goes as `EXECUTE`
+ * with its values as literals: Postgres neither parses nor plans it again, as it would a
+ * statement sent as text (measured: the creation's CTE as text cost more in the database
+ * than the round trip it saved).
+ */
+async function preparedOn(frame: Frame, name: string, text: string): Promise<void> {
+  const conn = frame.connection as PgConnection & NamedStatementCache;
+  const parsed = conn.connection?.parsedStatements;
+  if (!parsed) throw new Error('writeAtCommit: the connection keeps no record of its prepared statements (pg changed?)');
+  if (conn[STALE]?.delete(name)) {
+    await frame.connection.query(`DEALLOCATE ${name}`).catch(() => undefined);
+    delete parsed[name];
+    delete conn.connection?.submittedNamedStatements?.[name];
+  }
+  if (parsed[name] === text) return;
+  await frame.connection.query(`PREPARE ${name} AS ${text}`);
+  parsed[name] = text;
+}
+
+/** After a held write's failure: 0A000 (a migration changed a prepared statement's result type) prepares the frame's statements anew next time. */
+function markStale(frame: Frame, err: unknown): void {
+  if (pgErrorCode(err) !== '0A000' || frame.atCommitNames.length === 0) return;
+  const conn = frame.connection as PgConnection & NamedStatementCache;
+  for (const name of frame.atCommitNames) (conn[STALE] ??= new Set()).add(name);
 }
 
 /** `$n` placeholders replaced by their values as literals, each as node-postgres would send it as a parameter (prepareValue). */
@@ -326,11 +366,16 @@ export function inlineValues(sql: string, values: readonly unknown[]): string {
   return sql.replace(/\$(\d+)/g, (_, i: string) => {
     const index = Number(i) - 1;
     if (index < 0 || index >= values.length) throw new Error(`inlineValues: no value for $${i}`);
-    const value = pgPrepareValue(values[index]);
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value !== 'string') throw new Error(`inlineValues: $${i} is not text (${typeof value})`);
-    return quoteLiteral(value);
+    return literalOf(values[index], index + 1);
   });
+}
+
+/** Parameter `$n`'s value as a literal, as node-postgres would send it (prepareValue). */
+function literalOf(raw: unknown, n: number): string {
+  const value = pgPrepareValue(raw);
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value !== 'string') throw new Error(`inlineValues: $${n} is not text (${typeof value})`);
+  return quoteLiteral(value);
 }
 
 /**
@@ -568,8 +613,18 @@ export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): {
 
 /** `preparedRaw` for a statement knex already turned into `$n` text (a builder's `toSQL().toNative()`). */
 export async function preparedNative<R>(knex: Knex, native: { sql: string; bindings: readonly unknown[] }): Promise<R[]> {
-  const name = `k_${createHash('sha1').update(native.sql).digest('hex').slice(0, 24)}`;
-  return prepared<R>(name, native.sql, [...native.bindings], knex);
+  return prepared<R>(statementName(native.sql), native.sql, [...native.bindings], knex);
+}
+
+/** A statement's name from its text (`preparedNative`, `writeAtCommit`), remembered: texts come in a few shapes. */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `k_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    if (statementNames.size < 10_000) statementNames.set(sql, name);
+  }
+  return name;
 }
 
 /** Runs `work` on one pooled connection, given back to the pool afterwards. */

@@ -12,7 +12,7 @@ import { config } from '../../../shared/config.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { rejection } from '../../helpers/platform-factories.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
-import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, quoteLiteral, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
+import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
   let one: Knex;
@@ -236,6 +236,35 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(pgRefused(err)).to.equal(true);
     expect((await rejection(writeAtCommit(b.trx, { sql: 'SELECT 1', bindings: [] })) as Error).message).to.match(/already complete/);
     expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('writeAtCommit: a held write goes as EXECUTE of a statement prepared once per connection, the same one preparedNative uses', async () => {
+    const insert = 'INSERT INTO fold_probe (id) VALUES ($1)';
+    const preparedHere = async () =>
+      (await one.raw<{ rows: { n: number }[] }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement LIKE '%fold_probe (id) VALUES ($1)'`)).rows[0]!.n;
+    for (const id of [1, 2]) {
+      const { trx } = await foldedTransaction(one, 'SELECT 1');
+      await writeAtCommit(trx, { sql: insert, bindings: [id] });
+      await commitTransaction(trx);
+      expect(await preparedHere()).to.equal(1);
+    }
+    await preparedNative(one, { sql: insert, bindings: [3] });
+    expect(await preparedHere()).to.equal(1);
+    expect(await committedIds()).to.deep.equal([1, 2, 3]);
+  });
+
+  it('writeAtCommit: a held statement prepared before its result type changed fails its COMMIT once (0A000), then is prepared anew', async () => {
+    const insert = { sql: 'INSERT INTO fold_probe (id) VALUES ($1) RETURNING *', bindings: [1] as unknown[] };
+    const held = async (id: number) => {
+      const { trx } = await foldedTransaction(one, 'SELECT 1');
+      await writeAtCommit(trx, { ...insert, bindings: [id] });
+      return commitTransaction(trx);
+    };
+    await held(1);
+    await one.raw('ALTER TABLE fold_probe ADD COLUMN extra integer');
+    expect(pgErrorCode(await rejection(held(2)))).to.equal('0A000');
+    await held(3);
+    expect(await committedIds()).to.deep.equal([1, 3]);
   });
 
   it('writeAtCommit outside a fold runs the write at once (a knex transaction, the pool)', async () => {
