@@ -154,12 +154,15 @@ function quote(text: string): string {
 
 /** `$n` replaced by each value as a literal, as node-postgres would send it as a parameter. */
 function inlined(text: string, values: readonly unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, i: string) => {
-    const value = prepareValue(values[Number(i) - 1]);
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value !== 'string') throw new Error(`floor: $${i} is not text`);
-    return quote(value);
-  });
+  return text.replace(/\$(\d+)/g, (_, i: string) => literal(values[Number(i) - 1], Number(i)));
+}
+
+/** Parameter `$n`'s value as a literal, as node-postgres would send it. */
+function literal(raw: unknown, n: number): string {
+  const value = prepareValue(raw);
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value !== 'string') throw new Error(`floor: $${n} is not text`);
+  return quote(value);
 }
 
 /**
@@ -173,13 +176,24 @@ export async function beginWith<R extends pg.QueryResultRow>(client: pg.PoolClie
   return results[1]!.rows;
 }
 
+/** The statements `commitWith` prepared, per pooled client (a prepared statement lives as long as its session). */
+const preparedByClient = new WeakMap<pg.PoolClient, Set<string>>();
+
 /**
- * Sends a transaction's last statement with its COMMIT in one round trip (`<statement>;
- * COMMIT`, simple protocol, literals inlined), as the API sends a write it holds for the
- * COMMIT (shared/db.ts writeAtCommit) with its stored answer. For a statement whose rows
- * the caller does not need: it fails, or the transaction commits with it. On a failure
- * the transaction is aborted and still open: the caller rolls it back.
+ * Sends a transaction's last statement with its COMMIT in one round trip (`EXECUTE
+ * <name>(<literals>); COMMIT`, simple protocol), as the API sends a write it holds for the
+ * COMMIT (shared/db.ts writeAtCommit): prepared once per connection (`PREPARE`, a round
+ * trip the first time), so Postgres neither parses nor plans it again. For a statement
+ * whose rows the caller does not need: it fails, or the transaction commits with it. On
+ * a failure the transaction is aborted and still open: the caller rolls it back.
  */
-export async function commitWith(client: pg.PoolClient, statement: { text: string; values: readonly unknown[] }): Promise<void> {
-  await client.query(`${inlined(statement.text, statement.values)}; COMMIT`);
+export async function commitWith(client: pg.PoolClient, statement: { name: string; text: string; values: readonly unknown[] }): Promise<void> {
+  let names = preparedByClient.get(client);
+  if (!names) preparedByClient.set(client, (names = new Set()));
+  if (!names.has(statement.name)) {
+    await client.query(`PREPARE ${statement.name} AS ${statement.text}`);
+    names.add(statement.name);
+  }
+  const literals = statement.values.map((value, i) => literal(value, i + 1));
+  await client.query(`EXECUTE ${statement.name}(${literals.join(', ')}); COMMIT`);
 }

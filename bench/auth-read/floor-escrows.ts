@@ -20,7 +20,8 @@
  *   counterparty by username (simple protocol, literals inlined); then the escrow, its
  *   `escrow.created` event, the two outbox rows (`notifications.create`, `escrows.expire`
  *   due at expires_at) and the completed key row with the answer, in one CTE sent with the
- *   COMMIT (`commitWith`; synchronous_commit as configured, i.e. on). Ids and timestamps
+ *   COMMIT (`commitWith`: `EXECUTE` of the statement prepared once per connection, as the
+ *   API sends a held write; synchronous_commit as configured, i.e. on). Ids and timestamps
  *   are made here, so the answer is known before the write. Without a key: the
  *   counterparty, then the key's (absent) stored row and
  *   the same CTE without the key row, in autocommit (one statement is one transaction).
@@ -95,6 +96,7 @@ const OPEN_AND_PARTY = {
  * its expired row deleted) under its lock.
  */
 const CREATE_KEYED = {
+  name: 'floor_create_keyed',
   text: `WITH e AS (INSERT INTO escrows (id, buyer_id, seller_id, created_by, source, item_name, description, amount, category, expires_at, created_at, updated_at)
                 VALUES ($4::uuid, $5::uuid, $6::uuid, $7::uuid, 'direct', $8::text, $9::text, $10::bigint, $11::text, $12::timestamptz, $13::timestamptz, $13::timestamptz)
                 RETURNING id, created_at),
@@ -291,7 +293,7 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
       ];
       if (key) {
-        await commitWith(client, { text: CREATE_KEYED.text, values });
+        await commitWith(client, { ...CREATE_KEYED, values });
         open = false;
       } else {
         const stored = (await client.query<StoredKey>({ ...WRITE, values })).rows[0];
