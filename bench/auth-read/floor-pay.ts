@@ -23,9 +23,14 @@
  *    and the completed key row with the 201 answer; COMMIT. A failure after step 1 fails the
  *    link (`failUnanswered`'s compare-and-set), as the service's discard step does.
  *
- * Callback + reconciliation, in ONE transaction per callback (the service stores it in one
- * statement and a worker reconciles stored callbacks in batches): BEGIN sent with the delivery stored
- * (the service's upsert on dedupe_key); the payment locked, then its escrow (a LATERAL
+ * Callback + reconciliation, batched (group commit): the callbacks that arrive while a
+ * batch runs wait for the next one (up to 100, the service's reconciliation batch); one
+ * batch runs at a time, in ONE transaction, and each callback answers 200 once its batch
+ * committed (the service stores each callback in one statement and a worker reconciles
+ * stored callbacks in batches; the floor takes the hot ledger accounts' locks and pays
+ * the commit once per batch, as the worker does). In the batch, per callback in arrival
+ * order: the delivery stored (the service's upsert on dedupe_key; the batch's BEGIN
+ * travels with the first); the payment locked, then its escrow (a LATERAL
  * subquery, so the order is the worker's: payment, then escrow); for a paid report on a
  * pending sandbox payment of a pending_payment escrow with the right amount, one CTE: the
  * payment and the escrow moved by compare-and-set, the three ledger accounts ensured, the
@@ -33,7 +38,8 @@
  * accounts locked FOR UPDATE in id order first, as post.ts does; the database's trigger
  * moves the balances, as for the service), the
  * `payment.completed` event, the callback marked processed (`paid`), the notices'
- * `notifications.create-batch` outbox row; COMMIT; then 200. The signed sandbox status needs
+ * `notifications.create-batch` outbox row; then the batch's COMMIT and the 200s. A failure
+ * fails the whole batch (each of its callbacks answers 500; the gateway sends again). The signed sandbox status needs
  * no confirmation with the gateway, so nothing forces the split for this gateway; the answer
  * comes after the reconciliation committed, a stronger promise than the service's.
  *
@@ -191,6 +197,19 @@ function sandboxAnswer(orderId: string, method: string, amount: number) {
 }
 
 const METHODS = new Set(['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto']);
+
+/** The most deliveries one batch settles (reconcile.ts's batch, 100). */
+const BATCH_MAX = 100;
+
+/** A sandbox delivery, checked, waiting for its batch. */
+interface Report {
+  orderId: string;
+  status: 'paid' | 'expired' | 'failed';
+  amount: number | null;
+  raw: string;
+  headers: Record<string, unknown>;
+  receivedAt: Date;
+}
 
 export const payFloor: FloorModule = (stores: FloorStores) => {
   const { pool } = stores;
@@ -355,99 +374,150 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     if (b.amount !== undefined && b.amount !== null && !(Number.isSafeInteger(b.amount) && (b.amount as number) >= 0)) {
       return fail(ctx, 400, 'INVALID_CALLBACK', 'The callback payload is not one this gateway sends');
     }
-    const orderId = b.gateway_order_id;
-    const amount = typeof b.amount === 'number' ? b.amount : null;
-    const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => ctx.headers[h] !== undefined).map((h) => [h, ctx.headers[h]]));
-    const receivedAt = new Date();
+    const report: Report = {
+      orderId: b.gateway_order_id,
+      status,
+      amount: typeof b.amount === 'number' ? b.amount : null,
+      raw,
+      headers: Object.fromEntries(KEPT_HEADERS.filter((h) => ctx.headers[h] !== undefined).map((h) => [h, ctx.headers[h]])),
+      receivedAt: new Date(),
+    };
+    const inserted = await inBatch(report);
+    ctx.status = 200;
+    ctx.body = { success: true, data: { received: true, provider: 'sandbox', duplicate: !inserted } };
+  }
 
+  // ---- Group commit: the callbacks that arrive while a batch runs settle together in the next one ----
+
+  let waiting: { report: Report; resolve(inserted: boolean): void; reject(err: unknown): void }[] = [];
+  let running = false;
+
+  /** Settles `report` in the next batch; answers whether its delivery was new, once the batch committed. */
+  function inBatch(report: Report): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      waiting.push({ report, resolve, reject });
+      if (!running) void runBatches();
+    });
+  }
+
+  async function runBatches(): Promise<void> {
+    running = true;
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting.slice(0, BATCH_MAX);
+        waiting = waiting.slice(BATCH_MAX);
+        try {
+          const inserted = await settleBatch(batch.map((w) => w.report));
+          batch.forEach((w, i) => w.resolve(inserted[i]!));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  /** One transaction for the batch: each delivery stored, then reconciled (see the header); one COMMIT. */
+  async function settleBatch(reports: readonly Report[]): Promise<boolean[]> {
     const client = await pool.connect();
     let open = false;
-    let inserted: boolean;
+    const inserted: boolean[] = [];
     try {
-      open = true;
-      // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
-      const stored = (
-        await beginWith<{ id: string; processed_at: Date | null; inserted: boolean }>(client, {
+      for (const r of reports) {
+        const store = {
           ...STORE_CALLBACK,
-          values: ['sandbox', 'callback', orderId, status, amount, `sandbox:${orderId}:${status}:${amount ?? ''}`, raw, JSON.stringify(headers), receivedAt, receivedAt],
-        })
-      )[0]!;
-      inserted = stored.inserted;
-      if (stored.processed_at === null) {
-        const locked = (
-          await client.query<{
-            id: string;
-            escrow_id: string | null;
-            provider: string;
-            is_manual: boolean;
-            status: string;
-            amount: number;
-            surcharge: number;
-            escrow_status: string | null;
-            escrow_amount: number | null;
-            buyer_id: string | null;
-            seller_id: string | null;
-          }>({ ...LOCK_PAYMENT_ESCROW, values: [orderId, status, 'sandbox'] })
-        ).rows[0];
-        const now = new Date();
-        if (locked && !locked.is_manual && locked.provider === 'sandbox' && locked.status === 'paid' && status === 'paid') {
-          await client.query({ ...MARK_PROCESSED, values: [now, 'duplicate_paid', stored.id] });
-        } else if (
-          locked &&
-          status === 'paid' &&
-          !locked.is_manual &&
-          locked.provider === 'sandbox' &&
-          locked.status === 'pending' &&
-          locked.escrow_id !== null &&
-          locked.escrow_status === 'pending_payment' &&
-          (amount === null || amount === locked.amount)
-        ) {
-          const escrowId = locked.escrow_id;
-          const escrowAmount = locked.escrow_amount!;
-          const surcharge = locked.surcharge;
-          const accounts = [
-            ['escrow:' + escrowId, 'escrow', false],
-            ['gateway:clearing', 'gateway_clearing', true],
-            ...(surcharge > 0 ? [['platform:gateway_fees', 'platform_fee', false]] : []),
-          ] as [string, string, boolean][];
-          const lines: [string, number][] = [
-            ['gateway:clearing', -(escrowAmount + surcharge)],
-            ['escrow:' + escrowId, escrowAmount],
-            ...(surcharge > 0 ? ([['platform:gateway_fees', surcharge]] as [string, number][]) : []),
-          ];
-          const notice = (userId: string, type: string) => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
-          const done = (
-            await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number; outbox: number }>({
-              ...SETTLE,
-              values: [
-                now,
-                locked.id,
-                escrowId,
-                accounts.map((a) => a[0]),
-                accounts.map((a) => a[1]),
-                accounts.map((a) => a[2]),
-                lines.map((l) => l[0]),
-                lines.map((l) => l[1]),
-                JSON.stringify({ reference: locked.id, provider: 'sandbox', amount: escrowAmount, surcharge }),
-                stored.id,
-                JSON.stringify({ notices: [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')] }),
-              ],
-            })
-          ).rows[0]!;
-          if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1 || done.outbox !== 1) {
-            throw new Error(`floor: settlement of ${orderId} wrote ${JSON.stringify(done)}`);
-          }
+          values: ['sandbox', 'callback', r.orderId, r.status, r.amount, `sandbox:${r.orderId}:${r.status}:${r.amount ?? ''}`, r.raw, JSON.stringify(r.headers), r.receivedAt, r.receivedAt],
+        };
+        type Stored = { id: string; processed_at: Date | null; inserted: boolean };
+        let stored: Stored;
+        if (!open) {
+          // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
+          open = true;
+          stored = (await beginWith<Stored>(client, store))[0]!;
+        } else {
+          stored = (await client.query<Stored>(store)).rows[0]!;
         }
-        // Anything else stays stored, unprocessed and due: the service's worker reconciles it (see the header).
+        inserted.push(stored.inserted);
+        if (stored.processed_at === null) await reconcile(client, stored.id, r);
       }
       await client.query('COMMIT');
       open = false;
+      return inserted;
     } finally {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
       client.release();
     }
-    ctx.status = 200;
-    ctx.body = { success: true, data: { received: true, provider: 'sandbox', duplicate: !inserted } };
+  }
+
+  /** A stored, unprocessed delivery reconciled in the batch's transaction (reconcile.ts for a paid sandbox report). */
+  async function reconcile(client: pg.PoolClient, callbackId: string, r: Report): Promise<void> {
+    const { orderId, status, amount } = r;
+    const locked = (
+      await client.query<{
+        id: string;
+        escrow_id: string | null;
+        provider: string;
+        is_manual: boolean;
+        status: string;
+        amount: number;
+        surcharge: number;
+        escrow_status: string | null;
+        escrow_amount: number | null;
+        buyer_id: string | null;
+        seller_id: string | null;
+      }>({ ...LOCK_PAYMENT_ESCROW, values: [orderId, status, 'sandbox'] })
+    ).rows[0];
+    const now = new Date();
+    if (locked && !locked.is_manual && locked.provider === 'sandbox' && locked.status === 'paid' && status === 'paid') {
+      await client.query({ ...MARK_PROCESSED, values: [now, 'duplicate_paid', callbackId] });
+    } else if (
+      locked &&
+      status === 'paid' &&
+      !locked.is_manual &&
+      locked.provider === 'sandbox' &&
+      locked.status === 'pending' &&
+      locked.escrow_id !== null &&
+      locked.escrow_status === 'pending_payment' &&
+      (amount === null || amount === locked.amount)
+    ) {
+      const escrowId = locked.escrow_id;
+      const escrowAmount = locked.escrow_amount!;
+      const surcharge = locked.surcharge;
+      const accounts = [
+        ['escrow:' + escrowId, 'escrow', false],
+        ['gateway:clearing', 'gateway_clearing', true],
+        ...(surcharge > 0 ? [['platform:gateway_fees', 'platform_fee', false]] : []),
+      ] as [string, string, boolean][];
+      const lines: [string, number][] = [
+        ['gateway:clearing', -(escrowAmount + surcharge)],
+        ['escrow:' + escrowId, escrowAmount],
+        ...(surcharge > 0 ? ([['platform:gateway_fees', surcharge]] as [string, number][]) : []),
+      ];
+      const notice = (userId: string, type: string) => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
+      const done = (
+        await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number; outbox: number }>({
+          ...SETTLE,
+          values: [
+            now,
+            locked.id,
+            escrowId,
+            accounts.map((a) => a[0]),
+            accounts.map((a) => a[1]),
+            accounts.map((a) => a[2]),
+            lines.map((l) => l[0]),
+            lines.map((l) => l[1]),
+            JSON.stringify({ reference: locked.id, provider: 'sandbox', amount: escrowAmount, surcharge }),
+            callbackId,
+            JSON.stringify({ notices: [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')] }),
+          ],
+        })
+      ).rows[0]!;
+      if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1 || done.outbox !== 1) {
+        throw new Error(`floor: settlement of ${orderId} wrote ${JSON.stringify(done)}`);
+      }
+    }
+    // Anything else stays stored, unprocessed and due: the service's worker reconciles it (see the header).
   }
 
   return [
