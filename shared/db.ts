@@ -344,12 +344,14 @@ async function preparedOn(frame: Frame, name: string, text: string): Promise<voi
   const conn = frame.connection as PgConnection & NamedStatementCache;
   const parsed = conn.connection?.parsedStatements;
   if (!parsed) throw new Error('writeAtCommit: the connection keeps no record of its prepared statements (pg changed?)');
-  if (conn[STALE]?.delete(name)) {
-    await frame.connection.query(`DEALLOCATE ${name}`).catch(() => undefined);
-    delete parsed[name];
-    delete conn.connection?.submittedNamedStatements?.[name];
+  // (Each statement only while the frame still owns the connection: work not awaited by
+  // the handler must not reach a connection already back in the pool.)
+  if (conn[STALE]?.has(name)) {
+    if (frame.completed) throw completedError();
+    await deallocateStale(conn, name);
   }
   if (parsed[name] === text) return;
+  if (frame.completed) throw completedError();
   await frame.connection.query(`PREPARE ${name} AS ${text}`);
   parsed[name] = text;
 }
@@ -567,11 +569,9 @@ export async function prepared<R>(name: string, text: string, values: unknown[],
   return withConnection(knex, async (connection) => {
     await beforeStatement(knex);
     const conn = connection as PgConnection & NamedStatementCache;
-    if (conn[STALE]?.delete(name)) {
+    if (conn[STALE]?.has(name)) {
       // Prepared before a migration changed its result's columns (see below): prepared anew.
-      await connection.query(`DEALLOCATE ${name}`).catch(() => undefined);
-      delete conn.connection?.parsedStatements[name];
-      delete conn.connection?.submittedNamedStatements?.[name];
+      await deallocateStale(conn, name);
       await beforeStatement(knex);
     }
     try {
@@ -588,6 +588,24 @@ export async function prepared<R>(name: string, text: string, values: unknown[],
 }
 
 const STALE = Symbol('stale named statements');
+
+/**
+ * A stale statement deallocated, then forgotten by pg (so the next call prepares it
+ * anew). Only once Postgres confirms it is gone (or never existed, 26000): a DEALLOCATE
+ * refused in an aborted transaction leaves it prepared on the server, and forgetting it
+ * then would make every later PREPARE of that name fail (42P05) on this connection; it
+ * stays stale and the error goes to the caller.
+ */
+async function deallocateStale(conn: PgConnection & NamedStatementCache, name: string): Promise<void> {
+  try {
+    await conn.query(`DEALLOCATE ${name}`);
+  } catch (err) {
+    if (pgErrorCode(err) !== '26000') throw err;
+  }
+  conn[STALE]?.delete(name);
+  delete conn.connection?.parsedStatements[name];
+  delete conn.connection?.submittedNamedStatements?.[name];
+}
 
 /** What `prepared` touches on a pg client: pg's own record of the names it prepared (pg 8, lib/connection.js), and the names to prepare anew. */
 interface NamedStatementCache {

@@ -114,7 +114,14 @@ const NEW_ESCROW_DEFAULTS = {
 export async function insertWithEventAtCommit(trx: Db, row: NewEscrow & { id: string }, first: Omit<EscrowEvent, 'escrowId' | 'at'>, jobs: readonly OutboxItem[] = []): Promise<EscrowRow> {
   const statement = creationStatement(trx, row, first, jobs, 'count');
   await writeAtCommit(trx, nativeOf(trx, statement.sql, statement.bindings));
-  return { ...NEW_ESCROW_DEFAULTS, ...row };
+  // Text as Postgres stores it: node-postgres sends a lone UTF-16 surrogate (valid in a
+  // JSON body) as U+FFFD.
+  return { ...NEW_ESCROW_DEFAULTS, ...row, item_name: wellFormed(row.item_name), description: wellFormed(row.description) };
+}
+
+/** `text` with each unpaired surrogate replaced by U+FFFD, as its UTF-8 encoding writes it (String.prototype.toWellFormed, ES2024). */
+function wellFormed(text: string): string {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {

@@ -135,6 +135,8 @@ describe('direct escrows and reads', () => {
       const bodies = [
         { role: 'buyer', counterparty_username: other.username, item_name: "Kopi 'Gayo' \\ 1kg", amount: 150_000 },
         { role: 'seller', counterparty_username: other.username.toUpperCase(), item_name: 'Jasa desain', description: 'Logo + kartu nama 😀', amount: 2_500_000, category: 'service' },
+        // Lone UTF-16 surrogates (valid JSON escapes): stored, and answered, as U+FFFD.
+        { role: 'buyer', counterparty_username: other.username, item_name: 'Tas \ud800 kulit', description: 'x\udc00y\ud83d', amount: 90_000 },
       ];
       for (const body of bodies) {
         for (const idem of [randomUUID(), undefined]) {
