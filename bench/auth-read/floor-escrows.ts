@@ -22,9 +22,8 @@
  *   due at expires_at) and the completed key row with the answer, in one CTE sent with the
  *   COMMIT (`commitWith`: `EXECUTE` of the statement prepared once per connection, as the
  *   API sends a held write; synchronous_commit as configured, i.e. on). Ids and timestamps
- *   are made here, so the answer is known before the write. Without a key: the
- *   counterparty, then the key's (absent) stored row and
- *   the same CTE without the key row, in autocommit (one statement is one transaction).
+ *   are made here, so the answer is known before the write. Without a key: 501 (the bench
+ *   always sends one).
  *
  * Not reproduced (the bench never asks): joi's error details (a bad body is a bare
  * 400 INVALID_BODY), the session CSRF check on POST, tracking in the serialiser (no bench
@@ -71,14 +70,6 @@ const HOUR_MS = 3600_000;
 const PAYMENT_WINDOW_MS = 24 * HOUR_MS;
 const CATEGORIES = new Set(['goods', 'service', 'digital']);
 
-/** The key's advisory lock (as openKey takes it; true when there is no key) and the counterparty (repo.userByUsername). */
-const LOCK_AND_PARTY = {
-  name: 'floor_create_lock_party',
-  text: `SELECT CASE WHEN $1::text IS NULL THEN true ELSE pg_try_advisory_xact_lock(hashtextextended($1::text, 0)) END AS locked,
-                u.id, u.status, u.role
-           FROM (SELECT 1) one LEFT JOIN users u ON u.username = $2::text`,
-};
-
 /**
  * A keyed creation's first statement (sent with BEGIN): the key opened as the API opens it
  * (the migration's `idempotency_open`: the advisory lock, then the stored row read after
@@ -111,32 +102,6 @@ const CREATE_KEYED = {
      SELECT $1::text, $2::text, $3::uuid, $17::text, 'completed', 201, $18::text, $13::timestamptz, $13::timestamptz, $19::timestamptz FROM e`,
 };
 
-/**
- * Without a key (one statement in autocommit): the key's stored row and, only when there is none, every row of the creation: the escrow
- * (repo.insertWithEvent), its event, the notice and the expiry timer in VALUES order
- * (notifyAll -> enqueueMany), and the completed key row (recordAnswer; only with a key).
- * Read after the lock was taken (the statement before), as openKey reads it.
- */
-const WRITE = {
-  name: 'floor_create_write',
-  text: `WITH k AS (SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys
-                    WHERE scope = $1::text AND endpoint = $2::text AND key = $3::uuid),
-          e AS (INSERT INTO escrows (id, buyer_id, seller_id, created_by, source, item_name, description, amount, category, expires_at, created_at, updated_at)
-                SELECT $4::uuid, $5::uuid, $6::uuid, $7::uuid, 'direct', $8::text, $9::text, $10::bigint, $11::text, $12::timestamptz, $13::timestamptz, $13::timestamptz
-                 WHERE NOT EXISTS (SELECT 1 FROM k)
-                RETURNING id, created_at),
-          ev AS (INSERT INTO escrow_events (escrow_id, event, actor_id, actor_role, data, created_at)
-                 SELECT e.id, 'escrow.created', $7::uuid, $14::text, '{"source":"direct"}'::jsonb, e.created_at FROM e),
-          ob AS (INSERT INTO outbox (queue, job, payload, available_at, created_at)
-                 SELECT v.queue, v.job, v.payload, v.available_at, $13::timestamptz
-                   FROM e, (VALUES (1, 'notifications', 'notifications.create', $15::jsonb, $13::timestamptz),
-                                   (2, 'timers', 'escrows.expire', $16::jsonb, $12::timestamptz)) v(n, queue, job, payload, available_at)
-                  ORDER BY v.n),
-          ik AS (INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
-                 SELECT $1::text, $2::text, $3::uuid, $17::text, 'completed', 201, $18::text, $13::timestamptz, $13::timestamptz, $19::timestamptz
-                   FROM e WHERE $1::text IS NOT NULL)
-     SELECT * FROM k`,
-};
 const FORGET_KEY = { name: 'floor_create_forget_key', text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND endpoint = $2 AND key = $3' };
 
 interface StoredKey {
@@ -199,11 +164,12 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
 
   async function create(ctx: Koa.Context, caller: FloorCaller): Promise<void> {
     const rawKey = ctx.get('Idempotency-Key');
-    if (rawKey && !UUID_V4.test(rawKey)) return fail(ctx, 400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
+    if (!rawKey) return fail(ctx, 501, 'NOT_REPRODUCED', 'The floor reproduces the keyed creation only');
+    if (!UUID_V4.test(rawKey)) return fail(ctx, 400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
     const body = parseJson(await rawBody(ctx));
     const input = directInput(body);
     if (!input) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
-    const key = rawKey ? { scope: `user:${caller.id}`, endpoint: ENDPOINT, key: rawKey.toLowerCase() } : undefined;
+    const key = { scope: `user:${caller.id}`, endpoint: ENDPOINT, key: rawKey.toLowerCase() };
 
     const now = new Date();
     const id = randomUUID();
@@ -212,27 +178,22 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
     let open = false;
     try {
       type Found = { locked: boolean; id: string | null; status: string | null; role: string | null } & Partial<StoredKey>;
-      let found: Found;
-      if (key) {
-        // BEGIN with the first statement, one round trip (as the API folds its BEGIN).
-        open = true;
-        found = (await beginWith<Found>(client, { text: OPEN_AND_PARTY.text, values: [key.scope, key.endpoint, key.key, input.username] }))[0]!;
-        if (!found.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
-        if (found.state && (found.expires_at!.getTime() <= Date.now() || found.state !== 'completed')) {
-          // openKey: an expired answer (or a row of the earlier in-flight design) is forgotten; the request runs again.
-          await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
-        } else if (found.state) {
-          if (found.request_hash !== sha256Hex(canonicalJson(body ?? null))) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-          await client.query('COMMIT');
-          open = false;
-          ctx.status = found.response_status ?? 200;
-          ctx.type = 'application/json';
-          ctx.body = found.response_body ?? 'null';
-          ctx.set('Idempotent-Replay', 'true');
-          return;
-        }
-      } else {
-        found = (await client.query<Found>({ ...LOCK_AND_PARTY, values: [null, input.username] })).rows[0]!;
+      // BEGIN with the first statement, one round trip (as the API folds its BEGIN).
+      open = true;
+      const found = (await beginWith<Found>(client, { text: OPEN_AND_PARTY.text, values: [key.scope, key.endpoint, key.key, input.username] }))[0]!;
+      if (!found.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
+      if (found.state && (found.expires_at!.getTime() <= Date.now() || found.state !== 'completed')) {
+        // openKey: an expired answer (or a row of the earlier in-flight design) is forgotten; the request runs again.
+        await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
+      } else if (found.state) {
+        if (found.request_hash !== sha256Hex(canonicalJson(body ?? null))) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
+        await client.query('COMMIT');
+        open = false;
+        ctx.status = found.response_status ?? 200;
+        ctx.type = 'application/json';
+        ctx.body = found.response_body ?? 'null';
+        ctx.set('Idempotent-Replay', 'true');
+        return;
       }
       if (!found.id || found.status !== 'active' || found.role !== 'user') return await refuse(404, 'USER_NOT_FOUND', `No active user named ${input.username}`);
       if (found.id === caller.id) return await refuse(422, 'SELLER_IS_BUYER', 'The buyer and the seller must be different accounts');
@@ -272,9 +233,9 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
       const notice = { user_id: input.role === 'buyer' ? sellerId : buyerId, type: 'escrow_invited', escrow_id: id, dispute_id: null, outcome: null };
       const hash = sha256Hex(canonicalJson(body ?? null));
       const values = [
-        key?.scope ?? null,
-        key?.endpoint ?? null,
-        key?.key ?? null,
+        key.scope,
+        key.endpoint,
+        key.key,
         id,
         buyerId,
         sellerId,
@@ -292,13 +253,8 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
         answer,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
       ];
-      if (key) {
-        await commitWith(client, { ...CREATE_KEYED, values });
-        open = false;
-      } else {
-        const stored = (await client.query<StoredKey>({ ...WRITE, values })).rows[0];
-        if (stored) throw new Error('floor: a creation without a key found a stored key row');
-      }
+      await commitWith(client, { ...CREATE_KEYED, values });
+      open = false;
       ctx.status = 201;
       ctx.type = 'application/json';
       ctx.body = answer;
