@@ -16,7 +16,7 @@
  * bench/README.md when every scenario ran. A round with more than 1% non-2xx answers or
  * errors stops the run. Tunables: see load.ts and bench/escrows/README.md.
  */
-import { closeBenchDb, settleSeed } from '../lib/db.js';
+import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
@@ -39,7 +39,6 @@ async function main(): Promise<void> {
   };
   console.log(`bench: escrow scenarios ${settings.scenarios.join(', ')} (against ${ME}); load average ${loadavg()}`);
   const seed = await seedEscrows(env, settings.readers, settings.perReader, settings.writers);
-  await settleSeed('seed-escrows');
 
   const [port, floorPort] = [await freePort(), await freePort()];
   const base = `http://${HOST}:${port}`;

@@ -14,7 +14,7 @@
  * is dirty) writes them to bench/fund/README.md and the table of bench/README.md.
  * Tunables: see load.ts and bench/fund/README.md.
  */
-import { closeBenchDb, settleSeed } from '../lib/db.js';
+import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, runMain, startChild, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
@@ -41,7 +41,6 @@ async function main(): Promise<void> {
   const needed = itemsNeeded();
   console.log(`bench: fund and release, API against its floor; ${settings.workspaces} workspaces, ${needed} deals needed; load average ${loadavg()}`);
   const seed = await seedFund(env, settings.workspaces, needed);
-  await settleSeed('seed-fund');
 
   const [port, floorPort] = [await freePort(), await freePort()];
   const base = `http://${HOST}:${port}`;

@@ -27,19 +27,6 @@ export async function closeBenchDb(): Promise<void> {
   (await import('../../shared/redis.js')).redis.disconnect();
 }
 
-/**
- * `VACUUM (ANALYZE)` of the bench database after its seed, before any load: rows a seed
- * just wrote are otherwise vacuumed and analysed by autovacuum during the first rounds, and
- * a first run on a freshly seeded database measured that too (release 63.6% of its floor,
- * then 75.8% one run later; pay 80.2%, then 90.0%, its paced tails far worse). Cheap when
- * nothing is new: pages already all-visible are skipped.
- */
-export async function settleSeed(tag: string): Promise<void> {
-  const started = Date.now();
-  await (await benchDb()).raw('VACUUM (ANALYZE)');
-  console.log(`${tag}: VACUUM (ANALYZE) after seeding, ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
-
 /** The first row of a raw query; throws when there is none. */
 export async function one<T>(sql: string, bindings: readonly unknown[] = []): Promise<T> {
   const row = (await all<T>(sql, bindings))[0];

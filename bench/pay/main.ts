@@ -17,7 +17,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
-import { closeBenchDb, settleSeed } from '../lib/db.js';
+import { closeBenchDb } from '../lib/db.js';
 import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
@@ -59,7 +59,6 @@ async function main(): Promise<void> {
   console.log(`bench: pay flow: ${settings.rounds} rounds × ${settings.duration} s per side, ${settings.concurrency} flows in flight, ${fmtInt(escrows)} escrows; load average ${loadavg()}`);
   const s0 = Date.now();
   const seed = await seedPay(env, settings.buyers, escrows);
-  await settleSeed('seed-pay');
   const seedSeconds = (Date.now() - s0) / 1000;
 
   const [port, floorPort] = [await freePort(), await freePort()];

@@ -15,7 +15,7 @@
  *    BENCH_README=0 or the tree is dirty. Exit 1 when a check fails or more than 1% of a
  *    run's flows failed (MAX_BAD_SHARE).
  */
-import { closeBenchDb, settleSeed } from '../lib/db.js';
+import { closeBenchDb } from '../lib/db.js';
 import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
@@ -42,7 +42,6 @@ async function main(): Promise<void> {
   const escrows = escrowsNeeded();
   console.log(`bench: release flow: ${settings.rounds} rounds × ${settings.duration} s per side, ${settings.concurrency} flows in flight, ${fmtInt(escrows)} sent escrows; load average ${loadavg()}`);
   const seed = await seedRelease(env, settings.buyers, escrows);
-  await settleSeed('seed-release');
 
   const [port, floorPort] = [await freePort(), await freePort()];
   const base = `http://${HOST}:${port}`;
