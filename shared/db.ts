@@ -659,15 +659,11 @@ async function withConnection<T>(knex: Knex, work: (connection: PgConnection) =>
 /**
  * A bookkeeping write that need not survive a crash (when a key or session was last
  * used): one round trip, committed without waiting for the disk (synchronous_commit off
- * for this transaction only). Money and state never go through here. Values are quoted
- * with `quoteLiteral`; the statement is ours.
+ * for this transaction only). Money and state never go through here. Values are inlined
+ * as literals (`inlineValues`); the statement is ours.
  */
 export async function bookkeepingWrite(sql: string, values: (string | Date)[], knex: Knex = db): Promise<void> {
-  const text = sql.replace(/\$(\d+)/g, (_, i: string) => {
-    const value = values[Number(i) - 1];
-    if (value === undefined) throw new Error(`bookkeepingWrite: no value for $${i}`);
-    return quoteLiteral(value instanceof Date ? value.toISOString() : value);
-  });
+  const text = inlineValues(sql, values);
   await withConnection(knex, async (connection) => {
     try {
       await connection.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${text}; COMMIT`);

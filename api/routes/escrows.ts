@@ -24,6 +24,7 @@ escrowsRouter.post('/api/escrows/from-link', auth(), validate({ body: S.fromLink
 
 const createAhead = idempotent({ readAhead: (ctx) => escrows.createReadAhead(bodyOf<escrows.DirectInput>(ctx)) });
 const moveAhead = idempotent({ readAhead: (ctx) => escrows.moveReadAhead(idOf(ctx)) });
+const releaseAhead = idempotent({ readAhead: (ctx) => escrows.releaseReadAhead(idOf(ctx)) });
 
 escrowsRouter.post('/api/escrows', auth(), validate({ body: S.createDirect }), createAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.createDirect(txOf(ctx), actorOf(ctx), bodyOf<escrows.DirectInput>(ctx))), 201);
@@ -52,7 +53,7 @@ escrowsRouter.post('/api/escrows/:id/confirm-received', auth(), byId, validate({
   ok(ctx, serializeEscrow(await escrows.confirmReceived(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 
-escrowsRouter.post('/api/escrows/:id/release', auth(), byId, validate({ body: S.empty }), idempotent({ readAhead: (ctx) => escrows.releaseReadAhead(idOf(ctx)) }), async (ctx) => {
+escrowsRouter.post('/api/escrows/:id/release', auth(), byId, validate({ body: S.empty }), releaseAhead, async (ctx) => {
   ok(ctx, serializeEscrow(await escrows.release(txOf(ctx), actorOf(ctx), idOf(ctx))));
 });
 

@@ -116,12 +116,7 @@ export async function insertWithEventAtCommit(trx: Db, row: NewEscrow & { id: st
   await writeAtCommit(trx, nativeOf(trx, statement.sql, statement.bindings));
   // Text as Postgres stores it: node-postgres sends a lone UTF-16 surrogate (valid in a
   // JSON body) as U+FFFD.
-  return { ...NEW_ESCROW_DEFAULTS, ...row, item_name: wellFormed(row.item_name), description: wellFormed(row.description) };
-}
-
-/** `text` with each unpaired surrogate replaced by U+FFFD, as its UTF-8 encoding writes it (String.prototype.toWellFormed, ES2024). */
-function wellFormed(text: string): string {
-  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return { ...NEW_ESCROW_DEFAULTS, ...row, item_name: row.item_name.toWellFormed(), description: row.description.toWellFormed() };
 }
 
 export async function findById(trx: Db, id: string, options: { lock?: boolean } = {}): Promise<EscrowRow | undefined> {
