@@ -24,6 +24,14 @@ export function fail(ctx: Koa.Context, status: number, code: string, message: st
 }
 
 // shared/ids.ts
+/** A stored keyed answer sent again, as the API replays it (api/middleware/idempotency.ts). */
+export function replayStored(ctx: Koa.Context, status: number | null, body: string | null): void {
+  ctx.status = status ?? 200;
+  ctx.type = 'application/json';
+  ctx.body = body ?? 'null';
+  ctx.set('Idempotent-Replay', 'true');
+}
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 

@@ -32,7 +32,7 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type pg from 'pg';
-import { beginWith, canonicalJson, commitWith, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, commitWith, type EscrowRecord, fail, type FloorCaller, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, serializeEscrow, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 
 // ---- The reads ---------------------------------------------------------------------------
 
@@ -189,10 +189,7 @@ export function escrowFloor(pool: pg.Pool, publicBaseUrl: string) {
         if (found.request_hash !== sha256Hex(canonicalJson(body ?? null))) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
         await client.query('COMMIT');
         open = false;
-        ctx.status = found.response_status ?? 200;
-        ctx.type = 'application/json';
-        ctx.body = found.response_body ?? 'null';
-        ctx.set('Idempotent-Replay', 'true');
+        replayStored(ctx, found.response_status ?? null, found.response_body ?? null);
         return;
       }
       if (!found.id || found.status !== 'active' || found.role !== 'user') return await refuse(404, 'USER_NOT_FOUND', `No active user named ${input.username}`);

@@ -63,7 +63,7 @@ import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import type pg from 'pg';
 import type { FloorModule, FloorRoute, FloorStores } from './floor-routes.js';
-import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
+import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 
 // ---- Configuration (the API's environment) -------------------------------------------------
 
@@ -749,10 +749,7 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         if (o.request_hash !== key.hash) return await refuse(422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
         await client.query('COMMIT');
         open = false;
-        ctx.status = o.response_status ?? 200;
-        ctx.type = 'application/json';
-        ctx.body = o.response_body ?? 'null';
-        ctx.set('Idempotent-Replay', 'true');
+        replayStored(ctx, o.response_status, o.response_body);
         // clearOwnOverview runs after any 2xx write, a replay included.
         if (ctx.status >= 200 && ctx.status < 300) await clearOverview(caller);
         return;

@@ -55,7 +55,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import pg from 'pg';
-import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, sha256Hex, UUID, UUID_V4, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, fail, type FloorCaller, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 import type { FloorModule, FloorStores } from './floor-routes.js';
 
 const MINUTE = 60_000;
@@ -267,7 +267,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     ).rows[0]!;
     if (reserved.request_hash !== null) {
       if (reserved.request_hash !== hash) return fail(ctx, 422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-      return replay(ctx, reserved.response_status, reserved.response_body);
+      return replayStored(ctx, reserved.response_status, reserved.response_body);
     }
     if (!reserved.escrow_id) return fail(ctx, 404, 'ESCROW_NOT_FOUND', 'Escrow not found');
     if (reserved.buyer_id !== user.id) return fail(ctx, 403, 'NOT_BUYER', 'Only the buyer can pay this escrow');
@@ -327,7 +327,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
             await client.query('COMMIT');
             open = false;
             if (k.request_hash !== hash) return fail(ctx, 422, 'IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was used with a different request body');
-            return replay(ctx, k.response_status, k.response_body);
+            return replayStored(ctx, k.response_status, k.response_body);
           }
           await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
         }
@@ -349,13 +349,6 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     } finally {
       if (!recorded) await pool.query({ ...FAIL_UNANSWERED, values: [p.id, new Date()] });
     }
-  }
-
-  function replay(ctx: Koa.Context, status: number | null, body: string | null): void {
-    ctx.status = status ?? 200;
-    ctx.type = 'application/json';
-    ctx.body = body ?? 'null';
-    ctx.set('Idempotent-Replay', 'true');
   }
 
   async function callback(ctx: Koa.Context): Promise<void> {

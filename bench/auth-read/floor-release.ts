@@ -50,7 +50,7 @@
  */
 import type Koa from 'koa';
 import type pg from 'pg';
-import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, serializeEscrow, sha256Hex, UUID, UUID_V4, type EscrowRecord, type FloorCaller } from './floor-common.js';
+import { beginWith, canonicalJson, type EscrowRecord, fail, type FloorCaller, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, serializeEscrow, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 import type { FloorModule, FloorRoute } from './floor-routes.js';
 
 // ---- The fee (shared/escrows/fees.ts, copied on purpose) ----------------------------------
@@ -217,10 +217,7 @@ export const releaseFloor: FloorModule = ({ pool, publicBaseUrl }) => {
         } else {
           await client.query('COMMIT');
           open = false;
-          ctx.status = opened.k_status ?? 200;
-          ctx.type = 'application/json';
-          ctx.body = opened.k_body ?? 'null';
-          ctx.set('Idempotent-Replay', 'true');
+          replayStored(ctx, opened.k_status, opened.k_body);
           return;
         }
       }
