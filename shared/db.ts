@@ -307,6 +307,29 @@ export async function foldedTransaction<R>(
 }
 
 /**
+ * `work` in a folded transaction of its own (`foldedTransaction`: BEGIN goes with `first`
+ * and the reads in `ahead`), committed when it returns (with the writes it held for
+ * COMMIT, in the same round trip), rolled back when it throws.
+ */
+export async function inFoldedTransaction<R, T>(
+  knex: Knex,
+  first: string,
+  ahead: readonly ReadAhead[],
+  work: (trx: Knex.Transaction, rows: R[]) => Promise<T>,
+): Promise<T> {
+  const { trx, rows } = await foldedTransaction<R>(knex, first, ahead);
+  let out: T;
+  try {
+    out = await work(trx, rows);
+  } catch (err) {
+    if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
+    throw err;
+  }
+  await commitTransaction(trx);
+  return out;
+}
+
+/**
  * A write whose outcome the request does not need (an escrow's event and its outbox jobs),
  * run in `trx`. In a folded transaction it is held and sent with the transaction's next
  * statement's round trip: before that statement when one follows (so statements always

@@ -142,6 +142,14 @@ export function escrowReadAhead(id: string): ReadAhead[] {
   return isUuid(id) ? [{ key: `escrow:${id}`, sql: `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)}` }] : [];
 }
 
+/**
+ * The escrow locked for its buyer (a pay's first statement, sent with BEGIN): no row when
+ * it does not exist or the caller is not its buyer, so nobody else ever takes its lock.
+ */
+export function lockedForBuyerSql(id: string, buyerId: string): string {
+  return `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)} AND buyer_id = ${sqlLiteral(buyerId)} FOR UPDATE`;
+}
+
 /** `setting(trx, key)` ahead of time. */
 export function settingReadAhead(key: string): ReadAhead[] {
   return [{ key: `setting:${key}`, sql: `SELECT value FROM settings WHERE key = ${sqlLiteral(key)}` }];

@@ -13,7 +13,7 @@ import { db, inTransaction, type Db } from '../db.js';
 import type { Actor, StaffActor } from '../actors.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
-import type { PaymentRow } from '../payments/repo.js';
+import type { LinkView, PaymentRow } from '../payments/repo.js';
 import { recordClaim, type ClaimInput, type ClaimResult } from '../payments/manual.js';
 import { currentForOrder, parseMethod, prepareOrderLink, recordPrepared, type PreparedLink } from '../payments/links.js';
 import { paymentErrors } from '../payments/errors.js';
@@ -205,7 +205,7 @@ export interface PayInput {
   provider?: string;
 }
 
-export type PayResult = { kind: 'balance'; order: OrderRow } | { kind: 'link'; payment: PaymentRow };
+export type PayResult = { kind: 'balance'; order: OrderRow } | { kind: 'link'; payment: LinkView };
 
 /**
  * POST /api/jasabayar/:id/pay by balance: settles at once (buyer balance -> orders held;

@@ -4,21 +4,22 @@
  * lock and commit, call the gateway with nothing held, record its answer in the key's
  * transaction), for escrows and payment-service orders alike.
  */
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { randomToken } from '../crypto.js';
-import { db, type Db } from '../db.js';
+import { db, inFoldedTransaction, type Db } from '../db.js';
 import * as escrowRepo from '../escrows/repo.js';
+import type { EscrowRow } from '../escrows/repo.js';
 import { partyOf } from '../escrows/transition.js';
 import { isUuid } from '../ids.js';
-import * as users from '../users/repo.js';
 import { paymentErrors } from './errors.js';
 import { adapterFor, GatewayError, PAYMENT_METHODS, type PaymentMethod } from './gateways/index.js';
 import type { ChargeRequest, ChargeResult } from './gateways/types.js';
 import * as repo from './repo.js';
-import type { GatewayRow, PaymentRow } from './repo.js';
+import type { GatewayRow, LinkView, PaymentRow } from './repo.js';
 import { surchargeOf } from './surcharge.js';
 
 const MINUTE = 60_000;
@@ -80,7 +81,8 @@ async function chooseGateway(trx: Db, method: PaymentMethod, provider: string | 
  * blocking a cancel within a minute and is expired by the poller.
  */
 export interface PreparedLink {
-  payment: PaymentRow;
+  /** The link as the pay answer shows it, as reserved (the gateway's answer goes on it in step 2). */
+  link: LinkView;
   /** The gateway's answer (absent for a manual transfer: nothing to call). */
   charge?: { result: ChargeResult; expiresAt: Date };
 }
@@ -88,16 +90,22 @@ export interface PreparedLink {
 /** How long a reserved link counts as underway before its gateway answer is recorded. */
 const OPENING_GRACE_MS = 30_000;
 
-/** POST /api/escrows/:id/pay, step 1 (no transaction may be held by the caller). */
+/**
+ * POST /api/escrows/:id/pay, step 1 (no transaction may be held by the caller). One round
+ * trip opens the transaction, locks the escrow for its buyer (decision 0009: a cancel and
+ * a payment link never pass each other; FOR UPDATE answers the row's latest committed
+ * version) and reads the gateways and the payer; the link's row goes with the COMMIT.
+ */
 export async function prepareEscrowLink(actor: Actor, escrowId: string, input: PayInput): Promise<PreparedLink> {
   const method = parseMethod(input.method);
-  const reserved = await db.transaction(async (trx) => {
-    const e = isUuid(escrowId) ? await escrowRepo.findById(trx, escrowId) : undefined;
-    if (!e) throw paymentErrors.escrowNotFound();
-    if (e.buyer_id !== actor.userId) throw paymentErrors.notBuyerToPay();
-    // Locked: a cancel and a payment link never pass each other (decision 0009). Read as
-    // locked (FOR UPDATE answers the row's latest committed version) in the same statement.
-    const current = (await escrowRepo.findById(trx, e.id, { lock: true }))!;
+  if (!isUuid(escrowId)) throw paymentErrors.escrowNotFound();
+  const ahead = [repo.enabledGatewaysAhead(), repo.payerAhead(actor.userId)];
+  const reserved = await inFoldedTransaction<EscrowRow, ReservedLink>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
+    if (!current) {
+      // Not locked: it does not exist, or the caller is not its buyer (told apart unlocked).
+      if (!(await escrowRepo.findById(trx, escrowId))) throw paymentErrors.escrowNotFound();
+      throw paymentErrors.notBuyerToPay();
+    }
     if (current.status !== 'pending_payment') {
       throw paymentErrors.escrowNotPayable(current.status);
     }
@@ -118,23 +126,30 @@ export async function prepareOrderLink(actor: Actor, method: PaymentMethod, prov
   return chargeReserved(reserved);
 }
 
-/** Step 2: the gateway's answer on the link, in the caller's transaction. */
-export async function recordLink(trx: Db, link: PreparedLink): Promise<PaymentRow> {
-  if (!link.charge) return link.payment;
-  const { result, expiresAt } = link.charge;
-  const recorded = await repo.recordCharge(trx, link.payment.id, {
-    qr_string: result.qrString,
-    qr_url: result.qrUrl,
-    va_number: result.vaNumber,
-    va_bank: result.vaBank,
-    redirect_url: result.paymentUrl,
-    deep_link_url: result.deepLinkUrl,
-    raw_response: JSON.stringify(result.raw ?? {}),
+/**
+ * Step 2: the gateway's answer on the link, in the caller's transaction (held for its
+ * COMMIT: `recordChargeAtCommit`). Answers the link as the pay answer shows it. Text is
+ * stored as Postgres would store it (a lone UTF-16 surrogate as U+FFFD), so the answer
+ * and the row agree.
+ */
+export async function recordLink(trx: Db, prepared: PreparedLink): Promise<LinkView> {
+  if (!prepared.charge) return prepared.link;
+  const { result, expiresAt } = prepared.charge;
+  const shown = {
+    qr_string: wellFormed(result.qrString),
+    qr_url: wellFormed(result.qrUrl),
+    va_number: wellFormed(result.vaNumber),
+    va_bank: wellFormed(result.vaBank),
+    redirect_url: wellFormed(result.paymentUrl),
+    deep_link_url: wellFormed(result.deepLinkUrl),
     expires_at: expiresAt,
-    updated_at: clock.now(),
-  });
-  if (!recorded) throw new Error(`payment ${link.payment.id} vanished before its link was recorded`);
-  return recorded;
+  };
+  await repo.recordChargeAtCommit(trx, prepared.link.id, { ...shown, raw_response: JSON.stringify(result.raw ?? {}), updated_at: clock.now() });
+  return { ...prepared.link, ...shown };
+}
+
+function wellFormed(text: string | null | undefined): string | null {
+  return text === null || text === undefined ? null : text.toWellFormed();
 }
 
 /**
@@ -142,25 +157,25 @@ export async function recordLink(trx: Db, link: PreparedLink): Promise<PaymentRo
  * with the same key answered): still pending, it becomes `failed` so it blocks nothing.
  * Money paid on it later is still taken (a paid report wins over failed).
  */
-export async function abandonLink(link: PreparedLink): Promise<void> {
-  await repo.failUnanswered(db, link.payment.id, clock.now());
+export async function abandonLink(prepared: PreparedLink): Promise<void> {
+  await repo.failUnanswered(db, prepared.link.id, clock.now());
 }
 
 /**
  * Without an Idempotency-Key (the checkout page, factories): both steps, each committed.
  * It cannot join a caller's transaction: the gateway is called between the steps.
  */
-export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<PaymentRow> {
+export async function pay(trxOrDb: Db | undefined, actor: Actor, escrowId: string, input: PayInput): Promise<LinkView> {
   if (trxOrDb?.isTransaction) throw new Error('pay calls the gateway, so it cannot run inside a transaction (ARCHITECTURE rule 7)');
   return recordPrepared(await prepareEscrowLink(actor, escrowId, input));
 }
 
 /** Step 2 without a caller's transaction: the answer recorded at once, the link failed if it cannot be. */
-export async function recordPrepared(link: PreparedLink): Promise<PaymentRow> {
+export async function recordPrepared(prepared: PreparedLink): Promise<LinkView> {
   try {
-    return await recordLink(db, link);
+    return await recordLink(db, prepared);
   } catch (err) {
-    await abandonLink(link);
+    await abandonLink(prepared);
     throw err;
   }
 }
@@ -177,14 +192,15 @@ export interface LinkTarget {
 }
 
 interface ReservedLink {
-  payment: PaymentRow;
+  link: LinkView;
   request?: ChargeRequest;
 }
 
 /**
  * Chooses the gateway and stores the payment row inside the caller's transaction, which
- * holds the target's row locked and has checked its state. A manual transfer is complete
- * here; a gateway link gets its charge request, sent after this transaction commits.
+ * holds the target's row locked and has checked its state; the row is held for the
+ * transaction's COMMIT (`insertPaymentAtCommit`). A manual transfer is complete here; a
+ * gateway link gets its charge request, sent after this transaction commits.
  */
 async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<ReservedLink> {
   const gateway = await chooseGateway(trx, method, provider, target.amount);
@@ -193,6 +209,7 @@ async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: Pa
   const now = clock.now();
   const gatewayOrderId = newGatewayOrderId();
   const base = {
+    id: randomUUID(),
     escrow_id: target.escrowId ?? null,
     order_id: target.orderId ?? null,
     buyer_id: actor.userId,
@@ -208,16 +225,16 @@ async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: Pa
   };
   if (gateway.is_manual) {
     // A manual transfer: the buyer transfers to the configured account and claims it.
-    return { payment: await repo.insertPayment(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) }) };
+    return { link: await repo.insertPaymentAtCommit(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) }) };
   }
-  const buyer = (await users.findById(trx, actor.userId))!;
-  const payment = await repo.insertPayment(trx, {
+  const buyer = (await repo.payerOf(trx, actor.userId))!;
+  const link = await repo.insertPaymentAtCommit(trx, {
     ...base,
     expires_at: new Date(now.getTime() + config.gateways.httpTimeoutMs + OPENING_GRACE_MS),
     next_poll_at: new Date(now.getTime() + FIRST_POLL_AFTER_MS),
   });
   return {
-    payment,
+    link,
     request: {
       gatewayOrderId,
       amount: total,
@@ -231,13 +248,13 @@ async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: Pa
 
 /** The gateway call, with no transaction open. A refusal fails the reserved row and answers 502. */
 async function chargeReserved(reserved: ReservedLink): Promise<PreparedLink> {
-  const { payment, request } = reserved;
-  if (!request) return { payment };
-  const adapter = adapterFor(payment.provider)!;
+  const { link, request } = reserved;
+  if (!request) return { link };
+  const adapter = adapterFor(link.provider)!;
   try {
-    return { payment, charge: { result: await adapter.createCharge(request), expiresAt: request.expiresAt } };
+    return { link, charge: { result: await adapter.createCharge(request), expiresAt: request.expiresAt } };
   } catch (err) {
-    await repo.failUnanswered(db, payment.id, clock.now());
+    await repo.failUnanswered(db, link.id, clock.now());
     if (err instanceof GatewayError) throw paymentErrors.gatewayRefused(err.message);
     throw err;
   }

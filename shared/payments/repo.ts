@@ -1,6 +1,6 @@
 /** SQL for payment links, gateways and stored callbacks. */
 import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
 import type { PaymentStatus } from './states.js';
@@ -54,8 +54,30 @@ export interface GatewayRow {
   sort_order: number;
 }
 
+const ENABLED_GATEWAYS = 'SELECT * FROM payment_gateways WHERE enabled AND NOT in_maintenance ORDER BY sort_order, provider';
+
 export async function enabledGateways(trx: Db): Promise<GatewayRow[]> {
-  return (await trx('payment_gateways').where({ enabled: true, in_maintenance: false }).orderBy([{ column: 'sort_order' }, { column: 'provider' }])) as GatewayRow[];
+  return takeReadAhead<GatewayRow>(trx, 'gateways:enabled') ?? (await trx.raw<{ rows: GatewayRow[] }>(ENABLED_GATEWAYS)).rows;
+}
+
+/** `enabledGateways(trx)` ahead of time (a pay's first round trip, shared/db.ts ReadAhead). */
+export function enabledGatewaysAhead(): ReadAhead {
+  return { key: 'gateways:enabled', sql: ENABLED_GATEWAYS };
+}
+
+/** Who a gateway's charge request names as the payer. */
+export type Payer = { id: string; email: string; full_name: string };
+
+/** The payer's row (`payerAhead` sent it ahead in a folded transaction: taken from there). */
+export async function payerOf(trx: Db, userId: string): Promise<Payer | undefined> {
+  const ahead = takeReadAhead<Payer>(trx, `payer:${userId}`);
+  if (ahead) return ahead[0];
+  return (await trx('users').select('id', 'email', 'full_name').where({ id: userId }).first()) as Payer | undefined;
+}
+
+/** `payerOf(trx, userId)` ahead of time. */
+export function payerAhead(userId: string): ReadAhead {
+  return { key: `payer:${userId}`, sql: `SELECT id, email, full_name FROM users WHERE id = ${sqlLiteral(userId)}` };
 }
 
 export type NewPayment = Partial<Pick<PaymentRow, 'escrow_id' | 'order_id'>> &
@@ -66,6 +88,55 @@ export async function insertPayment(trx: Db, row: NewPayment): Promise<PaymentRo
   const [created] = (await trx('payments').insert(row).returning('*')) as PaymentRow[];
   if (!created) throw new Error('payments insert returned no row');
   return created;
+}
+
+/** A payment link as the pay answer shows it (`serializeInitiation`): all known when it is made and answered. */
+export type LinkView = Pick<
+  PaymentRow,
+  'id' | 'gateway_order_id' | 'method' | 'provider' | 'redirect_url' | 'qr_url' | 'va_number' | 'va_bank' | 'deep_link_url' | 'expires_at' | 'amount' | 'escrow_amount' | 'surcharge' | 'qr_string' | 'is_manual' | 'order_id'
+>;
+
+/**
+ * `insertPayment` held for the transaction's COMMIT (`writeAtCommit`), the id chosen by
+ * the caller: the link's row commits with the target's lock released, one round trip
+ * fewer. It can fail only as a fault (the gateway order id is random): a failure fails the
+ * COMMIT and nothing of the transaction is written. Answers the link as the pay answer
+ * shows it, from the values given (a test holds it equal to the row read back).
+ */
+export async function insertPaymentAtCommit(trx: Db, row: NewPayment & { id: string }): Promise<LinkView> {
+  await writeAtCommit(trx, trx('payments').insert(row).toSQL().toNative());
+  return {
+    id: row.id,
+    gateway_order_id: row.gateway_order_id,
+    method: row.method,
+    provider: row.provider,
+    redirect_url: row.redirect_url ?? null,
+    qr_url: row.qr_url ?? null,
+    va_number: row.va_number ?? null,
+    va_bank: row.va_bank ?? null,
+    deep_link_url: row.deep_link_url ?? null,
+    expires_at: row.expires_at ?? null,
+    amount: row.amount,
+    escrow_amount: row.escrow_amount,
+    surcharge: row.surcharge,
+    qr_string: row.qr_string ?? null,
+    is_manual: row.is_manual,
+    order_id: row.order_id ?? null,
+  };
+}
+
+type ChargePatch = Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_bank' | 'redirect_url' | 'deep_link_url' | 'raw_response' | 'expires_at' | 'updated_at'>;
+
+/**
+ * `recordCharge` held for the key transaction's COMMIT (`writeAtCommit`, with the stored
+ * answer): the caller knows every column the answer shows. A link's row is never deleted;
+ * should it be missing all the same, `1 / count(*)` of the updated rows divides by zero and
+ * fails the COMMIT (nothing is written, the request answers 5xx), as `recordCharge`'s
+ * caller throws on no row.
+ */
+export async function recordChargeAtCommit(trx: Db, id: string, patch: ChargePatch): Promise<void> {
+  const update = trx('payments').where({ id }).update(patch).toSQL().toNative();
+  await writeAtCommit(trx, { sql: `WITH u AS (${update.sql} RETURNING 1) SELECT 1 / count(*) FROM u`, bindings: update.bindings });
 }
 
 /** The gateway's answer on a reserved link (payments/service.ts `recordLink`). */

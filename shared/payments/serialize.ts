@@ -1,6 +1,6 @@
 /** Spec shapes of payments (consumer spec section 2): Payment record, Payment initiation, Gateway method entry. */
 import { attentionOf, type ClaimResult } from './manual.js';
-import type { GatewayRow, PaymentRow, StaffPaymentRow } from './repo.js';
+import type { GatewayRow, LinkView, PaymentRow, StaffPaymentRow } from './repo.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -59,7 +59,7 @@ export function serializeStaffPayment(p: PaymentRow | StaffPaymentRow) {
   };
 }
 
-export function serializeInitiation(p: PaymentRow) {
+export function serializeInitiation(p: LinkView) {
   return {
     payment_link_id: p.id,
     gateway_order_id: p.gateway_order_id,

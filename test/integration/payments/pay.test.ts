@@ -18,11 +18,12 @@ import { createGateway, unfailedPayments } from '../../factories/payments.js';
 import { createUser, signIn } from '../../factories/users.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
-import { db } from '../../../shared/db.js';
+import { commitTransaction, db, foldedTransaction } from '../../../shared/db.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
 import { GatewayError } from '../../../shared/payments/gateways/index.js';
 import { sandboxAdapter } from '../../../shared/payments/gateways/sandbox.js';
-import type { PaymentRow } from '../../../shared/payments/repo.js';
+import { recordChargeAtCommit, type PaymentRow } from '../../../shared/payments/repo.js';
+import { serializeInitiation } from '../../../shared/payments/serialize.js';
 import { prepareEscrowLink } from '../../../shared/payments/service.js';
 
 type Client = ReturnType<typeof api>;
@@ -409,6 +410,70 @@ describe('POST /api/escrows/:id/pay', () => {
         expect(await countRows('journal_entries')).to.equal(0);
       });
     }
+
+    it('the answer is the link as stored (its row and its gateway answer are written with the COMMITs, not read back): gateway and manual, keyed and not', async () => {
+      await createGateway({ provider: 'sandbox', feePercent: '0.7' });
+      await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', feeFixed: 4000, config: { bank: 'BCA' } });
+      const cases = [
+        { body: { method: 'qris' }, keyed: true },
+        { body: { method: 'bank_transfer', provider: 'sandbox' }, keyed: false },
+        { body: { method: 'bank_transfer', provider: 'manual_bca' }, keyed: true },
+        { body: { method: 'bank_transfer', provider: 'manual_bca' }, keyed: false },
+      ];
+      for (const c of cases) {
+        const { escrow, buyer } = await createEscrow({ amount: 150_000 });
+        const res = await pay(client, await issueKey(buyer.id), escrow.id, c.body, c.keyed ? randomUUID() : undefined);
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        const [row] = await payments(escrow.id);
+        expect(res.body.data, JSON.stringify(c)).to.deep.equal(JSON.parse(JSON.stringify(serializeInitiation(row!))));
+        expect(row).to.deep.include({ status: 'pending', buyer_id: buyer.id, escrow_id: escrow.id, order_id: null });
+        if (c.body.provider === 'manual_bca') expect(JSON.parse(row!.raw_response)).to.deep.equal({ manual: true, config: { bank: 'BCA' } });
+        else expect(JSON.parse(row!.raw_response)).to.include({ sandbox: true, gateway_order_id: row!.gateway_order_id });
+      }
+    });
+
+    it('text the gateway answers is stored and answered alike (a lone UTF-16 surrogate becomes U+FFFD in both)', async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const original = sandboxAdapter.createCharge.bind(sandboxAdapter);
+      sandboxAdapter.createCharge = async (req) => ({ ...(await original(req)), qrString: 'QR\ud800END' });
+      try {
+        const res = await pay(client, await issueKey(buyer.id), escrow.id, { method: 'qris' }, randomUUID());
+        expect(res.status, JSON.stringify(res.body)).to.equal(201);
+        expect(res.body.data.qr_string).to.equal('QR\ufffdEND');
+        expect((await payments(escrow.id))[0]!.qr_string).to.equal('QR\ufffdEND');
+      } finally {
+        sandboxAdapter.createCharge = original;
+      }
+    });
+
+    it("a stranger's or the seller's pay never takes the escrow's lock: refused 403 while the buyer's transaction holds it", async () => {
+      await createGateway();
+      const { escrow, seller } = await createEscrow();
+      const { user: stranger } = await createUser();
+      const trx = await db.transaction();
+      try {
+        await trx('escrows').where({ id: escrow.id }).forUpdate().first();
+        for (const user of [seller, stranger]) expectError(await pay(client, await issueKey(user.id), escrow.id, { method: 'qris' }, randomUUID()), 403, 'NOT_BUYER');
+      } finally {
+        await trx.rollback();
+      }
+      expect(await countRows('payments')).to.equal(0);
+    });
+
+    it("a link's row missing when its gateway answer is recorded fails the transaction (nothing written) rather than answering a link that is not stored", async () => {
+      const patch = { qr_string: 'x', qr_url: null, va_number: null, va_bank: null, redirect_url: null, deep_link_url: null, raw_response: '{}', expires_at: T0, updated_at: T0 };
+      // Held in a keyed request's folded transaction: its COMMIT fails.
+      const { trx } = await foldedTransaction(db, 'SELECT 1');
+      await recordChargeAtCommit(trx, randomUUID(), patch);
+      let failed: unknown;
+      await commitTransaction(trx).catch((err: unknown) => (failed = err));
+      expect((failed as { code?: string } | undefined)?.code).to.equal('22012');
+      // In any other transaction it runs at once and fails there.
+      let failedNow: unknown;
+      await db.transaction((plain) => recordChargeAtCommit(plain, randomUUID(), patch)).catch((err: unknown) => (failedNow = err));
+      expect((failedNow as { code?: string } | undefined)?.code).to.equal('22012');
+    });
 
     it('the va_number of a bank transfer is the sandbox virtual account; the gateway order ids are unique', async () => {
       await createGateway();
