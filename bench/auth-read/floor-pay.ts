@@ -20,7 +20,8 @@
  *    own (as gateways/sandbox.ts keeps), autocommit;
  * 3. the key's transaction: BEGIN sent with `idempotency_open` (the advisory lock and the key's row,
  *    the service's own SQL function); one CTE recording the gateway's answer on the payment
- *    and the completed key row with the 201 answer; COMMIT. A failure after step 1 fails the
+ *    and the completed key row with the 201 answer, sent with COMMIT (`commitWith`, as the API
+ *    holds both for its COMMIT since f6403f4). A failure after step 1 fails the
  *    link (`failUnanswered`'s compare-and-set), as the service's discard step does.
  *
  * Callback + reconciliation, batched (group commit): the callbacks that arrive while a
@@ -55,7 +56,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type Koa from 'koa';
 import pg from 'pg';
-import { beginWith, canonicalJson, fail, type FloorCaller, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
+import { beginWith, canonicalJson, commitWith, fail, type FloorCaller, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 import type { FloorModule, FloorStores } from './floor-routes.js';
 
 const MINUTE = 60_000;
@@ -112,9 +113,10 @@ const RECORD = {
   name: 'floor_pay_record',
   text: `WITH u AS (UPDATE payments SET qr_string = $1, qr_url = NULL, va_number = $2, va_bank = $3, redirect_url = NULL, deep_link_url = NULL,
                            raw_response = $4, expires_at = $5::timestamptz, updated_at = $6::timestamptz
-                    WHERE id = $7::uuid RETURNING id)
-     INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
-     SELECT $8, $9, $10::uuid, $11, 'completed', 201, $12, $6::timestamptz, $6::timestamptz, $13::timestamptz FROM u RETURNING key`,
+                    WHERE id = $7::uuid RETURNING id),
+     k AS (INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
+     SELECT $8, $9, $10::uuid, $11, 'completed', 201, $12, $6::timestamptz, $6::timestamptz, $13::timestamptz FROM u RETURNING key)
+     SELECT 1 / count(*) FROM k`,
 };
 /** links.ts abandonLink -> repo.failUnanswered. */
 const FAIL_UNANSWERED = {
@@ -331,12 +333,12 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
           }
           await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
         }
-        const written = await client.query({
+        // Sent with COMMIT, as the API holds its update and stored answer for it; a vanished
+        // payment row divides by zero and fails the COMMIT (the API's recordChargeAtCommit).
+        await commitWith(client, {
           ...RECORD,
           values: [charge.qrString, charge.vaNumber, charge.vaBank, charge.raw, expiresAt, at, p.id, key.scope, key.endpoint, key.key, hash, answer, new Date(at.getTime() + IDEMPOTENCY_TTL_MS)],
         });
-        if (written.rowCount !== 1) throw new Error(`payment ${p.id} vanished before its link was recorded`);
-        await client.query('COMMIT');
         open = false;
         recorded = true;
       } finally {
