@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { checkedLoad, cyclingHeader, cyclingRequests, MAX_BAD_SHARE, runRounds as roundsOf, type AutocannonRequestSpec, type AutocannonResult, type CycledRequest } from '../lib/autocannon.js';
+import { analyzeAfterRun } from '../lib/db.js';
 import { intFromEnv, scenariosFromEnv } from '../lib/env.js';
 import { pacedRounds, type FlowRequest, type FlowResult } from '../lib/flows.js';
 import type { Child } from '../lib/procs.js';
@@ -130,7 +131,17 @@ async function load(target: Target, route: Route, requests: AutocannonRequestSpe
 export async function runRounds(targets: { api: Target; floor: Target }, seed: EscrowSeed): Promise<Map<Route, AutocannonResult[]>> {
   const routes: Route[] = ['me', ...settings.scenarios];
   const makers = new Map(routes.map((r) => [r, requestsFor(r, seed)]));
-  return roundsOf(routes, makers, (route, requests, seconds) => load(isFloor(route) ? targets.floor : targets.api, route, requests, seconds), settings);
+  return roundsOf(
+    routes,
+    makers,
+    async (route, requests, seconds) => {
+      const result = await load(isFloor(route) ? targets.floor : targets.api, route, requests, seconds);
+      // The creations write escrows, events, outbox rows and keys: statistics kept current (analyzeAfterRun).
+      if (route.startsWith('create')) await analyzeAfterRun();
+      return result;
+    },
+    settings,
+  );
 }
 
 /**

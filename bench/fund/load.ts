@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
+import { analyzeAfterRun } from '../lib/db.js';
 import { intFromEnv } from '../lib/env.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult } from '../lib/flows.js';
 import { fmtInt, fmtPct } from '../lib/format.js';
@@ -95,6 +96,7 @@ export async function runAll(targets: Record<Side, Target>, seed: FundSeed, item
     cursor += r.started;
     console.log(`bench: ${describe(label, r)}`);
     check(label, r, seconds, targets);
+    await analyzeAfterRun();
     return r;
   };
   // Warm-up flows are checked after the load like the others (they are in `done`).

@@ -175,3 +175,21 @@ export async function inPool<T, R>(items: readonly T[], limit: number, work: (it
   await Promise.all(runners);
   return out;
 }
+
+/**
+ * `ANALYZE` of the whole bench database, after every run (warm-ups included) once its work
+ * is done, as autovacuum's ANALYZE would keep the statistics in production. This server
+ * runs with autovacuum off (its CI configuration, /etc/postgresql/15/main/conf.d/90-ci.conf),
+ * so without it a freshly seeded database keeps the statistics of its near-empty ledger and
+ * payment tables for the whole bench, and each backend keeps the plans it cached then
+ * (PL/pgSQL functions and triggers, foreign-key checks, named statements): sequential scans
+ * of tables that grow by thousands of rows a round. Found on the pay bench's first run on a
+ * new database: the worker's reconciliation fell from 301 to 42 payments/s over four
+ * rounds while `journal_lines` was read sequentially 1.25 billion rows' worth; the same
+ * database's next run (statistics from the seed's ANALYZE of the filled tables) held
+ * 422-494/s. About 1.5 s on the pay bench's database.
+ */
+export async function analyzeAfterRun(): Promise<void> {
+  const db = await benchDb();
+  await db.raw('ANALYZE');
+}

@@ -15,7 +15,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { all, one } from '../lib/db.js';
+import { all, analyzeAfterRun, one } from '../lib/db.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult, type ItemQueue } from '../lib/flows.js';
 import { assertAlive, type Child } from '../lib/procs.js';
@@ -140,6 +140,7 @@ export async function run(target: Target, items: Items, seed: PaySeed, sign: (bo
   if (!opts.rate && flows.unused === 0) throw new Error(`${target.side}: the run used every escrow it was given (${mine.length}); raise BENCH_PAY_MAX_RATE or BENCH_PAY_ESCROWS`);
   assertAlive(children);
   await settle(records, children);
+  await analyzeAfterRun();
   const paidInWindow = await paidBetween(records, startedAt, endedAt);
   return { side: target.side, flows, records, startedAt, endedAt, paidInWindow, paidRate: paidInWindow / ((endedAt - startedAt) / 1000) };
 }

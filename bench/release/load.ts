@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
+import { analyzeAfterRun } from '../lib/db.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { fmtInt } from '../lib/format.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult, type ItemQueue } from '../lib/flows.js';
@@ -82,6 +83,7 @@ export async function run(target: Target, items: Items, seed: ReleaseSeed, child
   const flows = opts.rate ? await pacedFlows({ ...base, rate: opts.rate }) : await closedLoop(base);
   items.giveBack(flows.unused);
   assertAlive(children);
+  await analyzeAfterRun();
   const { started, failed, firstFailure } = flows;
   console.log(`bench: ${what}: ${fmtInt(flows.rate)} flows/s (${fmtInt(flows.completed)} in ${flows.seconds.toFixed(1)} s), ${failed} failed`);
   if (started === 0 || failed > MAX_BAD_SHARE * started) throw new Error(`${what}: ${failed} of ${started} flows failed (${JSON.stringify(flows.failures)}); first: ${firstFailure ?? '-'}`);
