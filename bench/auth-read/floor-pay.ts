@@ -38,8 +38,9 @@
  * `escrow_payment` entry (posting key `escrow-paid:<escrow>`) and its lines (the existing
  * accounts locked FOR UPDATE in id order first, as post.ts does; the database's trigger
  * moves the balances, as for the service), the
- * `payment.completed` event, the callback marked processed (`paid`), the notices'
- * `notifications.create-batch` outbox row; then the batch's COMMIT and the 200s. A failure
+ * `payment.completed` event, the callback marked processed (`paid`); then the batch's
+ * notices in one `notifications.create-batch` outbox row sent with its COMMIT (since this
+ * stop, as the worker writes one row per batch; before, one row per payment), and the 200s. A failure
  * fails the whole batch (each of its callbacks answers 500; the gateway sends again). The signed sandbox status needs
  * no confirmation with the gateway, so nothing forces the split for this gateway; the answer
  * comes after the reconciliation committed, a stronger promise than the service's.
@@ -177,11 +178,18 @@ const SETTLE = {
                    JOIN acc ON acc.code = l.code ORDER BY l.n RETURNING id),
           ev AS (INSERT INTO escrow_events (actor_id, actor_role, created_at, data, escrow_id, event)
                  SELECT NULL, 'system', $1, $9::jsonb, eu.id, 'payment.completed' FROM eu RETURNING id),
-          cb AS (UPDATE payment_callbacks SET processed_at = $1, outcome = 'paid', next_attempt_at = NULL WHERE id = $10 AND EXISTS (SELECT 1 FROM eu) RETURNING id),
-          ob AS (INSERT INTO outbox (available_at, created_at, job, payload, queue)
-                 SELECT $1, $1, 'notifications.create-batch', $11::jsonb, 'notifications' FROM eu RETURNING id)
+          cb AS (UPDATE payment_callbacks SET processed_at = $1, outcome = 'paid', next_attempt_at = NULL WHERE id = $10 AND EXISTS (SELECT 1 FROM eu) RETURNING id)
      SELECT (SELECT count(*) FROM pu)::int AS payments, (SELECT count(*) FROM eu)::int AS escrows, (SELECT count(*) FROM jl)::int AS lines,
-            (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM cb)::int AS callbacks, (SELECT count(*) FROM ob)::int AS outbox`,
+            (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM cb)::int AS callbacks`,
+};
+/**
+ * The batch's notices (buyer's payment_success, seller's escrow_paid per settled payment, in
+ * settlement order) in ONE `notifications.create-batch` outbox row, sent with the batch's
+ * COMMIT: the worker collects a batch's notices into one row the same way (collectNotices).
+ */
+const NOTICES = {
+  name: 'floor_callback_notices',
+  text: `INSERT INTO outbox (available_at, created_at, job, payload, queue) VALUES ($1, $1, 'notifications.create-batch', $2::jsonb, 'notifications')`,
 };
 
 
@@ -202,6 +210,15 @@ const METHODS = new Set(['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto'
 
 /** The most deliveries one batch settles (reconcile.ts's batch, 100). */
 const BATCH_MAX = 100;
+
+/** One in-app notice of a `notifications.create-batch` row. */
+interface Notice {
+  user_id: string;
+  type: string;
+  escrow_id: string;
+  dispute_id: null;
+  outcome: null;
+}
 
 /** A sandbox delivery, checked, waiting for its batch. */
 interface Report {
@@ -418,6 +435,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     const client = await pool.connect();
     let open = false;
     const inserted: boolean[] = [];
+    const notices: Notice[] = [];
     try {
       for (const r of reports) {
         const store = {
@@ -434,9 +452,10 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
           stored = (await client.query<Stored>(store)).rows[0]!;
         }
         inserted.push(stored.inserted);
-        if (stored.processed_at === null) await reconcile(client, stored.id, r);
+        if (stored.processed_at === null) notices.push(...(await reconcile(client, stored.id, r)));
       }
-      await client.query('COMMIT');
+      if (notices.length > 0) await commitWith(client, { ...NOTICES, values: [new Date(), JSON.stringify({ notices })] });
+      else await client.query('COMMIT');
       open = false;
       return inserted;
     } finally {
@@ -446,7 +465,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
   }
 
   /** A stored, unprocessed delivery reconciled in the batch's transaction (reconcile.ts for a paid sandbox report). */
-  async function reconcile(client: pg.PoolClient, callbackId: string, r: Report): Promise<void> {
+  async function reconcile(client: pg.PoolClient, callbackId: string, r: Report): Promise<Notice[]> {
     const { orderId, status, amount } = r;
     const locked = (
       await client.query<{
@@ -489,9 +508,9 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
         ['escrow:' + escrowId, escrowAmount],
         ...(surcharge > 0 ? ([['platform:gateway_fees', surcharge]] as [string, number][]) : []),
       ];
-      const notice = (userId: string, type: string) => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
+      const notice = (userId: string, type: string): Notice => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
       const done = (
-        await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number; outbox: number }>({
+        await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number }>({
           ...SETTLE,
           values: [
             now,
@@ -504,15 +523,16 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
             lines.map((l) => l[1]),
             JSON.stringify({ reference: locked.id, provider: 'sandbox', amount: escrowAmount, surcharge }),
             callbackId,
-            JSON.stringify({ notices: [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')] }),
           ],
         })
       ).rows[0]!;
-      if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1 || done.outbox !== 1) {
+      if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1) {
         throw new Error(`floor: settlement of ${orderId} wrote ${JSON.stringify(done)}`);
       }
+      return [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')];
     }
     // Anything else stays stored, unprocessed and due: the service's worker reconciles it (see the header).
+    return [];
   }
 
   return [
