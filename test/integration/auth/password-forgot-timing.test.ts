@@ -52,12 +52,16 @@ describe('accounts: forgot-password timing of a known vs an unknown address', fu
     }
     const mKnown = median(known);
     const mUnknown = median(unknown);
+    // Each pair ran back to back, so a change in the machine's load (the suite runs files in
+    // parallel) hits both of a pair alike: the pairs' differences, not the two medians, are
+    // compared (the medians alone failed now and then under a loaded suite).
+    const mDiff = median(known.map((k, i) => k - unknown[i]!));
     const detail = `known ${known.map((n) => n.toFixed(1)).join(',')} (median ${mKnown.toFixed(2)}); unknown ${unknown
       .map((n) => n.toFixed(1))
-      .join(',')} (median ${mUnknown.toFixed(2)})`;
+      .join(',')} (median ${mUnknown.toFixed(2)}); median paired difference ${mDiff.toFixed(2)}`;
     // Before the fix the known address took about twice as long (reset row and mail written
-    // only for it). The same work on both paths keeps the medians within 20% of each other.
-    expect(Math.abs(mKnown - mUnknown), detail).to.be.lessThan(0.2 * Math.max(mKnown, mUnknown));
+    // only for it). The same work on both paths keeps the typical pair within 20% of the slower median.
+    expect(Math.abs(mDiff), detail).to.be.lessThan(0.2 * Math.max(mKnown, mUnknown));
 
     // Still correct: one live link for the known account (each request replaces the last),
     // its e-mails are delivered, and nothing is ever sent to an unknown address.
