@@ -5,7 +5,7 @@
 import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
-import { sqlLiteral, type Db } from './db.js';
+import { prepared, sqlLiteral, type Db, type ReadAhead } from './db.js';
 import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -121,11 +121,55 @@ export async function openedKey(trx: Knex.Transaction, ref: KeyRef, hash: string
  * waits for the sanitiser) look first, so a replay does not repeat that work; `openKey`
  * still decides under the lock.
  */
-export async function peekKey(knex: Db, ref: KeyRef, hash: string): Promise<OpenResult | { kind: 'none' }> {
-  const row = await knex('idempotency_keys').where(where(ref)).first<Row | undefined>();
+export async function peekKey(knex: Knex, ref: KeyRef, hash: string): Promise<OpenResult | { kind: 'none' }> {
+  // A named statement (prepared once per connection): every keyed upload looks first.
+  const [row] = await prepared<Row>('idempotency_peek', `${PEEK_SQL} WHERE scope = $1 AND endpoint = $2 AND key = $3`, [ref.scope, ref.endpoint, ref.key], knex);
+  return peeked(row, hash);
+}
+
+const PEEK_SQL = 'SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys';
+
+/** What a looked-at key row means for a request with this body's hash (`peekKey`, `KeyGate`). */
+function peeked(row: Row | undefined, hash: string): OpenResult | { kind: 'none' } {
   if (!row || row.state !== 'completed' || row.expires_at.getTime() <= clock.nowMs()) return { kind: 'none' };
   if (row.request_hash !== hash) return { kind: 'conflict' };
   return { kind: 'replay', response: { status: row.response_status ?? 200, body: storedBody(row.response_body) } };
+}
+
+/**
+ * `peekKey` done by the route's prepare step in its own first round trip
+ * (`idempotent({ prepareAdmitting })`): the step sends `ahead` with its first statement and
+ * calls `admit` with the rows it brought before it does anything else.
+ */
+export interface KeyGate {
+  readonly ahead: ReadAhead;
+  /**
+   * True: no answer is stored, go on. False: the stored answer was sent, do nothing more.
+   * Throws for a key used with another body (422).
+   */
+  admit(rows: readonly unknown[] | undefined): boolean;
+}
+
+/** A `KeyGate` whose stored answer (or refusal) `answer` sends; `state()` tells the middleware what came of it. */
+export function keyGate(ref: KeyRef, hash: string, answer: (stored: OpenResult) => boolean): KeyGate & { state(): 'waiting' | 'admitted' | 'answered' } {
+  let state: 'waiting' | 'admitted' | 'answered' = 'waiting';
+  return {
+    ahead: {
+      key: `idempotency-peek:${ref.key}`,
+      sql: `${PEEK_SQL} WHERE scope = ${sqlLiteral(ref.scope)} AND endpoint = ${sqlLiteral(ref.endpoint)} AND key = ${sqlLiteral(ref.key)}`,
+    },
+    admit(rows) {
+      if (rows === undefined) throw new Error('KeyGate.admit: the key lookup was not sent with the first statement');
+      const stored = peeked(rows[0] as Row | undefined, hash);
+      if (stored.kind !== 'none' && answer(stored)) {
+        state = 'answered';
+        return false;
+      }
+      state = 'admitted';
+      return true;
+    },
+    state: () => state,
+  };
 }
 
 /** The statement recording the first 2xx answer for 24 hours, sent with the COMMIT of the handler's transaction. */

@@ -2,11 +2,13 @@ import type { Knex } from 'knex';
 import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold, type ReadAhead } from '../../shared/db.js';
 import {
   idempotencyErrors,
+  keyGate,
   openedKey,
   openKeySql,
   peekKey,
   recordAnswerSql,
   requestHash,
+  type KeyGate,
   type KeyRef,
   type OpenResult,
   type OpenRow,
@@ -42,6 +44,14 @@ export interface IdempotentOptions {
    * request then does not commit (refused, failed, or a concurrent twin answered first).
    */
   prepare?: (ctx: Ctx) => Promise<(() => Promise<void>) | undefined>;
+  /**
+   * As `prepare`, for work whose first transaction can carry the key's lookup (a pay: the
+   * escrow's lock): instead of the middleware looking at the key first (one round trip),
+   * the step gets a `KeyGate` (none without a key), sends `gate.ahead` with its first
+   * statement and calls `gate.admit` with the rows before anything else; when that answers
+   * false (the stored answer was sent) it does nothing and returns undefined.
+   */
+  prepareAdmitting?: (ctx: Ctx, gate: KeyGate | undefined) => Promise<(() => Promise<void>) | undefined>;
   /**
    * Reads the handler's service makes first (the escrow a move starts from, a setting),
    * sent with the key's statement in the same round trip (shared/db.ts `ReadAhead`); the
@@ -85,7 +95,7 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
   const middleware: Middleware = async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
-      const discard = options.prepare ? await options.prepare(ctx) : undefined;
+      const discard = options.prepare ? await options.prepare(ctx) : options.prepareAdmitting ? await options.prepareAdmitting(ctx, undefined) : undefined;
       let done = false;
       try {
         await next();
@@ -114,6 +124,14 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
       }
       if (stored.kind !== 'none' && answerStored(ctx, stored)) return;
       discard = await options.prepare(ctx);
+    } else if (options.prepareAdmitting) {
+      const gate = keyGate(ref, hash, (stored) => answerStored(ctx, stored));
+      discard = await options.prepareAdmitting(ctx, gate);
+      if (gate.state() === 'answered') {
+        if (discard) await discard();
+        return;
+      }
+      if (gate.state() === 'waiting') throw new Error(`${ref.endpoint}: its prepare step did not admit the Idempotency-Key`);
     }
     let committed = false;
     try {

@@ -25,9 +25,12 @@ publicGet(paymentsRouter, '/api/gateways/available-methods', {}, async (ctx) => 
 
 // The gateway is called before the key's transaction opens (rule 7): the link's row is
 // committed first, then the gateway's answer is recorded with the stored reply.
+// The key's lookup travels with the escrow's lock (prepareAdmitting): a replay is answered
+// from that first round trip, before any link is made.
 const openedLink = idempotent({
-  prepare: async (ctx) => {
-    const link = await payments.prepareEscrowLink(actorOf(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx));
+  prepareAdmitting: async (ctx, gate) => {
+    const link = await payments.prepareEscrowLinkAdmitting(actorOf(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx), gate);
+    if (!link) return undefined;
     ctx.state.prepared = link;
     return () => payments.abandonLink(link);
   },

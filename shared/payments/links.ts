@@ -10,7 +10,8 @@ import type { Actor } from '../actors.js';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { randomToken } from '../crypto.js';
-import { db, inFoldedTransaction, type Db } from '../db.js';
+import { db, inFoldedTransaction, takeReadAhead, type Db } from '../db.js';
+import type { KeyGate } from '../idempotency.js';
 import * as escrowRepo from '../escrows/repo.js';
 import type { EscrowRow } from '../escrows/repo.js';
 import { partyOf } from '../escrows/transition.js';
@@ -97,10 +98,20 @@ const OPENING_GRACE_MS = 30_000;
  * version) and reads the gateways and the payer; the link's row goes with the COMMIT.
  */
 export async function prepareEscrowLink(actor: Actor, escrowId: string, input: PayInput): Promise<PreparedLink> {
+  return (await prepareEscrowLinkAdmitting(actor, escrowId, input, undefined))!;
+}
+
+/**
+ * `prepareEscrowLink` for a keyed pay: the key's lookup goes in the same first round trip
+ * (`idempotent({ prepareAdmitting })`) and is admitted before any check, so a replay answers
+ * the stored link even once the escrow has moved on. Undefined when the stored answer was sent.
+ */
+export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string, input: PayInput, gate: KeyGate | undefined): Promise<PreparedLink | undefined> {
   const method = parseMethod(input.method);
   if (!isUuid(escrowId)) throw paymentErrors.escrowNotFound();
-  const ahead = [repo.enabledGatewaysAhead(), repo.payerAhead(actor.userId)];
-  const reserved = await inFoldedTransaction<EscrowRow, ReservedLink>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
+  const ahead = [...(gate ? [gate.ahead] : []), repo.enabledGatewaysAhead(), repo.payerAhead(actor.userId)];
+  const reserved = await inFoldedTransaction<EscrowRow, ReservedLink | undefined>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
+    if (gate && !gate.admit(takeReadAhead(trx, gate.ahead.key))) return undefined;
     if (!current) {
       // Not locked: it does not exist, or the caller is not its buyer (told apart unlocked).
       if (!(await escrowRepo.findById(trx, escrowId))) throw paymentErrors.escrowNotFound();
@@ -114,7 +125,7 @@ export async function prepareEscrowLink(actor: Actor, escrowId: string, input: P
     }
     return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
   });
-  return chargeReserved(reserved);
+  return reserved && chargeReserved(reserved);
 }
 
 /**

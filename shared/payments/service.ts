@@ -14,6 +14,7 @@ export {
   FIRST_POLL_AFTER_MS,
   availableGateways,
   prepareEscrowLink,
+  prepareEscrowLinkAdmitting,
   prepareOrderLink,
   recordLink,
   abandonLink,

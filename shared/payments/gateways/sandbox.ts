@@ -9,7 +9,7 @@ import { clock } from '../../clock.js';
 import { config } from '../../config.js';
 import { safeEqual } from '../../crypto.js';
 import type { Knex } from 'knex';
-import { createDb } from '../../db.js';
+import { createDb, prepared } from '../../db.js';
 import type { ChargeRequest, ChargeResult, GatewayAdapter, GatewayStatus, InboundDelivery, ParsedCallback } from './types.js';
 
 /**
@@ -41,7 +41,13 @@ export const sandboxAdapter: GatewayAdapter = {
 
   async createCharge(req: ChargeRequest): Promise<ChargeResult> {
     const now = clock.now();
-    await gatewayDb()('sandbox_charges').insert({ gateway_order_id: req.gatewayOrderId, amount: req.amount, method: req.method, created_at: now, updated_at: now });
+    // A named statement, as a gateway's own service would keep it (and as the bench's floor sends it).
+    await prepared(
+      'sandbox_charge_insert',
+      'INSERT INTO sandbox_charges (gateway_order_id, amount, method, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)',
+      [req.gatewayOrderId, req.amount, req.method, now],
+      gatewayDb(),
+    );
     // The sandbox has no hosted page or app to open: it is completed with the simulate route.
     return {
       paymentUrl: null,

@@ -554,6 +554,25 @@ describe('POST /api/escrows/:id/pay', () => {
       expect(await countRows('payments')).to.equal(3);
     });
 
+    it("a replay is answered before any check of the escrow (the key is looked at in the reserve's first round trip): the stored link even once the escrow moved on, and no new link", async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const key = await issueKey(buyer.id);
+      const idem = randomUUID();
+      const first = await pay(client, key, escrow.id, { method: 'qris' }, idem);
+      expect(first.status, JSON.stringify(first.body)).to.equal(201);
+      await db('escrows').where({ id: escrow.id }).update({ status: 'cancelled' });
+      const replay = await pay(client, key, escrow.id, { method: 'qris' }, idem);
+      expect(replay.status, JSON.stringify(replay.body)).to.equal(201);
+      expect(replay.headers['idempotent-replay']).to.equal('true');
+      expect(replay.body).to.deep.equal(first.body);
+      expectError(await pay(client, key, escrow.id, { method: 'gopay' }, idem), 422, 'IDEMPOTENCY_KEY_CONFLICT');
+      // A fresh key meets the check.
+      expectError(await pay(client, key, escrow.id, { method: 'qris' }, randomUUID()), 409, 'INVALID_STATE');
+      expect(await countRows('payments')).to.equal(1);
+      expect(await countRows('sandbox_charges')).to.equal(1);
+    });
+
     it('a refused pay is not cached: the same key works once the refusal is gone', async () => {
       const { escrow, buyer } = await createEscrow();
       const key = await issueKey(buyer.id);
