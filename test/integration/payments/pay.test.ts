@@ -519,13 +519,19 @@ describe('POST /api/escrows/:id/pay', () => {
       expect(await countRows('sandbox_charges')).to.equal(n);
     });
 
-    it('the same key replays the same link (one payment row); a fresh key makes a new link', async () => {
+    /** A sandbox gateway, an escrow and its buyer's first keyed qris pay (201). */
+    async function firstKeyedPay() {
       await createGateway();
       const { escrow, buyer } = await createEscrow();
       const key = await issueKey(buyer.id);
       const idem = randomUUID();
       const first = await pay(client, key, escrow.id, { method: 'qris' }, idem);
       expect(first.status, JSON.stringify(first.body)).to.equal(201);
+      return { escrow, key, idem, first };
+    }
+
+    it('the same key replays the same link (one payment row); a fresh key makes a new link', async () => {
+      const { escrow, key, idem, first } = await firstKeyedPay();
       expect(first.headers['idempotent-replay']).to.equal(undefined);
       clock.advance(30_000);
       const replay = await pay(client, key, escrow.id, { method: 'qris' }, idem);
@@ -555,12 +561,7 @@ describe('POST /api/escrows/:id/pay', () => {
     });
 
     it("a replay is answered before any check of the escrow (the key is looked at in the reserve's first round trip): the stored link even once the escrow moved on, and no new link", async () => {
-      await createGateway();
-      const { escrow, buyer } = await createEscrow();
-      const key = await issueKey(buyer.id);
-      const idem = randomUUID();
-      const first = await pay(client, key, escrow.id, { method: 'qris' }, idem);
-      expect(first.status, JSON.stringify(first.body)).to.equal(201);
+      const { escrow, key, idem, first } = await firstKeyedPay();
       await db('escrows').where({ id: escrow.id }).update({ status: 'cancelled' });
       const replay = await pay(client, key, escrow.id, { method: 'qris' }, idem);
       expect(replay.status, JSON.stringify(replay.body)).to.equal(201);
