@@ -139,20 +139,21 @@ function peeked(row: Row | undefined, hash: string): OpenResult | { kind: 'none'
 /**
  * `peekKey` done by the route's prepare step in its own first round trip
  * (`idempotent({ prepareAdmitting })`): the step sends `ahead` with its first statement and
- * calls `admit` with the rows it brought before it does anything else.
+ * calls `admit` with the rows it brought before it checks or writes anything.
  */
 export interface KeyGate {
   readonly ahead: ReadAhead;
   /**
-   * True: no answer is stored, go on. False: the stored answer was sent, do nothing more.
-   * Throws for a key used with another body (422).
+   * True: no answer is stored, go on. False: an answer is stored; do nothing more (the
+   * middleware sends it once the step has returned and its transaction is over). Throws
+   * for a key used with another body (422).
    */
   admit(rows: readonly unknown[] | undefined): boolean;
 }
 
-/** A `KeyGate` whose stored answer (or refusal) `answer` sends; `state()` tells the middleware what came of it. */
-export function keyGate(ref: KeyRef, hash: string, answer: (stored: OpenResult) => boolean): KeyGate & { state(): 'waiting' | 'admitted' | 'answered' } {
-  let state: 'waiting' | 'admitted' | 'answered' = 'waiting';
+/** A `KeyGate` for this key and body; `outcome()` tells the middleware what came of it. */
+export function keyGate(ref: KeyRef, hash: string): KeyGate & { outcome(): 'waiting' | 'admitted' | { replay: StoredResponse } } {
+  let outcome: 'waiting' | 'admitted' | { replay: StoredResponse } = 'waiting';
   return {
     ahead: {
       key: `idempotency-peek:${ref.key}`,
@@ -161,14 +162,15 @@ export function keyGate(ref: KeyRef, hash: string, answer: (stored: OpenResult) 
     admit(rows) {
       if (rows === undefined) throw new Error('KeyGate.admit: the key lookup was not sent with the first statement');
       const stored = peeked(rows[0] as Row | undefined, hash);
-      if (stored.kind !== 'none' && answer(stored)) {
-        state = 'answered';
+      if (stored.kind === 'conflict') throw idempotencyErrors.keyConflict();
+      if (stored.kind === 'replay') {
+        outcome = { replay: stored.response };
         return false;
       }
-      state = 'admitted';
+      outcome = 'admitted';
       return true;
     },
-    state: () => state,
+    outcome: () => outcome,
   };
 }
 

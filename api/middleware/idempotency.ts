@@ -13,6 +13,7 @@ import {
   type OpenResult,
   type OpenRow,
 } from '../../shared/idempotency.js';
+import { AppError } from '../../shared/errors.js';
 import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
@@ -92,6 +93,7 @@ export function isIdempotentMiddleware(fn: unknown): boolean {
 }
 
 export function idempotent(options: IdempotentOptions = {}): Middleware {
+  if (options.prepare && options.prepareAdmitting) throw new Error('idempotent(): give prepare or prepareAdmitting, not both');
   const middleware: Middleware = async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!key || ctx.method === 'GET' || ctx.method === 'HEAD') {
@@ -125,13 +127,27 @@ export function idempotent(options: IdempotentOptions = {}): Middleware {
       if (stored.kind !== 'none' && answerStored(ctx, stored)) return;
       discard = await options.prepare(ctx);
     } else if (options.prepareAdmitting) {
-      const gate = keyGate(ref, hash, (stored) => answerStored(ctx, stored));
-      discard = await options.prepareAdmitting(ctx, gate);
-      if (gate.state() === 'answered') {
+      const gate = keyGate(ref, hash);
+      try {
+        discard = await options.prepareAdmitting(ctx, gate);
+      } catch (err) {
+        // The key's lookup travelled with the step's first statement: a failure before it
+        // was admitted (the database unreachable) is the key's lookup failing, as with `peekKey`.
+        if (gate.outcome() !== 'waiting' || err instanceof AppError) throw err;
+        ctx.state.log.error({ err }, 'idempotency lookup failed');
+        throw idempotencyErrors.lookupFailed();
+      }
+      const outcome = gate.outcome();
+      if (outcome === 'waiting') {
         if (discard) await discard();
+        throw new Error(`${ref.endpoint}: its prepare step did not admit the Idempotency-Key`);
+      }
+      if (outcome !== 'admitted') {
+        // Sent only now, the step's transaction over: a failure there answered an error, not a replay.
+        if (discard) await discard();
+        answerStored(ctx, { kind: 'replay', response: outcome.replay });
         return;
       }
-      if (gate.state() === 'waiting') throw new Error(`${ref.endpoint}: its prepare step did not admit the Idempotency-Key`);
     }
     let committed = false;
     try {

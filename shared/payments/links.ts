@@ -107,11 +107,17 @@ export async function prepareEscrowLink(actor: Actor, escrowId: string, input: P
  * the stored link even once the escrow has moved on. Undefined when the stored answer was sent.
  */
 export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string, input: PayInput, gate: KeyGate | undefined): Promise<PreparedLink | undefined> {
-  const method = parseMethod(input.method);
-  if (!isUuid(escrowId)) throw paymentErrors.escrowNotFound();
+  // The refusals in their order: a bad method (400), then the escrow (404, 403, 409); a
+  // keyed request's stored answer (or 422 for its key reused) before all of them. A path
+  // that is not a UUID never stored an answer.
+  if (!isUuid(escrowId)) {
+    parseMethod(input.method);
+    throw paymentErrors.escrowNotFound();
+  }
   const ahead = [...(gate ? [gate.ahead] : []), repo.enabledGatewaysAhead(), repo.payerAhead(actor.userId)];
   const reserved = await inFoldedTransaction<EscrowRow, ReservedLink | undefined>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
     if (gate && !gate.admit(takeReadAhead(trx, gate.ahead.key))) return undefined;
+    const method = parseMethod(input.method);
     if (!current) {
       // Not locked: it does not exist, or the caller is not its buyer (told apart unlocked).
       if (!(await escrowRepo.findById(trx, escrowId))) throw paymentErrors.escrowNotFound();

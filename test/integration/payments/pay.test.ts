@@ -574,6 +574,37 @@ describe('POST /api/escrows/:id/pay', () => {
       expect(await countRows('sandbox_charges')).to.equal(1);
     });
 
+    it('the same key with another body is 422 before the body is checked: no method, an empty one, an unknown one', async () => {
+      const { escrow, key, idem } = await firstKeyedPay();
+      for (const body of [{}, { method: '' }, { method: 'bitcoin' }]) expectError(await pay(client, key, escrow.id, body, idem), 422, 'IDEMPOTENCY_KEY_CONFLICT');
+      // Without that key the body's own refusal comes first, before the escrow's.
+      expectError(await pay(client, key, escrow.id, {}, randomUUID()), 400, 'MISSING_METHOD');
+      expectError(await pay(client, key, 'not-a-uuid', { method: 'bitcoin' }, randomUUID()), 400, 'UNSUPPORTED_METHOD');
+      expect(await countRows('payments')).to.equal(1);
+    });
+
+    it("the database failing on the reserve's first round trip (where the key is looked at) answers 500 IDEMPOTENCY_LOOKUP_FAILED, as the key's own lookup did", async () => {
+      await createGateway();
+      const { escrow, buyer } = await createEscrow();
+      const key = await issueKey(buyer.id);
+      const pool = db.client as unknown as { acquireConnection: () => Promise<unknown> };
+      const original = pool.acquireConnection;
+      const acquire = original.bind(pool);
+      // Only the reserve's folded transaction finds the database gone (authentication still works).
+      pool.acquireConnection = () => {
+        if ((new Error().stack ?? '').includes('foldedTransaction')) return Promise.reject(new Error('connect ECONNREFUSED (simulated)'));
+        return acquire();
+      };
+      let res: Response;
+      try {
+        res = await pay(client, key, escrow.id, { method: 'qris' }, randomUUID());
+      } finally {
+        pool.acquireConnection = original;
+      }
+      expectError(res, 500, 'IDEMPOTENCY_LOOKUP_FAILED');
+      expect(await countRows('payments')).to.equal(0);
+    });
+
     it('a refused pay is not cached: the same key works once the refusal is gone', async () => {
       const { escrow, buyer } = await createEscrow();
       const key = await issueKey(buyer.id);

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Joi from 'joi';
+import { idempotent } from '../../../api/middleware/idempotency.js';
 import { flatten } from '../../../api/middleware/validate.js';
 import { canonicalJson, requestHash } from '../../../shared/idempotency.js';
 
@@ -40,5 +42,55 @@ describe('platform: joi errors in the { formErrors, fieldErrors } shape', () => 
     expect(flat.fieldErrors).to.have.keys('name', 'items.0.qty');
     expect(flat.fieldErrors.name).to.deep.equal(['name must be a string']);
     expect(flat.formErrors).to.have.length(1);
+  });
+});
+
+describe('platform: idempotent({ prepareAdmitting }), the contract of its prepare step', () => {
+  type Mw = (ctx: unknown, next: () => Promise<void>) => Promise<void>;
+  /** The parts of a keyed POST's context the middleware reads before its prepare step. */
+  function keyedCtx() {
+    const key = randomUUID();
+    return {
+      method: 'POST',
+      path: '/api/x/1/pay',
+      ip: '127.0.0.1',
+      request: { body: { a: 1 } },
+      state: { principal: { userId: randomUUID() }, log: { error() {}, warn() {} } },
+      get: (h: string) => (h === 'Idempotency-Key' ? key : ''),
+    };
+  }
+
+  it('a step that returns without admitting its key is a programming error, and the work it prepared is discarded', async () => {
+    let discarded = false;
+    const mw = idempotent({
+      prepareAdmitting: () =>
+        Promise.resolve(() => {
+          discarded = true;
+          return Promise.resolve();
+        }),
+    }) as unknown as Mw;
+    let thrown: unknown;
+    await mw(keyedCtx(), () => Promise.resolve()).catch((err: unknown) => (thrown = err));
+    expect(String(thrown)).to.match(/did not admit the Idempotency-Key/);
+    expect(discarded).to.equal(true);
+  });
+
+  it('a step given no gate (no key) runs as prepare does', async () => {
+    let ran = 0;
+    const mw = idempotent({
+      prepareAdmitting: (_ctx, gate) => {
+        expect(gate).to.equal(undefined);
+        ran += 1;
+        return Promise.resolve(undefined);
+      },
+    }) as unknown as Mw;
+    const ctx = { ...keyedCtx(), get: () => '', status: 200 };
+    await mw(ctx, () => Promise.resolve());
+    expect(ran).to.equal(1);
+  });
+
+  it('refuses to be built with both prepare and prepareAdmitting', () => {
+    const step = () => Promise.resolve(undefined);
+    expect(() => idempotent({ prepare: step, prepareAdmitting: step })).to.throw(/not both/);
   });
 });
