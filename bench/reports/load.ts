@@ -18,7 +18,7 @@
  * user (the owner) throughout: one request fills the cache just before the run (reported
  * apart as uncached), then the run lasts `duration` (at most 10) seconds; the overview's
  * own limit (60 per minute, not configurable) is kept from answering 429 by deleting that
- * user's counter of it every 20 ms during the run (the limiter still counts every request).
+ * user's counter of it every 5 ms during the run (the limiter still counts every request).
  * Afterwards the cache entry is read back: one stored after the run began is a
  * recomputation (a miss) during the run, and is counted.
  */
@@ -169,7 +169,7 @@ async function fill(base: string, callers: readonly ReportCaller[], connections:
   );
 }
 
-/** The overview limit's counters of the bench prefix (found by SCAN), deleted every 20 ms while `work` runs. */
+/** The overview limit's counters of the bench prefix (found by SCAN), deleted every 5 ms while `work` runs (every 20 ms let 429s through at about 2,800 answers a second on the AMD EPYC machine). */
 async function withOverviewCountersCleared<T>(work: () => Promise<T>): Promise<T> {
   const { config } = await import('../../shared/config.js');
   const redis = new Redis(process.env.REDIS_URL ?? '', { maxRetriesPerRequest: 3, lazyConnect: true });
@@ -183,7 +183,7 @@ async function withOverviewCountersCleared<T>(work: () => Promise<T>): Promise<T
   } while (cursor !== '0');
   const timer = setInterval(() => {
     if (keys.length > 0) void redis.del(...keys).catch(() => undefined);
-  }, 20);
+  }, 5);
   try {
     return await work();
   } finally {

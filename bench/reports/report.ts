@@ -56,7 +56,7 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       notes.push(
         `- Cached overview: the owner alone, throughout (an uncached answer takes most of a second here, too long to fill many users' 15-second entries ` +
           `before a run): one request filled the cache just before each run; the overview's own limit (60 per minute per user, not configurable) was ` +
-          `kept from answering 429 by deleting that user's counter of it (bench prefix) every 20 ms during the run, the limiter still counting every ` +
+          `kept from answering 429 by deleting that user's counter of it (bench prefix) every 5 ms during the run, the limiter still counting every ` +
           `request. Cache entries recomputed during each run (misses): ${misses}.`,
       );
     }
