@@ -175,7 +175,8 @@ function wellFormed(text: string | null | undefined): string | null {
  * Money paid on it later is still taken (a paid report wins over failed).
  */
 export async function abandonLink(prepared: PreparedLink): Promise<void> {
-  await repo.failUnanswered(db, prepared.link.id, clock.now());
+  if (prepared.link.is_manual) await repo.failUnansweredManual(db, prepared.link.id, clock.now());
+  else await repo.failUnanswered(db, prepared.link.id, clock.now());
 }
 
 /**

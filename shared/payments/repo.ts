@@ -155,6 +155,16 @@ export async function failUnanswered(trx: Db, id: string, now: Date): Promise<bo
   return n > 0;
 }
 
+/**
+ * A reserved manual link whose answer was never given (its request failed, or a concurrent
+ * twin with the same key answered its own link): pending and unclaimed -> failed
+ * (compare-and-set), so the buyer is never left two live transfer links for one pay.
+ */
+export async function failUnansweredManual(trx: Db, id: string, now: Date): Promise<boolean> {
+  const n = await trx('payments').where({ id, status: 'pending', is_manual: true }).whereNull('claimed_at').update({ status: 'failed', updated_at: now });
+  return n > 0;
+}
+
 export async function findById(trx: Db, id: string): Promise<PaymentRow | undefined> {
   return (await trx('payments').where({ id }).first()) as PaymentRow | undefined;
 }

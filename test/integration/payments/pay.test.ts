@@ -658,19 +658,23 @@ describe('POST /api/escrows/:id/pay', () => {
       expect(await escrowStatus(escrow.id)).to.equal('cancelled');
     });
 
-    it('a keyed pay refused after its link was prepared (a concurrent twin took the key) leaves that link failed, never live', async () => {
-      await createGateway();
-      const { escrow, buyer } = await createEscrow();
-      const key = await issueKey(buyer.id);
-      const idem = randomUUID();
-      const answers = await Promise.all([1, 2, 3].map(() => pay(client, key, escrow.id, { method: 'qris' }, idem)));
-      const statuses = answers.map((a) => a.status).sort();
-      expect(statuses.filter((s) => s === 201).length, JSON.stringify(statuses)).to.be.at.least(1);
-      const winner = answers.find((a) => a.status === 201 && a.headers['idempotent-replay'] === undefined)!;
-      const rows = await payments(escrow.id);
-      // Every link but the answered one is failed.
-      expect(rows.filter((r) => r.status !== 'failed').map((r) => r.id)).to.deep.equal([winner.body.data.payment_link_id]);
-    });
+    for (const manual of [false, true]) {
+      it(`a keyed pay refused after its ${manual ? 'manual transfer ' : ''}link was prepared (a concurrent twin took the key) leaves that link failed, never live`, async () => {
+        if (manual) await createGateway({ provider: 'manual_bca', isManual: true, methods: ['bank_transfer'], feePercent: '0', config: { bank: 'BCA' } });
+        else await createGateway();
+        const { escrow, buyer } = await createEscrow();
+        const key = await issueKey(buyer.id);
+        const idem = randomUUID();
+        const body = manual ? { method: 'bank_transfer', provider: 'manual_bca' } : { method: 'qris' };
+        const answers = await Promise.all([1, 2, 3].map(() => pay(client, key, escrow.id, body, idem)));
+        const statuses = answers.map((a) => a.status).sort();
+        expect(statuses.filter((s) => s === 201).length, JSON.stringify(statuses)).to.be.at.least(1);
+        const winner = answers.find((a) => a.status === 201 && a.headers['idempotent-replay'] === undefined)!;
+        const rows = await payments(escrow.id);
+        // Every link but the answered one is failed.
+        expect(rows.filter((r) => r.status !== 'failed').map((r) => r.id)).to.deep.equal([winner.body.data.payment_link_id]);
+      });
+    }
 
     it('an Idempotency-Key that is not a UUID v4 is refused', async () => {
       await createGateway();
