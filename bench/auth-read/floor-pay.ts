@@ -29,18 +29,19 @@
  * batch runs at a time, in ONE transaction, and each callback answers 200 once its batch
  * committed (the service stores each callback in one statement and a worker reconciles
  * stored callbacks in batches; the floor takes the hot ledger accounts' locks and pays
- * the commit once per batch, as the worker does). In the batch, per callback in arrival
- * order: the delivery stored (the service's upsert on dedupe_key; the batch's BEGIN
- * travels with the first); the payment locked, then its escrow (a LATERAL
- * subquery, so the order is the worker's: payment, then escrow); for a paid report on a
- * pending sandbox payment of a pending_payment escrow with the right amount, one CTE: the
- * payment and the escrow moved by compare-and-set, the three ledger accounts ensured, the
- * `escrow_payment` entry (posting key `escrow-paid:<escrow>`) and its lines (the existing
- * accounts locked FOR UPDATE in id order first, as post.ts does; the database's trigger
- * moves the balances, as for the service), the
- * `payment.completed` event, the callback marked processed (`paid`); then the batch's
- * notices in one `notifications.create-batch` outbox row sent with its COMMIT (since this
- * stop, as the worker writes one row per batch; before, one row per payment), and the 200s. A failure
+ * the commit once per batch, as the worker does). Since this stop the batch is set-based,
+ * as the worker's is (before, 3 statements per callback: store, lock, settle): the
+ * batch's deliveries stored in one upsert (the service's, on dedupe_key; the batch's BEGIN
+ * travels with it; no two with one dedupe key in a batch); their payments locked in id
+ * order, then their escrows in id order (the worker's order); for the paid reports on
+ * pending sandbox payments of pending_payment escrows with the right amount, one
+ * statement over arrays: the payments and the escrows moved by compare-and-set, the
+ * ledger accounts ensured, the `escrow_payment` entries (posting key
+ * `escrow-paid:<escrow>`) and their lines (the existing accounts locked FOR UPDATE in id
+ * order first, as post.ts does; the database's trigger moves the balances, as for the
+ * service), the `payment.completed` events, the callbacks marked processed (`paid`); then
+ * the batch's notices in one `notifications.create-batch` outbox row sent with its COMMIT
+ * (as the worker writes one row per batch), and the 200s. A failure
  * fails the whole batch (each of its callbacks answers 500; the gateway sends again). The signed sandbox status needs
  * no confirmation with the gateway, so nothing forces the split for this gateway; the answer
  * comes after the reconciliation committed, a stronger promise than the service's.
@@ -125,25 +126,27 @@ const FAIL_UNANSWERED = {
   text: `UPDATE payments SET status = 'failed', updated_at = $2 WHERE id = $1 AND status = 'pending' AND is_manual = false AND raw_response = '{}'`,
 };
 
-/** repo.upsertCallback's statement. */
-const STORE_CALLBACK = {
-  name: 'floor_callback_store',
+/** repo.upsertCallback's statement, for the batch's deliveries at once (their dedupe keys distinct: see takeBatch). */
+const STORE_CALLBACKS = {
   text: `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+     SELECT 'sandbox', 'callback', x.o, x.s, x.a, x.d, x.r, x.h::jsonb, x.t, x.t
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY AS x(o, s, a, d, r, h, t, n)
+      ORDER BY x.n
      ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
        processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
        next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
                               THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
                               ELSE payment_callbacks.next_attempt_at END
-     RETURNING id, processed_at, (xmax = 0) AS inserted`,
+     RETURNING id, dedupe_key, processed_at, (xmax = 0) AS inserted`,
 };
-/** The payment locked, then (for a paid sandbox report) its escrow: the worker's lock order. */
-const LOCK_PAYMENT_ESCROW = {
-  name: 'floor_callback_lock',
-  text: `SELECT p.id, p.escrow_id, p.provider, p.is_manual, p.status, p.amount, p.surcharge,
-                e.status AS escrow_status, e.amount AS escrow_amount, e.buyer_id, e.seller_id
-           FROM (SELECT * FROM payments WHERE gateway_order_id = $1 ORDER BY id FOR UPDATE) p
-           LEFT JOIN LATERAL (SELECT * FROM escrows WHERE id = p.escrow_id AND $2::text = 'paid' AND NOT p.is_manual AND p.provider = $3::text FOR UPDATE) e ON true`,
+/** The batch's payments locked in id order, then (next statement) their escrows in id order: the worker's lock order. */
+const LOCK_PAYMENTS = {
+  name: 'floor_callback_lock_payments',
+  text: `SELECT id, gateway_order_id, escrow_id, provider, is_manual, status, amount, surcharge FROM payments WHERE gateway_order_id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
+};
+const LOCK_ESCROWS = {
+  name: 'floor_callback_lock_escrows',
+  text: `SELECT id, status, amount, buyer_id, seller_id FROM escrows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
 };
 /** A report that settles nothing new (a duplicate of a paid one): processed with its outcome. */
 const MARK_PROCESSED = {
@@ -152,33 +155,36 @@ const MARK_PROCESSED = {
 };
 /**
  * The settlement (reconcile.ts Settlements.settle + apply, paid.ts markPaidMany,
- * ledger postMany, notifications collectNotices, callbacks markCallbacksProcessed) for one
- * payment whose row and escrow this transaction holds locked. The existing ledger accounts
- * are locked FOR UPDATE in id order (`acc`, read by the lines' INSERT) before the lines'
- * foreign-key checks and the balance trigger run at the end of the statement, as post.ts
- * locks them before it inserts the lines: without that lock two settlements each held a
- * KEY SHARE lock on gateway:clearing (the lines' foreign key) and then waited for each
- * other's in the trigger's FOR UPDATE (deadlocks in the first smoke run).
+ * ledger postMany, callbacks markCallbacksProcessed) of the batch's payments, whose rows
+ * and escrows this transaction holds locked, in one statement over arrays (the worker's
+ * batch, set-based): payments and escrows moved by compare-and-set, the accounts ensured
+ * and the existing ones locked FOR UPDATE in id order (`acc`, read by the lines' INSERT)
+ * before the lines' foreign-key checks and the balance trigger run, as post.ts locks them
+ * before it inserts the lines; one `escrow_payment` entry per escrow (posting key
+ * `escrow-paid:<escrow>`) with its lines, its `payment.completed` event, the callbacks
+ * processed `paid`.
  */
 const SETTLE = {
-  name: 'floor_callback_settle',
+  name: 'floor_callback_settle_batch',
   text: `WITH pu AS (UPDATE payments SET status = 'paid', paid_at = $1, flag = NULL, next_poll_at = NULL, updated_at = $1
-                     WHERE id = $2::uuid AND status = 'pending' RETURNING id),
+                     WHERE id = ANY($2::uuid[]) AND status = 'pending' RETURNING id),
           eu AS (UPDATE escrows SET status = 'paid', paid_at = $1, updated_at = $1
-                  WHERE id = $3::uuid AND status = 'pending_payment' AND EXISTS (SELECT 1 FROM pu) RETURNING id),
+                  WHERE id = ANY($3::uuid[]) AND status = 'pending_payment' RETURNING id),
           na AS (INSERT INTO ledger_accounts (allow_negative, code, created_at, kind, user_id)
                  SELECT a.neg, a.code, $1, a.kind, NULL FROM unnest($4::text[], $5::text[], $6::bool[]) AS a(code, kind, neg)
                  ORDER BY a.code ON CONFLICT (code) DO NOTHING RETURNING id, code),
           acc AS (SELECT id, code FROM na
                   UNION ALL SELECT id, code FROM (SELECT id, code FROM ledger_accounts WHERE code = ANY($4::text[]) ORDER BY id FOR UPDATE) locked),
           je AS (INSERT INTO journal_entries (kind, ref_type, ref_id, posting_key, memo, created_at)
-                 SELECT 'escrow_payment', 'escrow', eu.id::text, 'escrow-paid:' || eu.id::text, NULL, $1 FROM eu RETURNING id),
+                 SELECT 'escrow_payment', 'escrow', e.id::text, 'escrow-paid:' || e.id::text, NULL, $1
+                   FROM unnest($3::uuid[]) WITH ORDINALITY AS e(id, n) WHERE e.id IN (SELECT id FROM eu) ORDER BY e.n RETURNING id, ref_id),
           jl AS (INSERT INTO journal_lines (entry_id, account_id, amount)
-                 SELECT je.id, acc.id, l.amount FROM je, unnest($7::text[], $8::bigint[]) WITH ORDINALITY AS l(code, amount, n)
-                   JOIN acc ON acc.code = l.code ORDER BY l.n RETURNING id),
+                 SELECT je.id, acc.id, l.amount FROM unnest($7::text[], $8::text[], $9::bigint[]) WITH ORDINALITY AS l(escrow, code, amount, n)
+                   JOIN je ON je.ref_id = l.escrow JOIN acc ON acc.code = l.code ORDER BY l.n RETURNING id),
           ev AS (INSERT INTO escrow_events (actor_id, actor_role, created_at, data, escrow_id, event)
-                 SELECT NULL, 'system', $1, $9::jsonb, eu.id, 'payment.completed' FROM eu RETURNING id),
-          cb AS (UPDATE payment_callbacks SET processed_at = $1, outcome = 'paid', next_attempt_at = NULL WHERE id = $10 AND EXISTS (SELECT 1 FROM eu) RETURNING id)
+                 SELECT NULL, 'system', $1, d.data::jsonb, d.escrow, 'payment.completed'
+                   FROM unnest($3::uuid[], $10::text[]) WITH ORDINALITY AS d(escrow, data, n) WHERE d.escrow IN (SELECT id FROM eu) ORDER BY d.n RETURNING id),
+          cb AS (UPDATE payment_callbacks SET processed_at = $1, outcome = 'paid', next_attempt_at = NULL WHERE id = ANY($11::bigint[]) RETURNING id)
      SELECT (SELECT count(*) FROM pu)::int AS payments, (SELECT count(*) FROM eu)::int AS escrows, (SELECT count(*) FROM jl)::int AS lines,
             (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM cb)::int AS callbacks`,
 };
@@ -210,6 +216,9 @@ const METHODS = new Set(['qris', 'bank_transfer', 'gopay', 'shopeepay', 'crypto'
 
 /** The most deliveries one batch settles (reconcile.ts's batch, 100). */
 const BATCH_MAX = 100;
+
+/** callbacks.ts's dedupe key of a sandbox delivery. */
+const dedupeKey = (r: Report): string => `sandbox:${r.orderId}:${r.status}:${r.amount ?? ''}`;
 
 /** One in-app notice of a `notifications.create-batch` row. */
 interface Notice {
@@ -416,8 +425,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     running = true;
     try {
       while (waiting.length > 0) {
-        const batch = waiting.slice(0, BATCH_MAX);
-        waiting = waiting.slice(BATCH_MAX);
+        const batch = takeBatch();
         try {
           const inserted = await settleBatch(batch.map((w) => w.report));
           batch.forEach((w, i) => w.resolve(inserted[i]!));
@@ -430,109 +438,122 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
     }
   }
 
-  /** One transaction for the batch: each delivery stored, then reconciled (see the header); one COMMIT. */
+  /**
+   * Up to BATCH_MAX waiting deliveries, in arrival order, no two with the same dedupe key
+   * (one upsert cannot touch a row twice): a repeat waits for the next batch, as it would
+   * arrive after the first in the service.
+   */
+  function takeBatch(): typeof waiting {
+    const batch: typeof waiting = [];
+    const rest: typeof waiting = [];
+    const keys = new Set<string>();
+    for (const w of waiting) {
+      const key = dedupeKey(w.report);
+      if (batch.length < BATCH_MAX && !keys.has(key)) {
+        batch.push(w);
+        keys.add(key);
+      } else rest.push(w);
+    }
+    waiting = rest;
+    return batch;
+  }
+
+  /**
+   * One transaction for the batch, set-based as the worker's: the deliveries stored in one
+   * statement (BEGIN with it), the payments then the escrows locked, the eligible ones
+   * settled in one statement, the notices in one outbox row with the COMMIT.
+   */
   async function settleBatch(reports: readonly Report[]): Promise<boolean[]> {
     const client = await pool.connect();
     let open = false;
-    const inserted: boolean[] = [];
-    const notices: Notice[] = [];
     try {
-      for (const r of reports) {
-        const store = {
-          ...STORE_CALLBACK,
-          values: ['sandbox', 'callback', r.orderId, r.status, r.amount, `sandbox:${r.orderId}:${r.status}:${r.amount ?? ''}`, r.raw, JSON.stringify(r.headers), r.receivedAt, r.receivedAt],
-        };
-        type Stored = { id: string; processed_at: Date | null; inserted: boolean };
-        let stored: Stored;
-        if (!open) {
-          // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
-          open = true;
-          stored = (await beginWith<Stored>(client, store))[0]!;
-        } else {
-          stored = (await client.query<Stored>(store)).rows[0]!;
-        }
-        inserted.push(stored.inserted);
-        if (stored.processed_at === null) notices.push(...(await reconcile(client, stored.id, r)));
-      }
+      open = true;
+      const stored = await beginWith<{ id: string; dedupe_key: string; processed_at: Date | null; inserted: boolean }>(client, {
+        ...STORE_CALLBACKS,
+        values: [
+          reports.map((r) => r.orderId),
+          reports.map((r) => r.status),
+          reports.map((r) => r.amount),
+          reports.map(dedupeKey),
+          reports.map((r) => r.raw),
+          reports.map((r) => JSON.stringify(r.headers)),
+          reports.map((r) => r.receivedAt),
+        ],
+      });
+      const byKey = new Map(stored.map((row) => [row.dedupe_key, row]));
+      const rows = reports.map((r) => byKey.get(dedupeKey(r))!);
+      const due = reports.map((r, i) => ({ r, id: rows[i]!.id })).filter((_, i) => rows[i]!.processed_at === null);
+      const notices = due.length > 0 ? await reconcile(client, due) : [];
       if (notices.length > 0) await commitWith(client, { ...NOTICES, values: [new Date(), JSON.stringify({ notices })] });
       else await client.query('COMMIT');
       open = false;
-      return inserted;
+      return rows.map((row) => row.inserted);
     } finally {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
       client.release();
     }
   }
 
-  /** A stored, unprocessed delivery reconciled in the batch's transaction (reconcile.ts for a paid sandbox report). */
-  async function reconcile(client: pg.PoolClient, callbackId: string, r: Report): Promise<Notice[]> {
-    const { orderId, status, amount } = r;
-    const locked = (
-      await client.query<{
-        id: string;
-        escrow_id: string | null;
-        provider: string;
-        is_manual: boolean;
-        status: string;
-        amount: number;
-        surcharge: number;
-        escrow_status: string | null;
-        escrow_amount: number | null;
-        buyer_id: string | null;
-        seller_id: string | null;
-      }>({ ...LOCK_PAYMENT_ESCROW, values: [orderId, status, 'sandbox'] })
-    ).rows[0];
+  /** The stored, unprocessed deliveries reconciled in the batch's transaction (reconcile.ts for paid sandbox reports); their notices. */
+  async function reconcile(client: pg.PoolClient, due: readonly { r: Report; id: string }[]): Promise<Notice[]> {
+    type Pay = { id: string; gateway_order_id: string; escrow_id: string | null; provider: string; is_manual: boolean; status: string; amount: number; surcharge: number };
+    type Esc = { id: string; status: string; amount: number; buyer_id: string; seller_id: string };
+    const pays = (await client.query<Pay>({ ...LOCK_PAYMENTS, values: [due.map((d) => d.r.orderId)] })).rows;
+    const byOrder = new Map(pays.map((p) => [p.gateway_order_id, p]));
+    const escrowIds = [...new Set(pays.filter((p) => p.escrow_id !== null && p.status === 'pending' && !p.is_manual && p.provider === 'sandbox').map((p) => p.escrow_id!))];
+    const escrows = escrowIds.length > 0 ? (await client.query<Esc>({ ...LOCK_ESCROWS, values: [escrowIds] })).rows : [];
+    const escrowOf = new Map(escrows.map((e) => [e.id, e]));
     const now = new Date();
-    if (locked && !locked.is_manual && locked.provider === 'sandbox' && locked.status === 'paid' && status === 'paid') {
-      await client.query({ ...MARK_PROCESSED, values: [now, 'duplicate_paid', callbackId] });
-    } else if (
-      locked &&
-      status === 'paid' &&
-      !locked.is_manual &&
-      locked.provider === 'sandbox' &&
-      locked.status === 'pending' &&
-      locked.escrow_id !== null &&
-      locked.escrow_status === 'pending_payment' &&
-      (amount === null || amount === locked.amount)
-    ) {
-      const escrowId = locked.escrow_id;
-      const escrowAmount = locked.escrow_amount!;
-      const surcharge = locked.surcharge;
-      const accounts = [
-        ['escrow:' + escrowId, 'escrow', false],
-        ['gateway:clearing', 'gateway_clearing', true],
-        ...(surcharge > 0 ? [['platform:gateway_fees', 'platform_fee', false]] : []),
-      ] as [string, string, boolean][];
-      const lines: [string, number][] = [
-        ['gateway:clearing', -(escrowAmount + surcharge)],
-        ['escrow:' + escrowId, escrowAmount],
-        ...(surcharge > 0 ? ([['platform:gateway_fees', surcharge]] as [string, number][]) : []),
-      ];
-      const notice = (userId: string, type: string): Notice => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
-      const done = (
-        await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number }>({
-          ...SETTLE,
-          values: [
-            now,
-            locked.id,
-            escrowId,
-            accounts.map((a) => a[0]),
-            accounts.map((a) => a[1]),
-            accounts.map((a) => a[2]),
-            lines.map((l) => l[0]),
-            lines.map((l) => l[1]),
-            JSON.stringify({ reference: locked.id, provider: 'sandbox', amount: escrowAmount, surcharge }),
-            callbackId,
-          ],
-        })
-      ).rows[0]!;
-      if (done.payments !== 1 || done.escrows !== 1 || done.lines !== lines.length || done.events !== 1 || done.callbacks !== 1) {
-        throw new Error(`floor: settlement of ${orderId} wrote ${JSON.stringify(done)}`);
+    const settled: { cb: string; p: Pay; e: Esc }[] = [];
+    const taken = new Set<string>();
+    for (const { r, id } of due) {
+      const p = byOrder.get(r.orderId);
+      if (!p || r.status !== 'paid' || p.is_manual || p.provider !== 'sandbox') continue;
+      if (p.status === 'paid') {
+        await client.query({ ...MARK_PROCESSED, values: [now, 'duplicate_paid', id] });
+        continue;
       }
-      return [notice(locked.buyer_id!, 'payment_success'), notice(locked.seller_id!, 'escrow_paid')];
+      const e = p.escrow_id !== null ? escrowOf.get(p.escrow_id) : undefined;
+      // A second report or link for what this batch settles stays for the service's worker (see the header).
+      if (p.status !== 'pending' || !e || e.status !== 'pending_payment' || (r.amount !== null && r.amount !== p.amount) || taken.has(p.id) || taken.has(e.id)) continue;
+      taken.add(p.id);
+      taken.add(e.id);
+      settled.push({ cb: id, p, e });
     }
-    // Anything else stays stored, unprocessed and due: the service's worker reconciles it (see the header).
-    return [];
+    if (settled.length === 0) return [];
+    const accounts = new Map<string, [string, boolean]>([['gateway:clearing', ['gateway_clearing', true]]]);
+    const lines: [string, string, number][] = [];
+    for (const { p, e } of settled) {
+      accounts.set(`escrow:${e.id}`, ['escrow', false]);
+      if (p.surcharge > 0) accounts.set('platform:gateway_fees', ['platform_fee', false]);
+      lines.push([e.id, 'gateway:clearing', -(e.amount + p.surcharge)], [e.id, `escrow:${e.id}`, e.amount]);
+      if (p.surcharge > 0) lines.push([e.id, 'platform:gateway_fees', p.surcharge]);
+    }
+    const codes = [...accounts.keys()];
+    const done = (
+      await client.query<{ payments: number; escrows: number; lines: number; events: number; callbacks: number }>({
+        ...SETTLE,
+        values: [
+          now,
+          settled.map((s) => s.p.id),
+          settled.map((s) => s.e.id),
+          codes,
+          codes.map((c) => accounts.get(c)![0]),
+          codes.map((c) => accounts.get(c)![1]),
+          lines.map((l) => l[0]),
+          lines.map((l) => l[1]),
+          lines.map((l) => l[2]),
+          settled.map((s) => JSON.stringify({ reference: s.p.id, provider: 'sandbox', amount: s.e.amount, surcharge: s.p.surcharge })),
+          settled.map((s) => s.cb),
+        ],
+      })
+    ).rows[0]!;
+    const n = settled.length;
+    if (done.payments !== n || done.escrows !== n || done.lines !== lines.length || done.events !== n || done.callbacks !== n) {
+      throw new Error(`floor: a batch settling ${n} payments wrote ${JSON.stringify(done)}`);
+    }
+    const notice = (userId: string, type: string, escrowId: string): Notice => ({ user_id: userId, type, escrow_id: escrowId, dispute_id: null, outcome: null });
+    return settled.flatMap((s) => [notice(s.e.buyer_id, 'payment_success', s.e.id), notice(s.e.seller_id, 'escrow_paid', s.e.id)]);
   }
 
   return [
