@@ -32,7 +32,7 @@ export const settings = {
   pacedDuration: intFromEnv('BENCH_PAY_PACED_DURATION', 10, 1, 120),
   /** Escrows seeded for the run; unset: enough for BENCH_PAY_MAX_RATE flows/s on both sides in every run. */
   escrows: optionalIntFromEnv('BENCH_PAY_ESCROWS', 10, 500_000),
-  maxRate: intFromEnv('BENCH_PAY_MAX_RATE', 600, 10, 5000),
+  maxRate: intFromEnv('BENCH_PAY_MAX_RATE', 1000, 10, 5000),
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
 };
 export const DEFAULT_RATE = 500;
