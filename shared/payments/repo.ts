@@ -1,6 +1,6 @@
 /** SQL for payment links, gateways and stored callbacks. */
 import type { Knex } from 'knex';
-import { sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
+import { prepared, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
 import type { PaymentStatus } from './states.js';
@@ -96,6 +96,9 @@ export type LinkView = Pick<
   'id' | 'gateway_order_id' | 'method' | 'provider' | 'redirect_url' | 'qr_url' | 'va_number' | 'va_bank' | 'deep_link_url' | 'expires_at' | 'amount' | 'escrow_amount' | 'surcharge' | 'qr_string' | 'is_manual' | 'order_id'
 >;
 
+const INSERT_PAYMENT = `INSERT INTO payments (id, escrow_id, order_id, buyer_id, provider, method, is_manual, gateway_order_id, escrow_amount, surcharge, amount, raw_response, expires_at, next_poll_at, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`;
+
 /**
  * `insertPayment` held for the transaction's COMMIT (`writeAtCommit`), the id chosen by
  * the caller: the link's row commits with the target's lock released, one round trip
@@ -104,7 +107,28 @@ export type LinkView = Pick<
  * shows it, from the values given (a test holds it equal to the row read back).
  */
 export async function insertPaymentAtCommit(trx: Db, row: NewPayment & { id: string }): Promise<LinkView> {
-  await writeAtCommit(trx, trx('payments').insert(row).toSQL().toNative());
+  // One fixed statement (no query building per pay); a column not given takes its default.
+  await writeAtCommit(trx, {
+    sql: INSERT_PAYMENT,
+    bindings: [
+      row.id,
+      row.escrow_id ?? null,
+      row.order_id ?? null,
+      row.buyer_id,
+      row.provider,
+      row.method,
+      row.is_manual,
+      row.gateway_order_id,
+      row.escrow_amount,
+      row.surcharge,
+      row.amount,
+      row.raw_response ?? '{}',
+      row.expires_at ?? null,
+      row.next_poll_at ?? null,
+      row.created_at,
+      row.updated_at,
+    ],
+  });
   return {
     id: row.id,
     gateway_order_id: row.gateway_order_id,
@@ -135,8 +159,12 @@ type ChargePatch = Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_b
  * caller throws on no row.
  */
 export async function recordChargeAtCommit(trx: Db, id: string, patch: ChargePatch): Promise<void> {
-  const update = trx('payments').where({ id }).update(patch).toSQL().toNative();
-  await writeAtCommit(trx, { sql: `WITH u AS (${update.sql} RETURNING 1) SELECT 1 / count(*) FROM u`, bindings: update.bindings });
+  await writeAtCommit(trx, {
+    sql: `WITH u AS (UPDATE payments SET qr_string = $1, qr_url = $2, va_number = $3, va_bank = $4, redirect_url = $5, deep_link_url = $6,
+                                         raw_response = $7, expires_at = $8, updated_at = $9 WHERE id = $10 RETURNING 1)
+          SELECT 1 / count(*) FROM u`,
+    bindings: [patch.qr_string, patch.qr_url, patch.va_number, patch.va_bank, patch.redirect_url, patch.deep_link_url, patch.raw_response, patch.expires_at, patch.updated_at, id],
+  });
 }
 
 /** The gateway's answer on a reserved link (payments/service.ts `recordLink`). */
@@ -286,18 +314,21 @@ export async function upsertCallback(
   trx: Db,
   row: Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string },
 ): Promise<{ id: number; processed_at: Date | null; inserted: boolean }> {
-  const result = await trx.raw<{ rows: { id: number; processed_at: Date | null; inserted: boolean }[] }>(
+  // A named statement (prepared once per connection): every gateway delivery sends it.
+  const rows = await prepared<{ id: number; processed_at: Date | null; inserted: boolean }>(
+    'payment_callback_upsert',
     `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)
      ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
        processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
        next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
                               THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
                               ELSE payment_callbacks.next_attempt_at END
      RETURNING id, processed_at, (xmax = 0) AS inserted`,
-    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at, row.received_at],
+    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at],
+    trx as Knex,
   );
-  return result.rows[0]!;
+  return rows[0]!;
 }
 
 const CALLBACK_COLUMNS = ['id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'received_at', 'processed_at', 'outcome'] as const;
