@@ -23,7 +23,6 @@ export function fail(ctx: Koa.Context, status: number, code: string, message: st
   return undefined;
 }
 
-// shared/ids.ts
 /** A stored keyed answer sent again, as the API replays it (api/middleware/idempotency.ts). */
 export function replayStored(ctx: Koa.Context, status: number | null, body: string | null): void {
   ctx.status = status ?? 200;
@@ -32,6 +31,7 @@ export function replayStored(ctx: Koa.Context, status: number | null, body: stri
   ctx.set('Idempotent-Replay', 'true');
 }
 
+// shared/ids.ts
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 

@@ -110,7 +110,7 @@ const CHARGE = {
 /** Step 3: the key (idempotency_open: the advisory lock, then the key's row). */
 const OPEN_KEY = { name: 'floor_pay_open_key', text: 'SELECT * FROM idempotency_open($1, $2, $3)' };
 const FORGET_KEY = { name: 'floor_pay_forget_key', text: 'DELETE FROM idempotency_keys WHERE scope = $1 AND endpoint = $2 AND key = $3' };
-/** Step 3: the gateway's answer on the link (recordCharge) and the completed key with the answer (recordAnswer). */
+/** Step 3: the gateway's answer on the link (recordChargeAtCommit) and the completed key with the answer (recordAnswer). */
 const RECORD = {
   name: 'floor_pay_record',
   text: `WITH u AS (UPDATE payments SET qr_string = $1, qr_url = NULL, va_number = $2, va_bank = $3, redirect_url = NULL, deep_link_url = NULL,

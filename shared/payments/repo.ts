@@ -152,11 +152,11 @@ export async function insertPaymentAtCommit(trx: Db, row: NewPayment & { id: str
 type ChargePatch = Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_bank' | 'redirect_url' | 'deep_link_url' | 'raw_response' | 'expires_at' | 'updated_at'>;
 
 /**
- * `recordCharge` held for the key transaction's COMMIT (`writeAtCommit`, with the stored
- * answer): the caller knows every column the answer shows. A link's row is never deleted;
- * should it be missing all the same, `1 / count(*)` of the updated rows divides by zero and
- * fails the COMMIT (nothing is written, the request answers 5xx), as `recordCharge`'s
- * caller throws on no row.
+ * The gateway's answer on a reserved link (links.ts `recordLink`), held for the key
+ * transaction's COMMIT (`writeAtCommit`, with the stored answer): the caller knows every
+ * column the answer shows. A link's row is never deleted; should it be missing all the
+ * same, `1 / count(*)` of the updated rows divides by zero and fails the COMMIT (nothing
+ * is written, the request answers 5xx).
  */
 export async function recordChargeAtCommit(trx: Db, id: string, patch: ChargePatch): Promise<void> {
   await writeAtCommit(trx, {
@@ -165,16 +165,6 @@ export async function recordChargeAtCommit(trx: Db, id: string, patch: ChargePat
           SELECT 1 / count(*) FROM u`,
     bindings: [patch.qr_string, patch.qr_url, patch.va_number, patch.va_bank, patch.redirect_url, patch.deep_link_url, patch.raw_response, patch.expires_at, patch.updated_at, id],
   });
-}
-
-/** The gateway's answer on a reserved link (payments/service.ts `recordLink`). */
-export async function recordCharge(
-  trx: Db,
-  id: string,
-  patch: Pick<PaymentRow, 'qr_string' | 'qr_url' | 'va_number' | 'va_bank' | 'redirect_url' | 'deep_link_url' | 'raw_response' | 'expires_at' | 'updated_at'>,
-): Promise<PaymentRow | undefined> {
-  const [row] = (await trx('payments').where({ id }).update(patch).returning('*')) as PaymentRow[];
-  return row;
 }
 
 /** A reserved gateway link whose answer was never recorded: pending -> failed (compare-and-set). */
