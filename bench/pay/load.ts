@@ -19,6 +19,7 @@ import { all, analyzeAfterRun, one } from '../lib/db.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult, type ItemQueue } from '../lib/flows.js';
 import { assertAlive, type Child } from '../lib/procs.js';
+import { cpuMsPer, cpuSnapshot, cpuUse } from '../lib/sample.js';
 import type { PayItem, PaySeed } from './seed.js';
 
 export const settings = {
@@ -30,6 +31,8 @@ export const settings = {
   /** Paced rate in flows/s; unset: 500, or 80% of the slower side's closed-loop median when that is below 500. */
   rate: optionalIntFromEnv('BENCH_PAY_RATE', 1, 5000),
   pacedDuration: intFromEnv('BENCH_PAY_PACED_DURATION', 10, 1, 120),
+  /** Paced runs per side (alternating who goes first); the report gives the median round's p99. */
+  pacedRounds: intFromEnv('BENCH_PAY_PACED_ROUNDS', 3, 1, 9),
   /** Escrows seeded for the run; unset: enough for BENCH_PAY_MAX_RATE flows/s on both sides in every run. */
   escrows: optionalIntFromEnv('BENCH_PAY_ESCROWS', 10, 500_000),
   maxRate: intFromEnv('BENCH_PAY_MAX_RATE', 1000, 10, 5000),
@@ -41,7 +44,7 @@ export const DEFAULT_RATE = 500;
 export function escrowsNeeded(): number {
   if (settings.escrows !== null) return settings.escrows;
   const closed = 2 * (settings.warmup + settings.rounds * settings.duration) * settings.maxRate;
-  const paced = 2 * Math.max(DEFAULT_RATE, settings.rate ?? 0) * settings.pacedDuration;
+  const paced = 2 * settings.pacedRounds * Math.max(DEFAULT_RATE, settings.rate ?? 0) * settings.pacedDuration;
   return 4 + closed + paced;
 }
 
@@ -99,6 +102,28 @@ export interface RunResult {
   paidInWindow: number;
   /** Paid payments per second inside the window. */
   paidRate: number;
+  /**
+   * Core-milliseconds per completed flow, from the run's start until its payments were paid
+   * and the outbox drained, per process group (CPU_GROUPS); null where /proc is missing.
+   */
+  cpuPerFlow: Record<CpuGroup, number> | null;
+  /** Checkpoints Postgres began between the run's start and its end (pg_stat_bgwriter, timed + requested). */
+  checkpoints: number;
+}
+
+/** Checkpoints so far (timed and requested), to tell whether one fell inside a run. */
+async function checkpointCount(): Promise<number> {
+  return (await one<{ n: number }>('SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter')).n;
+}
+
+/** The process groups whose CPU a run reports: the bench's children by the first word of their names, Postgres, Redis, this process. */
+export const CPU_GROUPS = ['api', 'worker', 'floor', 'postgres', 'redis', 'bench'] as const;
+export type CpuGroup = (typeof CPU_GROUPS)[number];
+
+function pidsOf(children: readonly Child[]): Record<string, number | undefined> {
+  const pids: Record<string, number | undefined> = { bench: process.pid };
+  for (const c of children) pids[c.name.split(' ')[0]!.toLowerCase()] = c.proc.pid;
+  return pids;
 }
 
 /** Payments of `records` paid by the database between `from` and `to` (ms since the epoch). */
@@ -132,15 +157,21 @@ export async function run(target: Target, items: Items, seed: PaySeed, sign: (bo
   const mine = items.take(wanted);
   const records: FlowRecord[] = [];
   const flow = payFlow(seed, sign, records);
+  const pids = pidsOf(children);
+  const checkpointsBefore = await checkpointCount();
+  const cpuAtStart = cpuSnapshot(pids);
   const startedAt = Date.now();
   const base = { base: target.base, items: mine, flow, concurrency: settings.concurrency, duration: opts.seconds };
   const flows = opts.rate ? await pacedFlows({ ...base, rate: opts.rate }) : await closedLoop(base);
   const endedAt = Date.now();
+  const checkpoints = (await checkpointCount()) - checkpointsBefore;
   items.giveBack(flows.unused);
   if (!opts.rate && flows.unused === 0) throw new Error(`${target.side}: the run used every escrow it was given (${mine.length}); raise BENCH_PAY_MAX_RATE or BENCH_PAY_ESCROWS`);
   assertAlive(children);
   await settle(records, children);
+  const cpu = cpuUse(cpuAtStart, cpuSnapshot(pids));
+  const cpuPerFlow = cpu && records.length > 0 ? (Object.fromEntries(CPU_GROUPS.map((g) => [g, cpuMsPer(cpu, [g], records.length)])) as Record<CpuGroup, number>) : null;
   await analyzeAfterRun();
   const paidInWindow = await paidBetween(records, startedAt, endedAt);
-  return { side: target.side, flows, records, startedAt, endedAt, paidInWindow, paidRate: paidInWindow / ((endedAt - startedAt) / 1000) };
+  return { side: target.side, flows, records, startedAt, endedAt, paidInWindow, paidRate: paidInWindow / ((endedAt - startedAt) / 1000), cpuPerFlow, checkpoints };
 }

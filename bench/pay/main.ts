@@ -9,7 +9,7 @@
  *    gateway would); waits until the worker has drained the seed's notices.
  * 3. verify.ts `checkFloor`: one payment each way, same answers and same rows.
  * 4. load.ts: a warm-up per side, then the rounds (API and floor alternating, closed loop),
- *    then one paced run per side.
+ *    then the paced rounds (one evenly paced run per side each, alternating who goes first).
  * 5. verify.ts `checkAfter`: every payment paid exactly once, `checkLedger`.
  * 6. report.ts: printed, and written to bench/pay/README.md and bench/README.md unless
  *    BENCH_README=0 or the tree is dirty. Exit 1 when a check fails or more than 1% of a
@@ -110,14 +110,18 @@ async function main(): Promise<void> {
     rate = Math.max(10, Math.floor((0.8 * slower) / 10) * 10);
     rateNote = `80% of the slower side's median closed-loop rate (${fmtInt(slower)}/s), which is below ${DEFAULT_RATE}/s: ${DEFAULT_RATE}/s is not sustained here`;
   }
-  const paced: Partial<Record<'api' | 'floor', PacedSide>> = {};
-  for (const t of [api, floor]) {
-    const r = await run(t, items, seed, sign, children, { seconds: settings.pacedDuration, rate });
-    all.push(...r.records);
-    checkFailures(r, `paced ${t.side} at ${rate}/s`);
-    const tm = await timing(asOrders(r.records));
-    paced[t.side] = { run: r, paid: { p50: tm.latency.p50, p99: tm.latency.p99, max: tm.latency.max } };
-    console.log(`bench: paced ${t.side}: pay p99 ${r.flows.steps.pay?.latency.p99.toFixed(1)} ms, callback p99 ${r.flows.steps.callback?.latency.p99.toFixed(1)} ms, callback → paid p99 ${tm.latency.p99.toFixed(1)} ms`);
+  const paced: { api: PacedSide; floor: PacedSide }[] = [];
+  for (let i = 0; i < settings.pacedRounds; i++) {
+    const got: Partial<Record<'api' | 'floor', PacedSide>> = {};
+    for (const t of i % 2 === 0 ? [api, floor] : [floor, api]) {
+      const r = await run(t, items, seed, sign, children, { seconds: settings.pacedDuration, rate });
+      all.push(...r.records);
+      checkFailures(r, `paced round ${i + 1} ${t.side} at ${rate}/s`);
+      const tm = await timing(asOrders(r.records));
+      got[t.side] = { run: r, paid: { p50: tm.latency.p50, p99: tm.latency.p99, max: tm.latency.max } };
+      console.log(`bench: paced round ${i + 1} ${t.side}: pay p99 ${r.flows.steps.pay?.latency.p99.toFixed(1)} ms, callback p99 ${r.flows.steps.callback?.latency.p99.toFixed(1)} ms, callback → paid p99 ${tm.latency.p99.toFixed(1)} ms${r.checkpoints > 0 ? `; ${r.checkpoints} checkpoint(s) began during it` : ''}`);
+    }
+    paced.push({ api: got.api!, floor: got.floor! });
   }
   const seconds = (Date.now() - at.getTime()) / 1000;
   const loadEnd = loadavg();
@@ -127,7 +131,7 @@ async function main(): Promise<void> {
     `Seeded ${fmtInt(seed.items.length)} pending_payment escrows (\`createDirect\` as the buyer, ${fmtInt(seed.buyers.length)} buyers with fresh keys, consecutive escrows of different buyers; ` +
     `sandbox gateway row ${seed.gateway}, fee 0.7%) in ${seedSeconds.toFixed(1)} s; ${fmtInt(all.length)} of them paid in this run, the rest left pending. ` +
     `Before seeding, ${fmtInt(seed.purged.completed)} completed outbox rows and ${fmtInt(seed.purged.timers)} expiry timers of settled escrows of earlier runs were purged.`;
-  const { markdown, headlines, ratio } = report({ at, seconds, rounds, paced: { api: paced.api!, floor: paced.floor!, rate, rateNote }, after, loadStart, loadEnd, seedNote, logLevel: LOG_LEVEL });
+  const { markdown, headlines, ratio } = report({ at, seconds, rounds, paced: { rounds: paced, rate, rateNote }, after, loadStart, loadEnd, seedNote, logLevel: LOG_LEVEL });
   console.log(`\n${markdown}\n`);
   if (after.problems.length > 0 || after.lost > 0 || after.doubled > 0) {
     process.exitCode = 1;
