@@ -27,9 +27,12 @@ publicGet(paymentsRouter, '/api/gateways/available-methods', {}, async (ctx) => 
 // committed first, then the gateway's answer is recorded with the stored reply.
 // The key's lookup travels with the escrow's lock (prepareAdmitting): a replay is answered
 // from that first round trip, before any link is made.
+// The payer the charge request names is the users row auth() read for this request.
 const openedLink = idempotent({
   prepareAdmitting: async (ctx, gate) => {
-    const link = await payments.prepareEscrowLinkAdmitting(actorOf(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx), gate);
+    const user = ctx.state.principal?.user;
+    const payer = user && { id: user.id, email: user.email, full_name: user.full_name };
+    const link = await payments.prepareEscrowLinkAdmitting(actorOf(ctx), idOf(ctx), bodyOf<payments.PayInput>(ctx), gate, payer);
     if (!link) return undefined;
     ctx.state.prepared = link;
     return () => payments.abandonLink(link);

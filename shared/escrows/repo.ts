@@ -142,12 +142,16 @@ export function escrowReadAhead(id: string): ReadAhead[] {
   return isUuid(id) ? [{ key: `escrow:${id}`, sql: `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)}` }] : [];
 }
 
+/** What a pay reads of the escrow it locks: its state, its deadline and what the link charges for. */
+export type PayableEscrow = Pick<EscrowRow, 'id' | 'status' | 'expires_at' | 'amount' | 'item_name'>;
+
 /**
  * The escrow locked for its buyer (a pay's first statement, sent with BEGIN): no row when
  * it does not exist or the caller is not its buyer, so nobody else ever takes its lock.
+ * Only the columns a pay reads (`PayableEscrow`): the other 23 are not described or parsed.
  */
 export function lockedForBuyerSql(id: string, buyerId: string): string {
-  return `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)} AND buyer_id = ${sqlLiteral(buyerId)} FOR UPDATE`;
+  return `SELECT id, status, expires_at, amount, item_name FROM escrows WHERE id = ${sqlLiteral(id)} AND buyer_id = ${sqlLiteral(buyerId)} FOR UPDATE`;
 }
 
 /** `setting(trx, key)` ahead of time. */

@@ -13,7 +13,6 @@ import { randomToken } from '../crypto.js';
 import { db, inFoldedTransaction, takeReadAhead, type Db } from '../db.js';
 import type { KeyGate } from '../idempotency.js';
 import * as escrowRepo from '../escrows/repo.js';
-import type { EscrowRow } from '../escrows/repo.js';
 import { partyOf } from '../escrows/transition.js';
 import { isUuid } from '../ids.js';
 import { paymentErrors } from './errors.js';
@@ -105,8 +104,10 @@ export async function prepareEscrowLink(actor: Actor, escrowId: string, input: P
  * `prepareEscrowLink` for a keyed pay: the key's lookup goes in the same first round trip
  * (`idempotent({ prepareAdmitting })`) and is admitted before any check, so a replay answers
  * the stored link even once the escrow has moved on. Undefined when the stored answer was sent.
+ * `payer`: the buyer's users row when the caller already holds it (the route's `auth()` read
+ * it this request); the charge request names it instead of reading the row again.
  */
-export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string, input: PayInput, gate: KeyGate | undefined): Promise<PreparedLink | undefined> {
+export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string, input: PayInput, gate: KeyGate | undefined, payer?: repo.Payer): Promise<PreparedLink | undefined> {
   // The refusals in their order: a bad method (400), then the escrow (404, 403, 409); a
   // keyed request's stored answer (or 422 for its key reused) before all of them. A path
   // that is not a UUID never stored an answer.
@@ -114,8 +115,10 @@ export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string,
     parseMethod(input.method);
     throw paymentErrors.escrowNotFound();
   }
-  const ahead = [...(gate ? [gate.ahead] : []), repo.enabledGatewaysAhead(), repo.payerAhead(actor.userId)];
-  const reserved = await inFoldedTransaction<EscrowRow, ReservedLink | undefined>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
+  // The payer's row is read again only when the caller does not hold it (auth() loaded it for the route).
+  if (payer && payer.id !== actor.userId) throw new Error('prepareEscrowLinkAdmitting: the payer given is not the actor');
+  const ahead = [...(gate ? [gate.ahead] : []), repo.enabledGatewaysAhead(), ...(payer ? [] : [repo.payerAhead(actor.userId)])];
+  const reserved = await inFoldedTransaction<escrowRepo.PayableEscrow, ReservedLink | undefined>(db, escrowRepo.lockedForBuyerSql(escrowId, actor.userId), ahead, async (trx, [current]) => {
     if (gate && !gate.admit(takeReadAhead(trx, gate.ahead.key))) return undefined;
     const method = parseMethod(input.method);
     if (!current) {
@@ -129,7 +132,7 @@ export async function prepareEscrowLinkAdmitting(actor: Actor, escrowId: string,
     if (current.expires_at <= clock.now()) {
       throw paymentErrors.escrowPastDeadline(current.status);
     }
-    return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider);
+    return reserveLink(trx, actor, { escrowId: current.id, amount: current.amount, itemName: current.item_name, manualExpiresAt: current.expires_at }, method, input.provider, payer);
   });
   return reserved && chargeReserved(reserved);
 }
@@ -218,9 +221,10 @@ interface ReservedLink {
  * Chooses the gateway and stores the payment row inside the caller's transaction, which
  * holds the target's row locked and has checked its state; the row is held for the
  * transaction's COMMIT (`insertPaymentAtCommit`). A manual transfer is complete here; a
- * gateway link gets its charge request, sent after this transaction commits.
+ * gateway link gets its charge request, sent after this transaction commits, naming `payer`
+ * (read here when the caller did not give it).
  */
-async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined): Promise<ReservedLink> {
+async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: PaymentMethod, provider: string | undefined, payer?: repo.Payer): Promise<ReservedLink> {
   const gateway = await chooseGateway(trx, method, provider, target.amount);
   const surcharge = surchargeOf(target.amount, gateway);
   const total = target.amount + surcharge;
@@ -245,7 +249,7 @@ async function reserveLink(trx: Db, actor: Actor, target: LinkTarget, method: Pa
     // A manual transfer: the buyer transfers to the configured account and claims it.
     return { link: await repo.insertPaymentAtCommit(trx, { ...base, expires_at: target.manualExpiresAt, raw_response: JSON.stringify({ manual: true, config: gateway.config }) }) };
   }
-  const buyer = (await repo.payerOf(trx, actor.userId))!;
+  const buyer = payer ?? (await repo.payerOf(trx, actor.userId))!;
   const link = await repo.insertPaymentAtCommit(trx, {
     ...base,
     expires_at: new Date(now.getTime() + config.gateways.httpTimeoutMs + OPENING_GRACE_MS),

@@ -51,6 +51,7 @@ interface Opened {
   escrowId: string;
   order: string;
   data: Record<string, unknown>;
+  buyer: { email: string; full_name: string };
 }
 
 describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', () => {
@@ -78,7 +79,7 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
     const client = api();
     const res = await pay(client, key, escrow.id, method);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    return { client, key, escrowId: escrow.id, order: res.body.data.gateway_order_id as string, data: res.body.data as Record<string, unknown> };
+    return { client, key, escrowId: escrow.id, order: res.body.data.gateway_order_id as string, data: res.body.data as Record<string, unknown>, buyer };
   }
 
   const notify = (o: Opened, rawBody: string, path?: string) => deliver(o.client, rawBody, {}, path);
@@ -97,6 +98,8 @@ describe('Midtrans gateway adapter through HTTP (fake Midtrans on loopback)', ()
     // 15 minutes from 12:00 Jakarta time (05:00Z).
     expect(body.custom_expiry).to.deep.equal({ order_time: '2026-12-03 12:00:00 +0700', expiry_duration: 15, unit: 'minute' });
     expect(body.item_details).to.deep.equal([{ id: 'escrow', price: TOTAL, quantity: 1, name: 'Sepatu lari' }]);
+    // The payer is the caller: the users row auth() read for the request (not read again).
+    expect(body.customer_details).to.deep.equal({ first_name: o.buyer.full_name, email: o.buyer.email });
 
     const charge = fake.charges.get(o.order)!;
     expect(o.data).to.deep.include({
