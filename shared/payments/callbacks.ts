@@ -6,6 +6,7 @@
  */
 import { clock } from '../clock.js';
 import { db, type Db } from '../db.js';
+import { GroupCommit } from '../group-commit.js';
 import { logger } from '../logger.js';
 import { collectNotices } from '../notifications/service.js';
 import { paymentErrors } from './errors.js';
@@ -26,8 +27,8 @@ const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
 /**
  * POST /api/webhooks/inbound (and /ipn, /payment, /universal): detect the provider, verify
  * the signature on the raw body (403, nothing stored, when it fails), store the delivery
- * (one statement: the stored row is the gateway-callbacks worker's inbox) and answer at
- * once. A duplicate delivery is acknowledged; if its first copy waits for a retry after a
+ * (the stored row is the gateway-callbacks worker's inbox; deliveries arriving together
+ * share one statement and COMMIT: `storing`) and answer once it has committed. A duplicate delivery is acknowledged; if its first copy waits for a retry after a
  * failure, the retry is due at once.
  */
 export async function ingestCallback(delivery: InboundDelivery, source: 'callback' | 'poll' = 'callback'): Promise<IngestResult> {
@@ -41,7 +42,7 @@ export async function ingestCallback(delivery: InboundDelivery, source: 'callbac
     throw paymentErrors.invalidCallback();
   }
   const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => delivery.headers[h] !== undefined).map((h) => [h, delivery.headers[h]]));
-  const stored = await storeCallback(db, {
+  const stored = await storeCallbackGrouped({
     provider: adapter.name,
     source,
     gatewayOrderId: parsed.gatewayOrderId,
@@ -65,19 +66,44 @@ export interface CallbackRecord {
   headers: Record<string, string | undefined>;
 }
 
+const newCallback = (c: CallbackRecord): repo.NewCallback => ({
+  provider: c.provider,
+  source: c.source,
+  gateway_order_id: c.gatewayOrderId,
+  status: c.status,
+  amount: c.amount,
+  dedupe_key: c.dedupeKey,
+  raw_body: c.rawBody,
+  headers: JSON.stringify(c.headers),
+  received_at: clock.now(),
+});
+
+/** Stores one delivery in the caller's transaction (or at once on the pool). */
 export async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
-  const row = await repo.upsertCallback(trxOrDb, {
-    provider: c.provider,
-    source: c.source,
-    gateway_order_id: c.gatewayOrderId,
-    status: c.status,
-    amount: c.amount,
-    dedupe_key: c.dedupeKey,
-    raw_body: c.rawBody,
-    headers: JSON.stringify(c.headers),
-    received_at: clock.now(),
-  });
+  const row = await repo.upsertCallback(trxOrDb, newCallback(c));
   return { id: Number(row.id), inserted: row.inserted };
+}
+
+/** Deliveries stored per statement at most (the API's group commit). */
+export const CALLBACK_STORE_BATCH = 100;
+
+/**
+ * The deliveries this process receives, stored by group commit (shared/group-commit.ts):
+ * one arriving while none is being stored is stored at once; those that arrive meanwhile
+ * share the next statement and COMMIT (two copies of one delivery never share one). Each
+ * caller answers only after its own row has committed.
+ */
+const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Date | null; inserted: boolean }>((rows) => repo.upsertCallbacks(db, rows), {
+  max: CALLBACK_STORE_BATCH,
+  key: (row) => row.dedupe_key,
+});
+
+/** Deliveries received by this process waiting for the statement that stores them (the one being written not counted). */
+export const callbackStoresWaiting = (): number => storing.waiting;
+
+async function storeCallbackGrouped(c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
+  const row = await storing.submit(newCallback(c));
+  return { id: row.id, inserted: row.inserted };
 }
 
 const reportOf = (cb: repo.CallbackRow): GatewayReport => {

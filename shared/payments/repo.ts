@@ -293,6 +293,9 @@ export interface CallbackRow {
   outcome: string | null;
 }
 
+/** A delivery to store: the columns `upsertCallback(s)` write. */
+export type NewCallback = Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string };
+
 /**
  * Stores a delivery in one statement; a duplicate only counts one more delivery, and makes
  * a copy still waiting for a retry due at once (the gateway's retry). A copy whose payment
@@ -302,7 +305,7 @@ export interface CallbackRow {
  */
 export async function upsertCallback(
   trx: Db,
-  row: Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string },
+  row: NewCallback,
 ): Promise<{ id: number; processed_at: Date | null; inserted: boolean }> {
   // A named statement (prepared once per connection): every gateway delivery sends it.
   const rows = await prepared<{ id: number; processed_at: Date | null; inserted: boolean }>(
@@ -319,6 +322,38 @@ export async function upsertCallback(
     trx as Knex,
   );
   return rows[0]!;
+}
+
+/**
+ * `upsertCallback` for several deliveries in one statement (the API's group commit of
+ * callbacks, callbacks.ts): their dedupe keys must differ (one statement cannot update a row
+ * twice); rows are written in dedupe-key order, so two such statements never wait on each
+ * other in a cycle. Answers one result per delivery, in the order given.
+ */
+export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Promise<{ id: number; processed_at: Date | null; inserted: boolean }[]> {
+  const col = <K extends keyof NewCallback>(k: K) => rows.map((r) => r[k]);
+  const stored = await prepared<{ id: number; processed_at: Date | null; inserted: boolean; dedupe_key: string }>(
+    'payment_callbacks_upsert_many',
+    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
+     SELECT d.provider, d.source, d.gateway_order_id, d.status, d.amount, d.dedupe_key, d.raw_body, d.headers::jsonb, d.received_at, d.received_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
+            AS d(provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at)
+      ORDER BY d.dedupe_key
+     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
+       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
+       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
+                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
+                              ELSE payment_callbacks.next_attempt_at END
+     RETURNING id, processed_at, (xmax = 0) AS inserted, dedupe_key`,
+    [col('provider'), col('source'), col('gateway_order_id'), col('status'), col('amount'), col('dedupe_key'), col('raw_body'), col('headers'), col('received_at')],
+    trx as Knex,
+  );
+  const byKey = new Map(stored.map((r) => [r.dedupe_key, { id: Number(r.id), processed_at: r.processed_at, inserted: r.inserted }]));
+  return rows.map((r) => {
+    const got = byKey.get(r.dedupe_key);
+    if (!got) throw new Error(`payment_callbacks upsert answered no row for ${r.dedupe_key}`);
+    return got;
+  });
 }
 
 const CALLBACK_COLUMNS = ['id', 'provider', 'source', 'gateway_order_id', 'status', 'amount', 'received_at', 'processed_at', 'outcome'] as const;
