@@ -89,12 +89,15 @@ export const CALLBACK_STORE_BATCH = 100;
 
 /**
  * The deliveries this process receives, stored by group commit (shared/group-commit.ts):
- * one arriving while none is being stored is stored at once; those that arrive meanwhile
- * share the next statement and COMMIT (two copies of one delivery never share one). Each
- * caller answers only after its own row has committed.
+ * one arriving while a slot is free is stored at once; those that arrive while both are
+ * busy share the next statement and COMMIT (two copies of one delivery are never written
+ * at once). Each caller answers only after its own row has committed.
  */
 const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Date | null; inserted: boolean }>((rows) => repo.upsertCallbacks(db, rows), {
   max: CALLBACK_STORE_BATCH,
+  // Two statements at once: a copy of a delivery the worker holds locked (it is reconciling
+  // it) waits for the worker's COMMIT without holding up every delivery behind it.
+  concurrency: 2,
   key: (row) => row.dedupe_key,
 });
 

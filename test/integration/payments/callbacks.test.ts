@@ -593,42 +593,45 @@ describe('inbound gateway callbacks (sandbox)', function () {
   });
 
   describe('batches', () => {
-    it('deliveries that arrive while one is being stored share the next statement and COMMIT; each is answered after its own row committed', async () => {
+    it('deliveries that arrive while both store slots are busy share the next statement and COMMIT; each is answered after its own row committed', async () => {
       const links: Link[] = [];
       for (let i = 0; i < 6; i++) links.push(await link());
-      // The first delivery's statement waits on this lock, so the others queue behind it.
+      // The first two deliveries' statements (one per slot) wait on this lock, so the others queue behind them.
       const blocker = await db.transaction();
       await blocker.raw('LOCK TABLE payment_callbacks IN SHARE ROW EXCLUSIVE MODE');
       const answered: string[] = [];
       const send = (l: Link) => callback(client, l.order, 'paid', TOTAL).then((res) => (answered.push(l.order), res));
-      const first = send(links[0]!);
       const waitFor = async (what: string, done: () => Promise<boolean> | boolean) => {
         for (let i = 0; !(await done()); i++) {
           if (i > 400) throw new Error(`gave up waiting for ${what}`);
           await new Promise((resolve) => setTimeout(resolve, 10));
         }
       };
-      await waitFor('the first store to wait on the lock', async () => {
+      const blocked = async (n: number) => {
         const r = await db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO payment_callbacks%'`);
-        return (r.rows[0] as { n: number }).n === 1;
-      });
-      // The other five, and a second copy of one of them (never in the same statement as its twin).
-      const rest = [...links.slice(1).map(send), send(links[1]!)];
-      await waitFor('six deliveries queued behind the first', () => callbackStoresWaiting() === 6);
+        return (r.rows[0] as { n: number }).n === n;
+      };
+      const first = [send(links[0]!)];
+      await waitFor('the first store to wait on the lock', () => blocked(1));
+      first.push(send(links[1]!));
+      await waitFor('the second store (the other slot) to wait on the lock', () => blocked(2));
+      // Four more, and a second copy of one of them (never written together with its twin, nor beside it).
+      const rest = [...links.slice(2).map(send), send(links[2]!)];
+      await waitFor('five deliveries queued behind the two', () => callbackStoresWaiting() === 5);
       expect(answered, 'nothing is answered before its row is stored').to.deep.equal([]);
       await blocker.commit();
-      const answers = await Promise.all([first, ...rest]);
+      const answers = await Promise.all([...first, ...rest]);
       for (const a of answers) expect(a.status, JSON.stringify(a.body)).to.equal(200);
       expect(answers.filter((a) => a.body.data.duplicate === true)).to.have.length(1);
-      // Rows written by one transaction share its xmin: the first alone; the five others in one
-      // statement, of which the row the copy later updated now carries the copy's statement's.
-      // (Had the copy gone in with its twin, that statement would have failed and every delivery
-      // been written alone: six transactions.)
+      // Rows written by one transaction share its xmin: the first two alone, the four others in
+      // one statement, of which the row the copy later updated now carries the copy's
+      // statement's. (Had the copy gone in with its twin, that statement would have failed
+      // and each of the six been written alone.)
       const writers = await db.raw(`SELECT count(*)::int AS n FROM payment_callbacks GROUP BY xmin`);
-      expect((writers.rows as { n: number }[]).map((w) => w.n).sort()).to.deep.equal([1, 1, 4]);
+      expect((writers.rows as { n: number }[]).map((w) => w.n).sort()).to.deep.equal([1, 1, 1, 3]);
       const stored = await callbacks();
       expect(stored).to.have.length(6);
-      expect(stored.find((c) => c.gateway_order_id === links[1]!.order)!.deliveries).to.equal(2);
+      expect(stored.find((c) => c.gateway_order_id === links[2]!.order)!.deliveries).to.equal(2);
       noErrors(await runJobs());
       for (const l of links) expect((await escrowRow(l.escrowId)).status).to.equal('paid');
       expect(await checkLedger(db)).to.deep.equal([]);

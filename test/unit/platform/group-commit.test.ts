@@ -104,6 +104,28 @@ describe('GroupCommit', () => {
     expect(f.sizes()).to.deep.equal([1, 3, 1, 1, 1]);
   });
 
+  it('with concurrency 2, a flush that hangs does not hold up the next item; a key being written waits even for a free slot', async () => {
+    const f = new Flushes();
+    const gc = new GroupCommit(f.flush, { max: 10, concurrency: 2, key: (i: Item) => i.key });
+    const stuck = gc.submit(item(1, 'a'));
+    const next = gc.submit(item(2, 'b'));
+    expect(f.sizes(), 'two flushes at once').to.deep.equal([1, 1]);
+    f.calls[1]!.finish();
+    expect(await next).to.equal('done 2');
+    const sameKey = gc.submit(item(3, 'a'));
+    const other = gc.submit(item(4, 'c'));
+    await tick();
+    expect(f.calls.map((c) => c.items.map((i) => i.n)), 'item 3 waits for item 1, though a slot is free').to.deep.equal([[1], [2], [4]]);
+    f.calls[2]!.finish();
+    expect(await other).to.equal('done 4');
+    f.calls[0]!.finish();
+    expect(await stuck).to.equal('done 1');
+    await tick();
+    f.calls[3]!.finish();
+    expect(await sameKey).to.equal('done 3');
+    expect(f.calls.map((c) => c.items.map((i) => i.n))).to.deep.equal([[1], [2], [4], [3]]);
+  });
+
   it('a flush that answers the wrong number of results fails no caller silently', async () => {
     const gc = new GroupCommit<Item, string>(() => Promise.resolve([]), { max: 10 });
     let message = '';
@@ -111,7 +133,8 @@ describe('GroupCommit', () => {
     expect(message).to.match(/answered 0 results for 1 items/);
   });
 
-  it('max must be a positive integer', () => {
+  it('max and concurrency must be positive integers', () => {
     expect(() => new GroupCommit(() => Promise.resolve([]), { max: 0 })).to.throw(/max/);
+    expect(() => new GroupCommit(() => Promise.resolve([]), { max: 1, concurrency: 0 })).to.throw(/concurrency/);
   });
 });
