@@ -3,15 +3,16 @@
  * flow (one deal per flow: fund its first milestone, then release its approved second one
  * into two splits; both keyed, the owner's workspace key) and the runs: a warm-up of each,
  * then rounds of a closed loop on each (API first in odd rounds, floor first in even ones),
- * then each at an evenly paced rate (open loop). Items (deals) are taken in order and never
+ * then paced rounds: each side at an evenly paced rate (open loop), alternating who goes
+ * first. Items (deals) are taken in order and never
  * reused: a flow that started consumed its deal.
  */
 import { randomUUID } from 'node:crypto';
 import { MAX_BAD_SHARE } from '../lib/autocannon.js';
 import { analyzeAfterRun } from '../lib/db.js';
-import { intFromEnv } from '../lib/env.js';
+import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult } from '../lib/flows.js';
-import { fmtInt, fmtPct } from '../lib/format.js';
+import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { assertAlive, type Child } from '../lib/procs.js';
 import { splitsOf, type FundItem, type FundSeed } from './seed.js';
 
@@ -22,9 +23,11 @@ export const settings = {
   /** Flows in flight in the closed loop (each flow is two requests one after the other). */
   concurrency: intFromEnv('BENCH_CONNECTIONS', 32, 1, 1000),
   workspaces: intFromEnv('BENCH_FUND_WORKSPACES', 64, 2, 999),
-  /** The paced run: flows started per second, and for how long. */
-  rate: intFromEnv('BENCH_FUND_RATE', 25, 1, 5000),
+  /** The paced runs' flows started per second; unset: `pacedRate` (the issue's rate, or 80% of the slower side). */
+  rate: optionalIntFromEnv('BENCH_FUND_RATE', 1, 5000),
   pacedDuration: intFromEnv('BENCH_FUND_PACED_DURATION', 10, 1, 120),
+  /** Paced runs per side (alternating who goes first); the report judges the median round. */
+  pacedRounds: intFromEnv('BENCH_FUND_PACED_ROUNDS', 3, 1, 9),
   /** Flows/s a side may reach at most: how many deals the seed makes for the closed loops. */
   maxRate: intFromEnv('BENCH_FUND_MAX_RATE', 300, 10, 5000),
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
@@ -35,8 +38,26 @@ export const settings = {
 export function itemsNeeded(): number {
   const s = settings;
   const closed = Math.ceil(s.maxRate * (s.warmup + s.rounds * s.duration) * 2 * 1.1);
-  const paced = 2 * s.rate * s.pacedDuration;
+  const paced = 2 * s.pacedRounds * (s.rate ?? ISSUE_RATE) * s.pacedDuration;
   return s.workspaces * 2 + closed + paced;
+}
+
+/** Issue 29's paced rate, 500 requests/s: 250 flows/s of two requests. */
+export const ISSUE_RATE = 250;
+
+/**
+ * The paced runs' rate: BENCH_FUND_RATE when set; else the issue's 250 flows/s, or 80% of
+ * the slower side's median closed-loop flows/s when that is below it (neither side could
+ * sustain the issue's rate: a paced run past saturation measures its queue, not its p99).
+ */
+export function pacedRate(rounds: Runs['rounds']): { rate: number; note: string } {
+  if (settings.rate !== null) return { rate: settings.rate, note: 'BENCH_FUND_RATE' };
+  const slower = Math.min(median(rounds.map((r) => r.api.rate)), median(rounds.map((r) => r.floor.rate)));
+  if (slower * 0.8 >= ISSUE_RATE) return { rate: ISSUE_RATE, note: "the issue's 500 requests/s" };
+  return {
+    rate: Math.max(1, Math.floor(slower * 0.8)),
+    note: `80% of the slower side's median closed-loop rate (${fmtInt(slower)} flows/s): the issue's 500 requests/s (${ISSUE_RATE} flows/s) is past what either side sustains here`,
+  };
 }
 
 /** A server under load: the API or the floor server. */
@@ -64,7 +85,9 @@ export function fundFlow(seed: FundSeed, done: FundItem[]): Flow<FundItem> {
 export interface Runs {
   /** Per round, the closed-loop result of each side. */
   rounds: { api: FlowResult; floor: FlowResult }[];
-  paced: { api: FlowResult; floor: FlowResult };
+  /** The paced rounds (one evenly paced run of each side per round) and their rate. */
+  paced: { api: FlowResult; floor: FlowResult }[];
+  rate: { rate: number; note: string };
   /** Items whose flow completed (both requests 200), per side. */
   done: { api: FundItem[]; floor: FundItem[] };
   /** Items a flow started on (consumed), warm-ups included. */
@@ -111,16 +134,22 @@ export async function runAll(targets: Record<Side, Target>, seed: FundSeed, item
     for (const side of order) got[side] = await closed(side, s.duration, `round ${r} ${side === 'api' ? 'API' : 'floor'}`);
     rounds.push({ api: got.api!, floor: got.floor! });
   }
-  const paced = async (side: Side): Promise<FlowResult> => {
-    const label = `paced ${fmtInt(s.rate)} flows/s ${side === 'api' ? 'API' : 'floor'}`;
-    const r = await pacedFlows({ base: targets[side].base, items: items.slice(cursor), flow: fundFlow(seed, done[side]), concurrency: 1000, duration: s.pacedDuration, rate: s.rate });
+  const rate = pacedRate(rounds);
+  const paced = async (side: Side, round: number): Promise<FlowResult> => {
+    const label = `paced round ${round} ${fmtInt(rate.rate)} flows/s ${side === 'api' ? 'API' : 'floor'}`;
+    const r = await pacedFlows({ base: targets[side].base, items: items.slice(cursor), flow: fundFlow(seed, done[side]), concurrency: 1000, duration: s.pacedDuration, rate: rate.rate });
     cursor += r.started;
     console.log(`bench: ${describe(label, r)}`);
-    if (r.started < Math.floor(s.rate * s.pacedDuration)) throw new Error(`${label}: the seeded deals ran out`);
+    if (r.started < Math.floor(rate.rate * s.pacedDuration)) throw new Error(`${label}: the seeded deals ran out`);
     check(label, r, 0, targets);
+    await analyzeAfterRun();
     return r;
   };
-  const api = await paced('api');
-  const floor = await paced('floor');
-  return { rounds, paced: { api, floor }, done, consumed: cursor };
+  const pacedRounds: Runs['paced'] = [];
+  for (let r = 1; r <= s.pacedRounds; r++) {
+    const got: Partial<Record<Side, FlowResult>> = {};
+    for (const side of (r % 2 === 1 ? ['api', 'floor'] : ['floor', 'api']) as Side[]) got[side] = await paced(side, r);
+    pacedRounds.push({ api: got.api!, floor: got.floor! });
+  }
+  return { rounds, paced: pacedRounds, rate, done, consumed: cursor };
 }
