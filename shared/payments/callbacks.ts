@@ -88,12 +88,22 @@ export async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ i
 export const CALLBACK_STORE_BATCH = 100;
 
 /**
+ * One delivery alone (the usual case below a few hundred a second) by the single-row
+ * statement; several by the array statement, whose arrays cost more to build and parse.
+ */
+async function storeRows(rows: readonly repo.NewCallback[]): Promise<{ id: number; processed_at: Date | null; inserted: boolean }[]> {
+  if (rows.length !== 1) return repo.upsertCallbacks(db, rows);
+  const row = await repo.upsertCallback(db, rows[0]!);
+  return [{ id: Number(row.id), processed_at: row.processed_at, inserted: row.inserted }];
+}
+
+/**
  * The deliveries this process receives, stored by group commit (shared/group-commit.ts):
  * one arriving while a slot is free is stored at once; those that arrive while both are
  * busy share the next statement and COMMIT (two copies of one delivery are never written
  * at once). Each caller answers only after its own row has committed.
  */
-const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Date | null; inserted: boolean }>((rows) => repo.upsertCallbacks(db, rows), {
+const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Date | null; inserted: boolean }>(storeRows, {
   max: CALLBACK_STORE_BATCH,
   // Two statements at once: a copy of a delivery the worker holds locked (it is reconciling
   // it) waits for the worker's COMMIT without holding up every delivery behind it.
