@@ -293,6 +293,16 @@ export interface CallbackRow {
   outcome: string | null;
 }
 
+/**
+ * What a repeated delivery does to the stored one (both upserts): counts one more delivery;
+ * an `unknown_order` copy is opened again; one still waiting for a retry is due at once.
+ */
+const ON_DUPLICATE_DELIVERY = `ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
+       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
+       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
+                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
+                              ELSE payment_callbacks.next_attempt_at END`;
+
 /** A delivery to store: the columns `upsertCallback(s)` write. */
 export type NewCallback = Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string };
 
@@ -312,11 +322,7 @@ export async function upsertCallback(
     'payment_callback_upsert',
     `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)
-     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
-       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
-       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
-                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
-                              ELSE payment_callbacks.next_attempt_at END
+     ${ON_DUPLICATE_DELIVERY}
      RETURNING id, processed_at, (xmax = 0) AS inserted`,
     [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at],
     trx as Knex,
@@ -339,11 +345,7 @@ export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Pr
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
             AS d(provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at)
       ORDER BY d.dedupe_key
-     ON CONFLICT (dedupe_key) DO UPDATE SET deliveries = payment_callbacks.deliveries + 1,
-       processed_at = CASE WHEN payment_callbacks.outcome = 'unknown_order' THEN NULL ELSE payment_callbacks.processed_at END,
-       next_attempt_at = CASE WHEN payment_callbacks.processed_at IS NULL OR payment_callbacks.outcome = 'unknown_order'
-                              THEN LEAST(payment_callbacks.next_attempt_at, EXCLUDED.next_attempt_at)
-                              ELSE payment_callbacks.next_attempt_at END
+     ${ON_DUPLICATE_DELIVERY}
      RETURNING id, processed_at, (xmax = 0) AS inserted, dedupe_key`,
     [col('provider'), col('source'), col('gateway_order_id'), col('status'), col('amount'), col('dedupe_key'), col('raw_body'), col('headers'), col('received_at')],
     trx as Knex,
