@@ -30,16 +30,18 @@ export interface CpuSnapshot {
   total: number;
   /** Ticks (utime + stime) per group of processes. */
   groups: Record<string, number>;
+  /** Per process (pid and start time): its group and its ticks so far (cpuUse takes each process's own difference). */
+  procs: Map<string, { group: string; ticks: number }>;
 }
 
-function procTicks(pid: number | string): { comm: string; ticks: number } | null {
+function procTicks(pid: number | string): { comm: string; ticks: number; start: string } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
     const comm = stat.slice(stat.indexOf('(') + 1, close);
     const fields = stat.slice(close + 2).split(' ');
-    // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the comm.
-    return { comm, ticks: Number(fields[11]) + Number(fields[12]) };
+    // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the comm; 22 (starttime) is 19.
+    return { comm, ticks: Number(fields[11]) + Number(fields[12]), start: fields[19] ?? '' };
   } catch {
     return null;
   }
@@ -47,9 +49,13 @@ function procTicks(pid: number | string): { comm: string; ticks: number } | null
 
 /**
  * CPU ticks so far of the machine and of groups of processes: the named `pids`, every
- * `postgres` process, `redis-server` and `pgbench`. Processes that exited since the last
- * snapshot (Postgres backends of closed connections) are not counted: the Postgres figure
- * is a lower bound when connections come and go.
+ * `postgres` process, `redis-server` and `pgbench`, with each process's own ticks.
+ * `cpuUse` adds up each process's difference: a process that exited between two snapshots
+ * (a Postgres backend whose pooled connection was closed) counts nothing for the span (what
+ * it used in it is lost: a group's figure is a lower bound when processes come and go),
+ * one that started counts all its ticks. Until 2026-11-26 the groups' sums were subtracted,
+ * so a backend that exited took its whole past off the span (the pay bench once read 0.00
+ * for Postgres).
  */
 export function cpuSnapshot(pids: Record<string, number | undefined>): CpuSnapshot | null {
   let v: number[];
@@ -61,6 +67,7 @@ export function cpuSnapshot(pids: Record<string, number | undefined>): CpuSnapsh
   const total = v.reduce((a, b) => a + b, 0);
   const busy = total - (v[3] ?? 0) - (v[4] ?? 0);
   const groups: Record<string, number> = { postgres: 0, redis: 0 };
+  const procs = new Map<string, { group: string; ticks: number }>();
   const own = new Map<number, string>();
   for (const [name, pid] of Object.entries(pids)) if (pid !== undefined) own.set(pid, name);
   for (const entry of readdirSync('/proc')) {
@@ -68,13 +75,12 @@ export function cpuSnapshot(pids: Record<string, number | undefined>): CpuSnapsh
     const pid = Number(entry);
     const t = procTicks(pid);
     if (!t) continue;
-    const name = own.get(pid);
-    if (name) groups[name] = (groups[name] ?? 0) + t.ticks;
-    else if (t.comm === 'postgres') groups.postgres! += t.ticks;
-    else if (t.comm.startsWith('redis-server')) groups.redis! += t.ticks;
-    else if (t.comm === 'pgbench') groups.pgbench = (groups.pgbench ?? 0) + t.ticks;
+    const group = own.get(pid) ?? (t.comm === 'postgres' ? 'postgres' : t.comm.startsWith('redis-server') ? 'redis' : t.comm === 'pgbench' ? 'pgbench' : null);
+    if (!group) continue;
+    groups[group] = (groups[group] ?? 0) + t.ticks;
+    procs.set(`${pid}:${t.start}`, { group, ticks: t.ticks });
   }
-  return { at: Date.now(), busy, total, groups };
+  return { at: Date.now(), busy, total, groups, procs };
 }
 
 export interface CpuUse {
@@ -89,8 +95,12 @@ export interface CpuUse {
 export function cpuUse(a: CpuSnapshot | null, b: CpuSnapshot | null): CpuUse | null {
   if (!a || !b || b.at <= a.at) return null;
   const seconds = (b.at - a.at) / 1000;
+  const ticks: Record<string, number> = {};
+  for (const k of Object.keys(b.groups)) ticks[k] = 0;
+  // Keyed by pid and start time: a pid reused by a new process is a new key, all its ticks new.
+  for (const [proc, p] of b.procs) ticks[p.group] = (ticks[p.group] ?? 0) + p.ticks - (a.procs.get(proc)?.ticks ?? 0);
   const groups: Record<string, number> = {};
-  for (const [k, v] of Object.entries(b.groups)) groups[k] = (Math.max(0, v - (a.groups[k] ?? 0)) / TICKS_PER_S / seconds) * 100;
+  for (const [k, v] of Object.entries(ticks)) groups[k] = (Math.max(0, v) / TICKS_PER_S / seconds) * 100;
   return { seconds, machineBusy: ((b.busy - a.busy) / Math.max(1, b.total - a.total)) * 100, groups };
 }
 
