@@ -124,7 +124,7 @@ export function report(runs: Runs, info: RunInfo): { markdown: string; headlines
       id: 'fund/paced-p99',
       figure: `Enterprise fund then release at an evenly paced ${fmtInt(rate)} flows/s (median of ${plural(runs.paced.length, 'round')}): p99 per request of fund / release, API (its floor)`,
       goal: '< 30 ms or ≤ 1.5× the floor\'s, each',
-      measured: `${fmtNum(medianP99('api', 'fund'))} / ${fmtNum(medianP99('api', 'release'))} ms (${fmtNum(medianP99('floor', 'fund'))} / ${fmtNum(medianP99('floor', 'release'))} ms)`,
+      measured: `${fmtNum(medianP99('api', 'fund'))} / ${fmtNum(medianP99('api', 'release'))} ms (${fmtNum(medianP99('floor', 'fund'))} / ${fmtNum(medianP99('floor', 'release'))} ms); median round ${median(stepRatios('fund')).toFixed(2)}× / ${median(stepRatios('release')).toFixed(2)}×`,
       met: stepMet('fund') && stepMet('release'),
     },
   ];

@@ -131,7 +131,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       id: 'pay/paced-p99',
       figure: `Pay flow at ${fmtInt(r.paced.rate)} payments/s (evenly paced, median of ${plural(pacedRounds.length, 'round')}): p99 of pay / callback, API and floor`,
       goal: `< ${P99_MS} ms or ≤ ${P99_FACTOR}× floor`,
-      measured: `${fmtNum(medianStep('api', 'pay'))} / ${fmtNum(medianStep('api', 'callback'))} ms (floor ${fmtNum(medianStep('floor', 'pay'))} / ${fmtNum(medianStep('floor', 'callback'))} ms)`,
+      measured: `${fmtNum(medianStep('api', 'pay'))} / ${fmtNum(medianStep('api', 'callback'))} ms (floor ${fmtNum(medianStep('floor', 'pay'))} / ${fmtNum(medianStep('floor', 'callback'))} ms); median round ${median(p99Ratios('pay')).toFixed(2)}× / ${median(p99Ratios('callback')).toFixed(2)}×`,
       met: payMet && cbMet,
     },
   ];
