@@ -78,14 +78,15 @@ export const workspaceActorOf = (ctx: Ctx): WorkspaceActor => actorIn(accessOf(c
 /** The selected workspace as the access decision read it (routes whose rule names a role). */
 export const workspaceOf = (ctx: Ctx): WorkspaceRow => accessOf(ctx).workspace!;
 
+/** The Idempotency-Key's scope on enterprise routes: the workspace and the credential (a workspace key's replays are its own, not its creator's). */
+export const enterpriseScope = (ctx: Ctx): string => {
+  const a = accessOf(ctx);
+  return `ent:${a.workspace?.id ?? '-'}:${a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`}`;
+};
+
 /**
- * Enterprise idempotency (section 5 rule 6): the shared store, scoped to the workspace and
- * the credential (a workspace key's replays are its own, not its creator's). One instance
- * for every enterprise route.
+ * Enterprise idempotency (section 5 rule 6): the shared store, scoped by `enterpriseScope`.
+ * One instance for every enterprise route but the deal writes that send read-aheads with
+ * the key's statement (api/routes/deals.ts `dealWrite`, the same scope).
  */
-export const enterpriseIdempotent = idempotent({
-  scope: (ctx) => {
-    const a = accessOf(ctx);
-    return `ent:${a.workspace?.id ?? '-'}:${a.workspaceKeyId ? `k:${a.workspaceKeyId}` : `u:${a.userId}`}`;
-  },
-});
+export const enterpriseIdempotent = idempotent({ scope: enterpriseScope });

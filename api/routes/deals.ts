@@ -18,8 +18,9 @@ import type { DealStatus } from '../../shared/deals/states.js';
 import { ok, createRouter, type Ctx } from '../context.js';
 import { idOf, paginated, staffOf } from '../kit.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
-import { enterpriseAuth, enterpriseIdempotent as idempotent, workspaceActorOf, workspaceOf } from '../middleware/enterprise-auth.js';
-import { idempotent as staffIdempotent, txOf } from '../middleware/idempotency.js';
+import { enterpriseAuth, enterpriseIdempotent as idempotent, enterpriseScope, workspaceActorOf, workspaceOf } from '../middleware/enterprise-auth.js';
+import { idempotent as keyed, txOf } from '../middleware/idempotency.js';
+import { lockDealReadAhead } from '../../shared/deals/lock.js';
 import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
@@ -34,6 +35,9 @@ const midOf = (ctx: Ctx): string => paramsOf<{ mid: string }>(ctx).mid;
 const dealParams = validate({ params: S.dealParams });
 /** A deal answer for this caller: stored uploads among its documents are links signed for them. */
 const detailFor = (ctx: Ctx, d: deals.DealDetail) => out.serializeDetail(d, ctx.state.principal!.userId);
+// A deal write whose service starts with lockDeal: the workspace row, the deal and its
+// milestones are read (and locked) with the key's statement (decision 0022's read-aheads).
+const dealWrite = keyed({ scope: enterpriseScope, readAhead: (ctx) => lockDealReadAhead(workspaceActorOf(ctx).workspaceId, idOf(ctx)) });
 
 dealsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list }), async (ctx) => {
   const q = queryOf<{ status?: DealStatus; q?: string; page: number; limit: number }>(ctx);
@@ -72,11 +76,11 @@ dealsRouter.patch(
   },
 );
 
-dealsRouter.post(`${P}/:id/activate`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), idempotent, async (ctx) => {
+dealsRouter.post(`${P}/:id/activate`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), dealWrite, async (ctx) => {
   ok(ctx, detailFor(ctx, await deals.activateDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
 });
 
-dealsRouter.post(`${P}/:id/cancel`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), idempotent, async (ctx) => {
+dealsRouter.post(`${P}/:id/cancel`, enterpriseAuth({ role: 'operator' }), validate({ params: S.dealParams, body: S.empty }), dealWrite, async (ctx) => {
   ok(ctx, detailFor(ctx, await deals.cancelDeal(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx))));
 });
 
@@ -85,7 +89,7 @@ dealsRouter.post(
   enterpriseAuth({ role: 'finance' }),
   rateLimit(LIMITS.fund),
   validate({ params: S.milestoneParams, body: S.fund }),
-  idempotent,
+  dealWrite,
   async (ctx) => {
     ok(ctx, out.serializeFunded(await deals.fundMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.FundInput>(ctx))));
   },
@@ -96,7 +100,7 @@ dealsRouter.post(
   enterpriseAuth({ role: 'operator' }),
   rateLimit(LIMITS.evidence),
   validate({ params: S.milestoneParams, body: S.evidence }),
-  idempotent,
+  dealWrite,
   async (ctx) => {
     ok(ctx, detailFor(ctx, await deals.submitEvidence(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.EvidenceInput>(ctx))));
   },
@@ -107,7 +111,7 @@ dealsRouter.post(
   enterpriseAuth({ role: 'operator' }),
   rateLimit(LIMITS.dispute),
   validate({ params: S.milestoneParams, body: S.dispute }),
-  idempotent,
+  dealWrite,
   async (ctx) => {
     ok(ctx, detailFor(ctx, await deals.disputeMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<deals.DisputeInput>(ctx))));
   },
@@ -118,7 +122,7 @@ dealsRouter.post(
   enterpriseAuth({ role: 'finance' }),
   rateLimit(LIMITS.release),
   validate({ params: S.milestoneParams, body: PS.release }),
-  idempotent,
+  dealWrite,
   async (ctx) => {
     ok(ctx, detailFor(ctx, await payouts.releaseMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<payouts.ReleaseInput>(ctx))));
   },
@@ -132,13 +136,13 @@ dealsRouter.post(
   '/v1/admin/enterprise/milestones/:id/confirm-funding',
   ...staffOnly,
   validate({ params: S.dealParams, body: S.confirmFunding }),
-  staffIdempotent(),
+  keyed(),
   async (ctx) => {
     ok(ctx, out.serializeFunded(await staff.confirmFunding(txOf(ctx), staffOf(ctx), idOf(ctx))));
   },
 );
 
-dealsRouter.post('/v1/admin/enterprise/deals/:id/fee-allocation', ...staffOnly, validate({ params: S.dealParams, body: S.feeOverride }), staffIdempotent(), async (ctx) => {
+dealsRouter.post('/v1/admin/enterprise/deals/:id/fee-allocation', ...staffOnly, validate({ params: S.dealParams, body: S.feeOverride }), keyed(), async (ctx) => {
   ok(ctx, detailFor(ctx, await staff.overrideFeeAllocation(txOf(ctx), staffOf(ctx), idOf(ctx), bodyOf<staff.OverrideInput>(ctx))));
 });
 
@@ -146,7 +150,7 @@ dealsRouter.post(
   '/v1/admin/enterprise/milestones/:id/resolve-dispute',
   ...staffOnly,
   validate({ params: S.dealParams, body: S.resolveDispute }),
-  staffIdempotent(),
+  keyed(),
   async (ctx) => {
     ok(ctx, out.serializeRuled(await rulings.resolveDispute(txOf(ctx), staffOf(ctx), idOf(ctx), bodyOf<rulings.RulingInput>(ctx)), ctx.state.principal!.userId));
   },

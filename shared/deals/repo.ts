@@ -1,5 +1,5 @@
 /** SQL of deals and their milestones. */
-import type { Db } from '../db.js';
+import { sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
 import type { MilestoneStatus, MilestoneTransition } from './states.js';
 
@@ -142,8 +142,39 @@ const dealWithNames = (trx: Db) =>
       'c.relationship as counterparty_relationship',
     );
 
+/**
+ * `dealById(trx, workspaceId, id, true)` ahead of time: the same statement as the builder
+ * makes (the deal row alone locked, `FOR UPDATE OF d`), its ids inlined as literals.
+ */
+export function lockedDealReadAhead(workspaceId: string, id: string): ReadAhead {
+  return {
+    key: `deal-locked:${workspaceId}:${id}`,
+    sql:
+      `SELECT d.*, u.full_name AS owner_name, c.name AS counterparty_name, c.country_code AS counterparty_country_code, ` +
+      `c.kyb_status AS counterparty_kyb_status, c.relationship AS counterparty_relationship ` +
+      `FROM deals AS d INNER JOIN users AS u ON u.id = d.owner_id INNER JOIN counterparties AS c ON c.id = d.counterparty_id ` +
+      `WHERE d.id = ${sqlLiteral(id)} AND d.workspace_id = ${sqlLiteral(workspaceId)} LIMIT 1 FOR UPDATE OF d`,
+  };
+}
+
+/**
+ * `milestonesOf(trx, dealId)` ahead of time, sent after `lockedDealReadAhead` (so read once
+ * the deal is locked), of that workspace's deal only: no rows for another workspace's deal.
+ */
+export function lockedMilestonesReadAhead(workspaceId: string, dealId: string): ReadAhead {
+  return {
+    key: `milestones-of-locked:${dealId}`,
+    sql:
+      `SELECT m.* FROM deal_milestones AS m INNER JOIN deals AS d ON d.id = m.deal_id AND d.workspace_id = ${sqlLiteral(workspaceId)} ` +
+      `WHERE m.deal_id = ${sqlLiteral(dealId)} ORDER BY m.sequence_no`,
+  };
+}
+
 /** One deal of the workspace with its names; `lock` takes the deal row for the rest of the transaction. */
 export async function dealById(trx: Db, workspaceId: string, id: string, lock = false): Promise<DealWithNames | undefined> {
+  // A keyed deal write sent the locking read with its key's statement (lockedDealReadAhead): taken once.
+  const ahead = lock ? takeReadAhead<DealWithNames>(trx, `deal-locked:${workspaceId}:${id}`) : undefined;
+  if (ahead) return ahead[0] ? toDeal(ahead[0]) : undefined;
   const q = dealWithNames(trx).where({ 'd.id': id, 'd.workspace_id': workspaceId }).first<DealWithNames | undefined>();
   // One query: the deal row alone is locked (FOR UPDATE OF d), not the owner or counterparty it is read with.
   if (lock) q.forUpdate('d');
@@ -152,6 +183,8 @@ export async function dealById(trx: Db, workspaceId: string, id: string, lock = 
 }
 
 export async function milestonesOf(trx: Db, dealId: string): Promise<MilestoneRow[]> {
+  const ahead = takeReadAhead<MilestoneRow>(trx, `milestones-of-locked:${dealId}`);
+  if (ahead) return ahead.map(toMilestone);
   const rows = await trx('deal_milestones').where({ deal_id: dealId }).orderBy('sequence_no').select<MilestoneRow[]>('*');
   return rows.map(toMilestone);
 }

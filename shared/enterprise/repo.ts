@@ -4,7 +4,7 @@
  * per-request membership lookup is a prepared statement on the pool (it runs on every
  * enterprise request, before any transaction).
  */
-import { prepared, type Db } from '../db.js';
+import { prepared, sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from '../deals/fees.js';
 import type { KybApplicationRow } from '../kyb/repo.js';
 import type { EntityType, KybStatus, MemberStatus, MemberTransition, Role } from './states.js';
@@ -95,7 +95,15 @@ export async function workspaceById(trx: Db, id: string): Promise<WorkspaceRow |
 
 /** Locks the workspace row: member, key and settings writes of one workspace run one at a time. */
 export async function lockWorkspace(trx: Db, id: string): Promise<WorkspaceRow | undefined> {
+  // A keyed deal write sent this lock with its key's statement (lockedWorkspaceReadAhead): taken once.
+  const ahead = takeReadAhead<WorkspaceRow>(trx, `workspace-locked:${id}`);
+  if (ahead) return ahead[0];
   return (await trx('workspaces').where({ id }).forUpdate().first()) as WorkspaceRow | undefined;
+}
+
+/** `lockWorkspace(trx, id)` ahead of time (shared/deals/lock.ts `lockDealReadAhead`). */
+export function lockedWorkspaceReadAhead(id: string): ReadAhead {
+  return { key: `workspace-locked:${id}`, sql: `SELECT * FROM workspaces WHERE id = ${sqlLiteral(id)} LIMIT 1 FOR UPDATE` };
 }
 
 export async function updateWorkspace(trx: Db, id: string, patch: Record<string, unknown>): Promise<void> {
