@@ -28,8 +28,9 @@ const KEPT_HEADERS = ['content-type', 'user-agent', 'x-callback-event'];
  * POST /api/webhooks/inbound (and /ipn, /payment, /universal): detect the provider, verify
  * the signature on the raw body (403, nothing stored, when it fails), store the delivery
  * (the stored row is the gateway-callbacks worker's inbox; deliveries arriving together
- * share one statement and COMMIT: `storing`) and answer once it has committed. A duplicate delivery is acknowledged; if its first copy waits for a retry after a
- * failure, the retry is due at once.
+ * share one statement and COMMIT: `storing`) and answer once it has committed. A
+ * duplicate delivery is acknowledged; if its first copy waits for a retry after a failure,
+ * the retry is due at once.
  */
 export async function ingestCallback(delivery: InboundDelivery, source: 'callback' | 'poll' = 'callback'): Promise<IngestResult> {
   const adapter = detectProvider(delivery);
@@ -42,7 +43,7 @@ export async function ingestCallback(delivery: InboundDelivery, source: 'callbac
     throw paymentErrors.invalidCallback();
   }
   const headers = Object.fromEntries(KEPT_HEADERS.filter((h) => delivery.headers[h] !== undefined).map((h) => [h, delivery.headers[h]]));
-  const stored = await storeCallbackGrouped({
+  const stored = await storing.submit(newCallback({
     provider: adapter.name,
     source,
     gatewayOrderId: parsed.gatewayOrderId,
@@ -51,7 +52,7 @@ export async function ingestCallback(delivery: InboundDelivery, source: 'callbac
     dedupeKey: `${adapter.name}:${parsed.eventId ?? `${parsed.gatewayOrderId}:${parsed.status}:${parsed.amount ?? ''}`}`,
     rawBody: delivery.rawBody,
     headers,
-  });
+  }));
   return { provider: adapter.name, duplicate: !stored.inserted };
 }
 
@@ -79,9 +80,8 @@ const newCallback = (c: CallbackRecord): repo.NewCallback => ({
 });
 
 /** Stores one delivery in the caller's transaction (or at once on the pool). */
-export async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
-  const row = await repo.upsertCallback(trxOrDb, newCallback(c));
-  return { id: Number(row.id), inserted: row.inserted };
+export async function storeCallback(trxOrDb: Db, c: CallbackRecord): Promise<repo.StoredCallback> {
+  return repo.upsertCallback(trxOrDb, newCallback(c));
 }
 
 /** Deliveries stored per statement at most (the API's group commit). */
@@ -91,10 +91,8 @@ export const CALLBACK_STORE_BATCH = 100;
  * One delivery alone (the usual case below a few hundred a second) by the single-row
  * statement; several by the array statement, whose arrays cost more to build and parse.
  */
-async function storeRows(rows: readonly repo.NewCallback[]): Promise<{ id: number; processed_at: Date | null; inserted: boolean }[]> {
-  if (rows.length !== 1) return repo.upsertCallbacks(db, rows);
-  const row = await repo.upsertCallback(db, rows[0]!);
-  return [{ id: Number(row.id), processed_at: row.processed_at, inserted: row.inserted }];
+async function storeRows(rows: readonly repo.NewCallback[]): Promise<repo.StoredCallback[]> {
+  return rows.length === 1 ? [await repo.upsertCallback(db, rows[0]!)] : repo.upsertCallbacks(db, rows);
 }
 
 /**
@@ -103,7 +101,7 @@ async function storeRows(rows: readonly repo.NewCallback[]): Promise<{ id: numbe
  * busy share the next statement and COMMIT (two copies of one delivery are never written
  * at once). Each caller answers only after its own row has committed.
  */
-const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Date | null; inserted: boolean }>(storeRows, {
+const storing = new GroupCommit<repo.NewCallback, repo.StoredCallback>(storeRows, {
   max: CALLBACK_STORE_BATCH,
   // Two statements at once: a copy of a delivery the worker holds locked (it is reconciling
   // it) waits for the worker's COMMIT without holding up every delivery behind it.
@@ -113,11 +111,6 @@ const storing = new GroupCommit<repo.NewCallback, { id: number; processed_at: Da
 
 /** Deliveries received by this process waiting for the statement that stores them (the one being written not counted). */
 export const callbackStoresWaiting = (): number => storing.waiting;
-
-async function storeCallbackGrouped(c: CallbackRecord): Promise<{ id: number; inserted: boolean }> {
-  const row = await storing.submit(newCallback(c));
-  return { id: row.id, inserted: row.inserted };
-}
 
 const reportOf = (cb: repo.CallbackRow): GatewayReport => {
   const report: GatewayReport = {

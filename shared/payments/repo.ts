@@ -306,28 +306,30 @@ const ON_DUPLICATE_DELIVERY = `ON CONFLICT (dedupe_key) DO UPDATE SET deliveries
 /** A delivery to store: the columns `upsertCallback(s)` write. */
 export type NewCallback = Omit<CallbackRow, 'id' | 'processed_at' | 'outcome'> & { dedupe_key: string; raw_body: string; headers: string };
 
+/** A stored delivery: its row, and whether this store made it (false: a repeat counted on the first copy). */
+export interface StoredCallback {
+  id: number;
+  inserted: boolean;
+}
+
 /**
  * Stores a delivery in one statement; a duplicate only counts one more delivery, and makes
  * a copy still waiting for a retry due at once (the gateway's retry). A copy whose payment
  * was not found (outcome `unknown_order`, even one already given up on) is opened again and
- * due at once: the gateway's retry may come after the payment row committed. Returns the row
- * and whether it was new.
+ * due at once: the gateway's retry may come after the payment row committed.
  */
-export async function upsertCallback(
-  trx: Db,
-  row: NewCallback,
-): Promise<{ id: number; processed_at: Date | null; inserted: boolean }> {
+export async function upsertCallback(trx: Db, row: NewCallback): Promise<StoredCallback> {
   // A named statement (prepared once per connection): every gateway delivery sends it.
-  const rows = await prepared<{ id: number; processed_at: Date | null; inserted: boolean }>(
+  const rows = await prepared<StoredCallback>(
     'payment_callback_upsert',
     `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)
      ${ON_DUPLICATE_DELIVERY}
-     RETURNING id, processed_at, (xmax = 0) AS inserted`,
+     RETURNING id, (xmax = 0) AS inserted`,
     [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at],
     trx as Knex,
   );
-  return rows[0]!;
+  return { id: Number(rows[0]!.id), inserted: rows[0]!.inserted };
 }
 
 /**
@@ -336,9 +338,9 @@ export async function upsertCallback(
  * twice); rows are written in dedupe-key order, so two such statements never wait on each
  * other in a cycle. Answers one result per delivery, in the order given.
  */
-export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Promise<{ id: number; processed_at: Date | null; inserted: boolean }[]> {
+export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Promise<StoredCallback[]> {
   const col = <K extends keyof NewCallback>(k: K) => rows.map((r) => r[k]);
-  const stored = await prepared<{ id: number; processed_at: Date | null; inserted: boolean; dedupe_key: string }>(
+  const stored = await prepared<StoredCallback & { dedupe_key: string }>(
     'payment_callbacks_upsert_many',
     `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
      SELECT d.provider, d.source, d.gateway_order_id, d.status, d.amount, d.dedupe_key, d.raw_body, d.headers::jsonb, d.received_at, d.received_at
@@ -346,11 +348,11 @@ export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Pr
             AS d(provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at)
       ORDER BY d.dedupe_key
      ${ON_DUPLICATE_DELIVERY}
-     RETURNING id, processed_at, (xmax = 0) AS inserted, dedupe_key`,
+     RETURNING id, (xmax = 0) AS inserted, dedupe_key`,
     [col('provider'), col('source'), col('gateway_order_id'), col('status'), col('amount'), col('dedupe_key'), col('raw_body'), col('headers'), col('received_at')],
     trx as Knex,
   );
-  const byKey = new Map(stored.map((r) => [r.dedupe_key, { id: Number(r.id), processed_at: r.processed_at, inserted: r.inserted }]));
+  const byKey = new Map(stored.map((r) => [r.dedupe_key, { id: Number(r.id), inserted: r.inserted }]));
   return rows.map((r) => {
     const got = byKey.get(r.dedupe_key);
     if (!got) throw new Error(`payment_callbacks upsert answered no row for ${r.dedupe_key}`);
