@@ -12,6 +12,7 @@ import { MAX_BAD_SHARE } from '../lib/autocannon.js';
 import { analyzeAfterRun } from '../lib/db.js';
 import { intFromEnv, optionalIntFromEnv } from '../lib/env.js';
 import { closedLoop, pacedFlows, type Flow, type FlowResult } from '../lib/flows.js';
+import { pacedRate } from '../lib/paced.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { assertAlive, type Child } from '../lib/procs.js';
 import { splitsOf, type FundItem, type FundSeed } from './seed.js';
@@ -23,7 +24,7 @@ export const settings = {
   /** Flows in flight in the closed loop (each flow is two requests one after the other). */
   concurrency: intFromEnv('BENCH_CONNECTIONS', 32, 1, 1000),
   workspaces: intFromEnv('BENCH_FUND_WORKSPACES', 64, 2, 999),
-  /** The paced runs' flows started per second; unset: `pacedRate` (the issue's rate, or 80% of the slower side). */
+  /** The paced runs' flows started per second; unset: `fundPacedRate` (the issue's rate, or 80% of the slower side). */
   rate: optionalIntFromEnv('BENCH_FUND_RATE', 1, 5000),
   pacedDuration: intFromEnv('BENCH_FUND_PACED_DURATION', 10, 1, 120),
   /** Paced runs per side (alternating who goes first); the report judges the median round. */
@@ -45,19 +46,10 @@ export function itemsNeeded(): number {
 /** Issue 29's paced rate, 500 requests/s: 250 flows/s of two requests. */
 export const ISSUE_RATE = 250;
 
-/**
- * The paced runs' rate: BENCH_FUND_RATE when set; else the issue's 250 flows/s, or 80% of
- * the slower side's median closed-loop flows/s when that is below it (neither side could
- * sustain the issue's rate: a paced run past saturation measures its queue, not its p99).
- */
-export function pacedRate(rounds: Runs['rounds']): { rate: number; note: string } {
-  if (settings.rate !== null) return { rate: settings.rate, note: 'BENCH_FUND_RATE' };
+/** The paced runs' rate (bench/lib/paced.ts `pacedRate`): BENCH_FUND_RATE, the issue's 250 flows/s, or 80% of the slower side. */
+function fundPacedRate(rounds: Runs['rounds']): { rate: number; note: string } {
   const slower = Math.min(median(rounds.map((r) => r.api.rate)), median(rounds.map((r) => r.floor.rate)));
-  if (slower * 0.8 >= ISSUE_RATE) return { rate: ISSUE_RATE, note: "the issue's 500 requests/s" };
-  return {
-    rate: Math.max(1, Math.floor(slower * 0.8)),
-    note: `80% of the slower side's median closed-loop rate (${fmtInt(slower)} flows/s): the issue's 500 requests/s (${ISSUE_RATE} flows/s) is past what either side sustains here`,
-  };
+  return pacedRate({ override: settings.rate, overrideName: 'BENCH_FUND_RATE', issueRate: ISSUE_RATE, issueNote: "the issue's 500 requests/s (250 flows/s)", slower, unit: 'flows/s' });
 }
 
 /** A server under load: the API or the floor server. */
@@ -134,7 +126,7 @@ export async function runAll(targets: Record<Side, Target>, seed: FundSeed, item
     for (const side of order) got[side] = await closed(side, s.duration, `round ${r} ${side === 'api' ? 'API' : 'floor'}`);
     rounds.push({ api: got.api!, floor: got.floor! });
   }
-  const rate = pacedRate(rounds);
+  const rate = fundPacedRate(rounds);
   const paced = async (side: Side, round: number): Promise<FlowResult> => {
     const label = `paced round ${round} ${fmtInt(rate.rate)} flows/s ${side === 'api' ? 'API' : 'floor'}`;
     const r = await pacedFlows({ base: targets[side].base, items: items.slice(cursor), flow: fundFlow(seed, done[side]), concurrency: 1000, duration: s.pacedDuration, rate: rate.rate });

@@ -20,7 +20,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { percentile } from './format.js';
+import { median, percentile } from './format.js';
 
 export interface PacedOptions {
   url: string;
@@ -167,5 +167,41 @@ export async function runPaced(opts: PacedOptions): Promise<PacedResult> {
       max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
     },
     statusCounts,
+  };
+}
+
+/** Issue 29's paced goal for a write route: p99 under 30 ms, or at most 1.5× its floor's in the same round. */
+export const P99_GOAL = { ms: 30, factor: 1.5 } as const;
+
+/** One step's p99 over paced rounds of the API and its floor, judged on the median round. */
+export interface PacedVerdict {
+  /** API p99 ÷ floor p99 per round, sorted. */
+  ratios: number[];
+  /** The median of `ratios`: the figure the verdict uses. */
+  ratio: number;
+  /** The median p99 of each side, ms. */
+  api: number;
+  floor: number;
+  met: boolean;
+}
+
+export function pacedVerdict<T>(rounds: readonly { api: T; floor: T }[], p99: (side: T) => number): PacedVerdict {
+  const ratios = rounds.map((r) => p99(r.api) / p99(r.floor)).sort((a, b) => a - b);
+  const ratio = median(ratios);
+  const api = median(rounds.map((r) => p99(r.api)));
+  return { ratios, ratio, api, floor: median(rounds.map((r) => p99(r.floor))), met: api < P99_GOAL.ms || ratio <= P99_GOAL.factor };
+}
+
+/**
+ * The paced runs' rate: `override` when set; else the issue's rate when the slower side's
+ * median closed-loop rate reaches it, or 80% of that rate when it does not (a paced run
+ * past saturation measures its queue, not its p99). `unit` names the rate in the note.
+ */
+export function pacedRate(opts: { override: number | null; overrideName: string; issueRate: number; issueNote: string; slower: number; unit: string }): { rate: number; note: string } {
+  if (opts.override !== null) return { rate: opts.override, note: opts.overrideName };
+  if (opts.slower >= opts.issueRate) return { rate: opts.issueRate, note: opts.issueNote };
+  return {
+    rate: Math.max(1, Math.floor(opts.slower * 0.8)),
+    note: `80% of the slower side's median closed-loop rate (${Math.round(opts.slower).toLocaleString('en-US')} ${opts.unit}): ${opts.issueNote} is past what either side sustains here`,
   };
 }

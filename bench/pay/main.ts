@@ -21,6 +21,7 @@ import { closeBenchDb } from '../lib/db.js';
 import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
 import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
+import { pacedRate } from '../lib/paced.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { timing } from '../payments/measure.js';
@@ -104,12 +105,7 @@ async function main(): Promise<void> {
     console.log(`bench: round ${i + 1}: API ÷ floor ${fmtPct((got.api!.paidRate / got.floor!.paidRate) * 100)}`);
   }
   const slower = Math.min(median(rounds.map((r) => r.api.paidRate)), median(rounds.map((r) => r.floor.paidRate)));
-  let rate = settings.rate ?? DEFAULT_RATE;
-  let rateNote = settings.rate !== null ? 'BENCH_PAY_RATE' : 'the issue\'s rate';
-  if (settings.rate === null && slower < DEFAULT_RATE) {
-    rate = Math.max(10, Math.floor((0.8 * slower) / 10) * 10);
-    rateNote = `80% of the slower side's median closed-loop rate (${fmtInt(slower)}/s), which is below ${DEFAULT_RATE}/s: ${DEFAULT_RATE}/s is not sustained here`;
-  }
+  const { rate, note: rateNote } = pacedRate({ override: settings.rate, overrideName: 'BENCH_PAY_RATE', issueRate: DEFAULT_RATE, issueNote: "the issue's rate", slower, unit: 'payments/s' });
   const paced: { api: PacedSide; floor: PacedSide }[] = [];
   for (let i = 0; i < settings.pacedRounds; i++) {
     const got: Partial<Record<'api' | 'floor', PacedSide>> = {};

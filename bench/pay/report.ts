@@ -6,16 +6,13 @@
  */
 import { SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, plural } from '../lib/format.js';
-import type { LatencySummary } from '../lib/paced.js';
+import { P99_GOAL, pacedVerdict, type LatencySummary } from '../lib/paced.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
 import { CPU_GROUPS, settings, type CpuGroup, type RunResult } from './load.js';
 import type { AfterCheck } from './verify.js';
 
 export const GOAL = 60;
-/** Issue 29: a write route's p99 at the paced rate under 30 ms, or at most 1.5× the floor's. */
-const P99_MS = 30;
-const P99_FACTOR = 1.5;
 
 export interface PacedSide {
   run: RunResult;
@@ -57,12 +54,10 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
   const flowsRate = (side: 'api' | 'floor') => median(r.rounds.map((x) => x[side].flows.rate));
   const step = (side: PacedSide, name: string) => p99(side.run.flows.steps[name]?.latency);
   const pacedRounds = r.paced.rounds;
-  /** Per paced round, API p99 ÷ floor p99 of a step; the verdict is the median round's. */
-  const p99Ratios = (name: string) => pacedRounds.map((x) => step(x.api, name) / step(x.floor, name)).sort((a, b) => a - b);
-  const medianStep = (side: 'api' | 'floor', name: string) => median(pacedRounds.map((x) => step(x[side], name)));
-  const verdict = (name: string) => medianStep('api', name) < P99_MS || median(p99Ratios(name)) <= P99_FACTOR;
-  const payMet = verdict('pay');
-  const cbMet = verdict('callback');
+  const payV = pacedVerdict(pacedRounds, (s: PacedSide) => step(s, 'pay'));
+  const cbV = pacedVerdict(pacedRounds, (s: PacedSide) => step(s, 'callback'));
+  const payMet = payV.met;
+  const cbMet = cbV.met;
   const met = ratio >= GOAL;
   const failed = (x: RunResult) => x.flows.failed;
   const rows = [
@@ -83,7 +78,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       m((s) => s.paid.p99),
     ];
   };
-  const ratioText = (name: string) => p99Ratios(name).map((x) => `${x.toFixed(2)}×`).join(', ');
+  const ratioText = (v: { ratios: number[] }) => v.ratios.map((x) => `${x.toFixed(2)}×`).join(', ');
   const markdown = [
     `${measuredLine(r.at).replace(/\.$/, '')} (${Math.round(r.seconds)} s of load). Load average (1, 5, 15 min) when the load started: ${r.loadStart}; when it ended: ${r.loadEnd}.`,
     '',
@@ -107,8 +102,8 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       `${settings.concurrency} flows in flight (closed loop, bench/lib/flows.ts), after a ${settings.warmup} s warm-up per side; the API first in odd rounds, the floor first in even ones; ` +
       `after every run the bench waits until its payments are paid and the outbox is drained.`,
     `- Paced: a flow started every 1/${fmtInt(r.paced.rate)} s (open loop, at most ${settings.concurrency} in flight); a request's latency counts from when it could first ` +
-      `have been sent. The rounds alternate who goes first (the API in odd ones). p99 goal (issue 29): under ${P99_MS} ms or at most ${P99_FACTOR}× the floor's in the same round, ` +
-      `judged on the median round (API ÷ floor per round, sorted: pay ${ratioText('pay')}; callback ${ratioText('callback')}): pay ${payMet ? 'met' : '**not met**'}, callback ${cbMet ? 'met' : '**not met**'}. ` +
+      `have been sent. The rounds alternate who goes first (the API in odd ones). p99 goal (issue 29): under ${P99_GOAL.ms} ms or at most ${P99_GOAL.factor}× the floor's in the same round, ` +
+      `judged on the median round (API ÷ floor per round, sorted: pay ${ratioText(payV)}; callback ${ratioText(cbV)}): pay ${payMet ? 'met' : '**not met**'}, callback ${cbMet ? 'met' : '**not met**'}. ` +
       `Callback → paid is the callback row's \`received_at\` to the payment's \`paid_at\`.`,
     `- Failed flows: API ${r.rounds.map((x) => failed(x.api)).join('/')}, floor ${r.rounds.map((x) => failed(x.floor)).join('/')} per round; paced API ${pacedRounds.map((x) => failed(x.api.run)).join('/')}, floor ${pacedRounds.map((x) => failed(x.floor.run)).join('/')} per round. Checkpoints that began during a paced run: API ${pacedRounds.map((x) => x.api.run.checkpoints).join('/')}, floor ${pacedRounds.map((x) => x.floor.run.checkpoints).join('/')} per round.`,
     `- After the load, for the ${fmtInt(r.after.payments)} payments of completed flows: lost ${r.after.lost}, doubled ${r.after.doubled}; ` +
@@ -130,8 +125,8 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
     {
       id: 'pay/paced-p99',
       figure: `Pay flow at ${fmtInt(r.paced.rate)} payments/s (evenly paced, median of ${plural(pacedRounds.length, 'round')}): p99 of pay / callback, API and floor`,
-      goal: `< ${P99_MS} ms or ≤ ${P99_FACTOR}× floor`,
-      measured: `${fmtNum(medianStep('api', 'pay'))} / ${fmtNum(medianStep('api', 'callback'))} ms (floor ${fmtNum(medianStep('floor', 'pay'))} / ${fmtNum(medianStep('floor', 'callback'))} ms); median round ${median(p99Ratios('pay')).toFixed(2)}× / ${median(p99Ratios('callback')).toFixed(2)}×`,
+      goal: `< ${P99_GOAL.ms} ms or ≤ ${P99_GOAL.factor}× floor`,
+      measured: `${fmtNum(payV.api)} / ${fmtNum(cbV.api)} ms (floor ${fmtNum(payV.floor)} / ${fmtNum(cbV.floor)} ms); median round ${payV.ratio.toFixed(2)}× / ${cbV.ratio.toFixed(2)}×`,
       met: payMet && cbMet,
     },
   ];
