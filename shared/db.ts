@@ -134,7 +134,7 @@ async function flushAtCommit(frame: Frame): Promise<void> {
     const text = frame.atCommit.join('; ');
     frame.atCommit = [];
     await frame.connection.query(text).catch((err: unknown) => {
-      markStale(frame, err);
+      markStale(frame.connection, err, frame.atCommitNames);
       throw err;
     });
   }
@@ -241,7 +241,7 @@ async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unk
     }
   } catch (err) {
     failure = { err };
-    markStale(frame, err);
+    markStale(frame.connection, err, frame.atCommitNames);
     // The last statement failed (the transaction is aborted, COMMIT was skipped) or COMMIT
     // did (the transaction is over): either way nothing was committed; a ROLLBACK leaves
     // the session outside any transaction (or fails on a lost connection, which knex's pool
@@ -331,17 +331,18 @@ export async function inFoldedTransaction<R, T>(
 
 /**
  * A write whose outcome the request does not need (an escrow's event and its outbox jobs),
- * run in `trx`. In a folded transaction it is held and sent with the transaction's next
- * statement's round trip: before that statement when one follows (so statements always
- * run in the order the code issued them), with the COMMIT, before the stored answer, when
- * none does: one round trip fewer for a move that ends with its event. Anywhere else it
+ * run in `trx`. In a folded transaction it is held and sent before the transaction's next
+ * statement, so statements always run in the order the code issued them: in the same round
+ * trip as `readTogether`'s reads or the COMMIT (before the stored answer), in one of its own
+ * before any other statement. A move that ends with its writes and then its answer's reads
+ * spends no round trip on them. Anywhere else it
  * runs now, as a named statement. Either way it commits with the transaction's other work
  * or not at all; a failure at COMMIT fails the COMMIT (the request answers 5xx, nothing
  * committed). `native` is knex's `$n` form (`toSQL().toNative()`): held, it is sent as
  * `EXECUTE` of the statement prepared on the connection (`preparedOn`) with its values as
  * literals.
  */
-export async function writeAtCommit(trx: Db, native: { sql: string; bindings: readonly unknown[] }): Promise<void> {
+export async function writeAtCommit(trx: Db, native: NativeStatement): Promise<void> {
   const frame = frameOf(trx);
   if (!frame) {
     await preparedNative(trx as Knex, native);
@@ -349,7 +350,7 @@ export async function writeAtCommit(trx: Db, native: { sql: string; bindings: re
   }
   if (frame.completed) throw completedError();
   const name = statementName(native.sql);
-  await preparedOn(frame, name, native.sql);
+  await preparedOn(frame.connection, () => frame.completed, name, native.sql);
   if (frame.completed) throw completedError();
   frame.atCommit.push(native.bindings.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${native.bindings.map((v, i) => literalOf(v, i + 1)).join(', ')})`);
   frame.atCommitNames.push(name);
@@ -363,27 +364,81 @@ export async function writeAtCommit(trx: Db, native: { sql: string; bindings: re
  * statement sent as text (measured: the creation's CTE as text cost more in the database
  * than the round trip it saved).
  */
-async function preparedOn(frame: Frame, name: string, text: string): Promise<void> {
-  const conn = frame.connection as PgConnection & NamedStatementCache;
+async function preparedOn(connection: PgConnection, over: () => boolean, name: string, text: string): Promise<void> {
+  const conn = connection as PgConnection & NamedStatementCache;
   const parsed = conn.connection?.parsedStatements;
-  if (!parsed) throw new Error('writeAtCommit: the connection keeps no record of its prepared statements (pg changed?)');
-  // (Each statement only while the frame still owns the connection: work not awaited by
-  // the handler must not reach a connection already back in the pool.)
+  if (!parsed) throw new Error('preparedOn: the connection keeps no record of its prepared statements (pg changed?)');
+  // (Each statement only while the transaction still owns the connection: work not awaited
+  // by the handler must not reach a connection already back in the pool.)
   if (conn[STALE]?.has(name)) {
-    if (frame.completed) throw completedError();
+    if (over()) throw completedError();
     await deallocateStale(conn, name);
   }
   if (parsed[name] === text) return;
-  if (frame.completed) throw completedError();
-  await frame.connection.query(`PREPARE ${name} AS ${text}`);
+  if (over()) throw completedError();
+  await connection.query(`PREPARE ${name} AS ${text}`);
   parsed[name] = text;
 }
 
-/** After a held write's failure: 0A000 (a migration changed a prepared statement's result type) prepares the frame's statements anew next time. */
-function markStale(frame: Frame, err: unknown): void {
-  if (pgErrorCode(err) !== '0A000' || frame.atCommitNames.length === 0) return;
-  const conn = frame.connection as PgConnection & NamedStatementCache;
-  for (const name of frame.atCommitNames) (conn[STALE] ??= new Set()).add(name);
+/** After a failure of statements prepared on `connection` (`names`): 0A000 (a migration changed a prepared statement's result type) prepares them anew next time. */
+function markStale(connection: PgConnection, err: unknown, names: readonly string[]): void {
+  if (pgErrorCode(err) !== '0A000') return;
+  const conn = connection as PgConnection & NamedStatementCache;
+  for (const name of names) (conn[STALE] ??= new Set()).add(name);
+}
+
+/** A statement in knex's `$n` form with its values (a builder's `toSQL().toNative()`, `nativeOf`). */
+export interface NativeStatement {
+  sql: string;
+  bindings: readonly unknown[];
+}
+
+/**
+ * Several reads answered in one round trip, each one's rows in the order given (a deal's
+ * answer: its events, decisions, approval slots, documents and payouts). Each read is a
+ * statement prepared on the connection (`preparedOn`: a `PREPARE` round trip the first
+ * time on each connection) sent as `EXECUTE` with its values as literals, all in one
+ * query: Postgres neither parses nor plans them again, and outside a transaction they
+ * share one snapshot (one implicit transaction). In a folded transaction the writes held
+ * for COMMIT (`writeAtCommit`) go first in that same round trip, so the reads see them and
+ * statements still run in the order the code issued them. Only for statements whose text
+ * has a few shapes (see `preparedRaw`): a list of ids as one array value (`= ANY(?)`), not
+ * `IN (?, ?, …)`.
+ */
+export async function readTogether(trx: Db, reads: readonly NativeStatement[]): Promise<unknown[][]> {
+  if (reads.length === 0) return [];
+  const frame = frameOf(trx);
+  if (frame) {
+    if (frame.completed) throw completedError();
+    return executeTogether(frame.connection, () => frame.completed, reads, frame);
+  }
+  return withConnection(trx as Knex, async (connection) => {
+    await beforeStatement(trx);
+    return executeTogether(connection, () => trx.isTransaction === true && (trx as Knex.Transaction).isCompleted(), reads);
+  });
+}
+
+async function executeTogether(connection: PgConnection, over: () => boolean, reads: readonly NativeStatement[], frame?: Frame): Promise<unknown[][]> {
+  const names: string[] = [];
+  for (const read of reads) {
+    const name = statementName(read.sql);
+    await preparedOn(connection, over, name, read.sql);
+    names.push(name);
+  }
+  if (over()) throw completedError();
+  const held = frame?.atCommit ?? [];
+  if (frame) frame.atCommit = [];
+  const executes = reads.map((read, i) => (read.bindings.length === 0 ? `EXECUTE ${names[i]!}` : `EXECUTE ${names[i]!}(${read.bindings.map((v, n) => literalOf(v, n + 1)).join(', ')})`));
+  let results: unknown;
+  try {
+    results = await connection.query<unknown>([...held, ...executes].join('; '));
+  } catch (err) {
+    markStale(connection, err, [...(frame?.atCommitNames ?? []), ...names]);
+    throw err;
+  }
+  // Several statements in one query: pg answers one result per statement (a lone one, not in an array).
+  const all = (Array.isArray(results) ? results : [results]) as { rows: unknown[] }[];
+  return all.slice(held.length).map((r) => r.rows);
 }
 
 /** `$n` placeholders replaced by their values as literals, each as node-postgres would send it as a parameter (prepareValue). */
@@ -401,6 +456,12 @@ function literalOf(raw: unknown, n: number): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value !== 'string') throw new Error(`inlineValues: $${n} is not text (${typeof value})`);
   return quoteLiteral(value);
+}
+
+/** A knex query as a `ReadAhead` under `key`: its text with the values as literals (`inlineValues`), so the read and its read-ahead are one query. */
+export function readAheadOf(key: string, query: { toSQL(): { toNative(): NativeStatement } }): ReadAhead {
+  const native = query.toSQL().toNative();
+  return { key, sql: inlineValues(native.sql, native.bindings) };
 }
 
 /**

@@ -11,8 +11,9 @@ import pg from 'pg';
 import { config } from '../../../shared/config.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { rejection } from '../../helpers/platform-factories.js';
+import { statementsOf } from '../../helpers/statements.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
-import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
+import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, readAheadOf, readTogether, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
   let one: Knex;
@@ -309,6 +310,59 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
       await b.trx.rollback();
     }
     expect(escrowReadAhead('not-a-uuid')).to.deep.equal([]);
+  });
+
+  const countAbove = { sql: 'SELECT count(*)::int AS n FROM fold_probe WHERE id > $1', bindings: [0] as unknown[] };
+  const idsIn = { sql: 'SELECT id FROM fold_probe WHERE id = ANY($1::int[]) ORDER BY id', bindings: [[2, 3, 9]] as unknown[] };
+
+  it('readTogether: in a fold the held writes and every read go in one round trip, the reads after the writes; each read prepared once per connection', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(a.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1), ($2)', bindings: [1, 2] });
+    // The first time on this connection: one PREPARE per read, then the one query.
+    const first = await statementsOf(() => readTogether(a.trx, [countAbove, idsIn]));
+    expect(first.result).to.deep.equal([[{ n: 2 }], [{ id: 2 }]]);
+    expect(first.sent.filter((q) => q.startsWith('PREPARE'))).to.have.length(2);
+    await commitTransaction(a.trx);
+    const b = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(b.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [3] });
+    const { sent, result: rows } = await statementsOf(() => readTogether(b.trx, [countAbove, idsIn]));
+    expect(rows).to.deep.equal([[{ n: 3 }], [{ id: 2 }, { id: 3 }]]);
+    expect(sent, 'one round trip').to.have.length(1);
+    expect(sent[0]).to.match(/^EXECUTE k_\w+\('3'\); EXECUTE k_\w+\('0'\); EXECUTE k_\w+\('\{"2","3","9"\}'\)$/);
+    // Nothing is held any more: COMMIT goes alone.
+    expect((await statementsOf(() => commitTransaction(b.trx))).sent).to.deep.equal(['COMMIT']);
+    expect(await committedIds()).to.deep.equal([1, 2, 3]);
+  });
+
+  it('readTogether: a read that fails fails the transaction with it (the held writes too); nothing is committed', async () => {
+    const a = await foldedTransaction(one, 'SELECT 1');
+    await writeAtCommit(a.trx, { sql: 'INSERT INTO fold_probe (id) VALUES ($1)', bindings: [1] });
+    const err = await rejection(readTogether(a.trx, [countAbove, { sql: 'SELECT 1 / $1::int AS x', bindings: [0] }]));
+    expect(pgErrorCode(err)).to.equal('22012');
+    await a.trx.rollback();
+    expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it('readTogether outside a fold: one query on one connection (the pool, or a knex transaction\'s own), the same rows', async () => {
+    await one('fold_probe').insert([{ id: 2 }, { id: 9 }]);
+    await readTogether(one, [countAbove, idsIn]); // prepared on the pool's one connection
+    const { sent, result: rows } = await statementsOf(() => readTogether(one, [countAbove, idsIn]));
+    expect(rows).to.deep.equal([[{ n: 2 }], [{ id: 2 }, { id: 9 }]]);
+    expect(sent).to.have.length(1);
+    await one.transaction(async (trx) => {
+      await trx('fold_probe').insert({ id: 3 });
+      expect(await readTogether(trx, [countAbove, idsIn])).to.deep.equal([[{ n: 3 }], [{ id: 2 }, { id: 3 }, { id: 9 }]]);
+    });
+    expect(await readTogether(one, [])).to.deep.equal([]);
+  });
+
+  it('readAheadOf: a knex query as a read-ahead answers the rows the query answers', async () => {
+    await one('fold_probe').insert([{ id: 1 }, { id: 5 }]);
+    const query = one('fold_probe').whereIn('id', [5, 7]).select('id');
+    const ahead = readAheadOf('probe', query);
+    const { trx } = await foldedTransaction(one, 'SELECT 1', [ahead]);
+    expect(takeReadAhead(trx, 'probe')).to.deep.equal(await trx('fold_probe').whereIn('id', [5, 7]).select('id'));
+    await trx.rollback();
   });
 
   it('sqlLiteral quotes strings (quotes, backslashes), dates and numbers; refuses non-finite numbers', async () => {
