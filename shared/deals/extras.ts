@@ -3,7 +3,7 @@
  * approval slots of its current round, its documents, its payouts. One query per kind for
  * all milestones of a deal (never one per milestone).
  */
-import type { Db } from '../db.js';
+import { readTogether, type Db, type NativeStatement } from '../db.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -83,36 +83,52 @@ function documentsOf(docs: DocumentRow[], milestones: readonly { id: string; evi
   return out;
 }
 
-/** Approval slots of each milestone's current round, its documents (attached, or named as its evidence) and its payouts. */
-export async function milestoneExtras(
-  trx: Db,
-  milestones: readonly { id: string; approval_round: number; evidence_document_ids?: unknown }[],
-): Promise<MilestoneExtras> {
-  if (milestones.length === 0) return NO_EXTRAS;
+type ExtrasMilestone = { id: string; approval_round: number; evidence_document_ids?: unknown };
+
+/**
+ * The three reads behind `milestoneExtras` (approval slots, documents, payouts of all the
+ * milestones), for `readTogether`: one text each whatever the number of milestones (ids as
+ * one array value), so each is prepared once per connection.
+ */
+export function extrasReads(trx: Db, milestones: readonly ExtrasMilestone[]): NativeStatement[] {
   const ids = milestones.map((m) => m.id);
   const named = milestones.flatMap(namedIn);
-  const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
-  // One after another: inside a transaction the queries share one connection.
-  const slots = await trx('milestone_approvals as a')
+  return [
+    trx('milestone_approvals as a')
       .leftJoin('users as u', 'u.id', 'a.approver_id')
-      .whereIn('a.milestone_id', ids)
+      .whereRaw('a.milestone_id = ANY(?::uuid[])', [ids])
       .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
-      .select<ApprovalSlotRow[]>('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at');
-  const docs = (await documentsWithNames(trx)
-      .where((w) => {
-        void w.whereIn('doc.milestone_id', ids);
-        if (named.length > 0) void w.orWhereIn('doc.id', named);
-      })
-      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }])) as DocumentRow[];
-  const payouts = await trx('disbursements')
-      .whereIn('milestone_id', ids)
+      .select('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at')
+      .toSQL()
+      .toNative(),
+    documentsWithNames(trx)
+      .whereRaw('(doc.milestone_id = ANY(?::uuid[]) OR doc.id = ANY(?::uuid[]))', [ids, named])
+      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }])
+      .toSQL()
+      .toNative(),
+    trx('disbursements')
+      .whereRaw('milestone_id = ANY(?::uuid[])', [ids])
       .orderBy([{ column: 'release_no' }, { column: 'split_no' }])
-      .select<DisbursementBrief[]>('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at');
+      .select('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at')
+      .toSQL()
+      .toNative(),
+  ];
+}
+
+/** `milestoneExtras` from the rows of `extrasReads`, in its order. */
+export function extrasOf(milestones: readonly ExtrasMilestone[], [slots, docs, payouts]: readonly unknown[][]): MilestoneExtras {
+  const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
   return {
-    approvals: byMilestone(slots.filter((s) => s.round === rounds.get(s.milestone_id))),
-    documents: documentsOf(docs, milestones),
-    disbursements: byMilestone(payouts.map((p) => ({ ...p, amount: Number(p.amount) }))),
+    approvals: byMilestone((slots as ApprovalSlotRow[]).filter((s) => s.round === rounds.get(s.milestone_id))),
+    documents: documentsOf(docs as DocumentRow[], milestones),
+    disbursements: byMilestone((payouts as DisbursementBrief[]).map((p) => ({ ...p, amount: Number(p.amount) }))),
   };
+}
+
+/** Approval slots of each milestone's current round, its documents (attached, or named as its evidence) and its payouts: one round trip in a folded transaction (`readTogether`). */
+export async function milestoneExtras(trx: Db, milestones: readonly ExtrasMilestone[]): Promise<MilestoneExtras> {
+  if (milestones.length === 0) return NO_EXTRAS;
+  return extrasOf(milestones, await readTogether(trx, extrasReads(trx, milestones)));
 }
 
 /** Milestone `approvals` item: { id, approver { id, name } or null, status, note, decided_at }. */

@@ -1,8 +1,8 @@
 /** A deal as its answers show it: the deal, its milestones, the computed status, its last 100 events. */
-import type { Db } from '../db.js';
-import { feedPage, type EventRow } from '../enterprise/events-repo.js';
+import { readTogether, type Db } from '../db.js';
+import { feedPageQuery, type EventRow } from '../enterprise/events-repo.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
-import { milestoneExtras, type MilestoneExtras } from './extras.js';
+import { extrasOf, extrasReads, NO_EXTRAS, type MilestoneExtras } from './extras.js';
 import * as repo from './repo.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
 import { dealStatus, type DealStatus } from './states.js';
@@ -32,9 +32,12 @@ export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): 
  * in the same transaction, the deal and its milestones not read again.
  */
 export async function detailOf(trx: Db, workspace: WorkspaceRow, deal: DealWithNames, milestones: MilestoneRow[]): Promise<DealDetail> {
-  const dealId = deal.id;
-  const events = await feedPage(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: dealId });
-  const extras = await milestoneExtras(trx, milestones);
-  const approvalsByPeople = await repo.approveDecisions(trx, dealId);
-  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events, extras, approvalsByPeople };
+  // Five reads in one round trip (after a keyed write, with the writes it held for COMMIT).
+  const [events, decisions, ...extraRows] = await readTogether(trx, [
+    feedPageQuery(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: deal.id }).toSQL().toNative(),
+    repo.approveDecisionsQuery(trx, deal.id).toSQL().toNative(),
+    ...(milestones.length > 0 ? extrasReads(trx, milestones) : []),
+  ]);
+  const extras = milestones.length > 0 ? extrasOf(milestones, extraRows) : NO_EXTRAS;
+  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events: events as EventRow[], extras, approvalsByPeople: repo.approveDecisionsOf(decisions!) };
 }

@@ -1,4 +1,5 @@
 /** SQL of deals and their milestones. */
+import type { Knex } from 'knex';
 import { sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
 import type { MilestoneStatus, MilestoneTransition } from './states.js';
@@ -227,8 +228,16 @@ export async function openApprovalRound(trx: Db, m: Pick<MilestoneRow, 'id' | 'w
 
 /** How many approve decisions were saved on the deal's milestones (every round). */
 export async function approveDecisions(trx: Db, dealId: string): Promise<number> {
-  const [row] = await trx('milestone_decisions').where({ deal_id: dealId, decision: 'approve' }).count<{ count: string }[]>('* as count');
-  return Number(row?.count ?? 0);
+  return approveDecisionsOf((await approveDecisionsQuery(trx, dealId)) as unknown[]);
+}
+
+/** `approveDecisions`' query, to run with other reads (`readTogether`); `approveDecisionsOf` reads its rows. */
+export function approveDecisionsQuery(trx: Db, dealId: string): Knex.QueryBuilder {
+  return trx('milestone_decisions').where({ deal_id: dealId, decision: 'approve' }).count('* as count');
+}
+
+export function approveDecisionsOf(rows: readonly unknown[]): number {
+  return Number((rows[0] as { count: string } | undefined)?.count ?? 0);
 }
 
 /** Moves every milestone of a deal that is in a from-state; answers how many moved. */

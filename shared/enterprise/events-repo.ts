@@ -1,6 +1,6 @@
 /** SQL of the workspace event feed: the per-workspace sequence, the rows, a page of the feed. */
 import type { Knex } from 'knex';
-import { preparedRaw, type Db } from '../db.js';
+import { nativeOf, preparedNative, writeAtCommit, type Db, type NativeStatement } from '../db.js';
 
 export interface EventRow {
   workspace_id: string;
@@ -32,10 +32,25 @@ export type EventFields = Omit<NewEvent, 'workspace_id' | 'seq' | 'livemode' | '
  * with `?` bindings, e.g. the webhook nudge) run with them. Rows in seq order; none for an
  * unknown workspace.
  */
-export async function insertEvents(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: { sql: string; bindings: readonly unknown[] }): Promise<EventRow[]> {
+export async function insertEvents(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): Promise<EventRow[]> {
+  const rows = await preparedNative<EventRow>(trx as Knex, eventsStatement(trx, workspaceId, at, events, also));
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+}
+
+/**
+ * `insertEvents` held for the transaction's COMMIT (`writeAtCommit`): for a change that
+ * does not need the rows and holds a row whose foreign key keeps the workspace (a deal's
+ * events), so the counter's row is there when the statement runs.
+ */
+export async function insertEventsAtCommit(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): Promise<void> {
+  await writeAtCommit(trx, eventsStatement(trx, workspaceId, at, events, also));
+}
+
+/** The statement of `insertEvents` (one text per `also` text: prepared once per connection). */
+function eventsStatement(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): NativeStatement {
   const col = <K extends keyof EventFields>(k: K) => events.map((e) => e[k]);
-  const rows = await preparedRaw<EventRow>(
-    trx as Knex,
+  return nativeOf(
+    trx,
     `WITH ws AS (UPDATE workspaces SET last_event_seq = last_event_seq + ? WHERE id = ? RETURNING last_event_seq, is_sandbox)${also ? `,
           also AS (${also.sql})` : ''}
      INSERT INTO workspace_events (workspace_id, seq, event, entity_type, entity_id, deal_id, deal_reference, actor_id, actor_name, actor_label, amount, summary, livemode, created_at)
@@ -65,7 +80,6 @@ export async function insertEvents(trx: Db, workspaceId: string, at: Date, event
       col('real_money'),
     ],
   );
-  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 export interface FeedFilter {
@@ -79,11 +93,16 @@ export interface FeedFilter {
 
 /** Events above `after` (and below `before` when given), in `order`, at most `limit`. */
 export async function feedPage(trx: Db, workspaceId: string, q: FeedFilter): Promise<EventRow[]> {
+  return (await feedPageQuery(trx, workspaceId, q)) as EventRow[];
+}
+
+/** `feedPage`'s query, to run with other reads (`readTogether`). */
+export function feedPageQuery(trx: Db, workspaceId: string, q: FeedFilter): Knex.QueryBuilder {
   const query = trx('workspace_events').where('workspace_id', workspaceId).where('seq', '>', q.after);
   if (q.before !== undefined) query.where('seq', '<', q.before);
   if (q.deal_id) query.where('deal_id', q.deal_id);
   if (q.event) query.where('event', q.event);
-  return (await query.orderBy('seq', q.order).limit(q.limit).select('*')) as EventRow[];
+  return query.orderBy('seq', q.order).limit(q.limit).select('*');
 }
 
 /** Events created in [from, to) with seq above `afterSeq`, oldest first, at most `limit` (the audit export reads it page by page). */
