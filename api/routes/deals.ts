@@ -38,6 +38,8 @@ const detailFor = (ctx: Ctx, d: deals.DealDetail) => out.serializeDetail(d, ctx.
 // A deal write whose service starts with lockDeal: the workspace row, the deal and its
 // milestones are read (and locked) with the key's statement (decision 0022's read-aheads).
 const dealWrite = keyed({ scope: enterpriseScope, readAhead: (ctx) => lockDealReadAhead(workspaceActorOf(ctx).workspaceId, idOf(ctx)) });
+// A release reads the same, then the named instructions, the last release number and the mail's recipients.
+const releaseWrite = keyed({ scope: enterpriseScope, readAhead: (ctx) => payouts.releaseReadAhead(workspaceActorOf(ctx), idOf(ctx), midOf(ctx), bodyOf<payouts.ReleaseInput>(ctx)) });
 
 dealsRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.list }), async (ctx) => {
   const q = queryOf<{ status?: DealStatus; q?: string; page: number; limit: number }>(ctx);
@@ -122,7 +124,7 @@ dealsRouter.post(
   enterpriseAuth({ role: 'finance' }),
   rateLimit(LIMITS.release),
   validate({ params: S.milestoneParams, body: PS.release }),
-  dealWrite,
+  releaseWrite,
   async (ctx) => {
     ok(ctx, detailFor(ctx, await payouts.releaseMilestone(txOf(ctx), workspaceActorOf(ctx), workspaceOf(ctx), idOf(ctx), midOf(ctx), bodyOf<payouts.ReleaseInput>(ctx))));
   },

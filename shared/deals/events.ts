@@ -1,7 +1,7 @@
 /** A deal's events in the workspace feed (spec 6): deal id and reference on each; livemode false for a sandbox deal even on a live workspace. */
 import type { Db } from '../db.js';
 import { byOf, type WorkspaceActor } from '../enterprise/access.js';
-import { appendEvents } from '../enterprise/events.js';
+import { appendEventsAtCommit } from '../enterprise/events.js';
 import type { DealRow } from './repo.js';
 
 export interface DealEventExtra {
@@ -29,14 +29,18 @@ export interface DealEventItem extends DealEventExtra {
   summary: string;
 }
 
-/** A change's deal events in the order given, with consecutive seqs, in one statement (appendEvents). */
+/**
+ * A change's deal events in the order given, with consecutive seqs, in one statement held
+ * for the transaction's COMMIT (appendEventsAtCommit: the deal's foreign key keeps its
+ * workspace there); any later statement of the transaction runs after them.
+ */
 export async function dealEvents(
   trx: Db,
   actor: WorkspaceActor | null,
   deal: Pick<DealRow, 'id' | 'reference' | 'workspace_id' | 'is_test'>,
   items: readonly DealEventItem[],
 ): Promise<void> {
-  await appendEvents(
+  await appendEventsAtCommit(
     trx,
     deal.workspace_id,
     items.map((e) => ({

@@ -7,8 +7,8 @@
  *  - a milestone released: every member (money), not the one who released it;
  *  - a payout failed: finance and above (money): its money is back on the milestone to release again.
  */
-import type { Db } from '../db.js';
-import { mailOptedInMembers } from '../enterprise/mail.js';
+import type { Db, ReadAhead } from '../db.js';
+import { mailOptedInMembers, mailOptedInMembersReadAhead, type MemberFilter } from '../enterprise/mail.js';
 import type { DealRow, MilestoneRow } from './repo.js';
 
 type DealRef = Pick<DealRow, 'workspace_id' | 'reference' | 'title' | 'currency' | 'is_test'>;
@@ -42,9 +42,16 @@ export async function mailReleased(trx: Db, deal: DealRef, m: Pick<MilestoneRow,
       subject: `Milestone released${sandbox(deal)}: ${deal.reference} milestone ${m.sequence_no}`,
       text: `Milestone ${m.sequence_no} "${m.title}" of deal ${deal.reference} "${deal.title}" was released: ${rupiah(amount, deal.currency)} in ${payouts} payout${payouts > 1 ? 's' : ''}.`,
     },
-    { topic: 'money', exceptUserId: releaserId },
+    releasedFilter(releaserId),
   );
 }
+
+/** Who `mailReleased` mails, read ahead of time (a keyed release: shared/payouts/release.ts). */
+export function mailReleasedReadAhead(workspaceId: string, releaserId: string): ReadAhead {
+  return mailOptedInMembersReadAhead(workspaceId, releasedFilter(releaserId));
+}
+
+const releasedFilter = (releaserId: string): MemberFilter => ({ topic: 'money', exceptUserId: releaserId });
 
 export async function mailPayoutFailed(trx: Db, deal: DealRef, p: { amount: number; instruction_label: string }, reason: string): Promise<void> {
   await mailOptedInMembers(

@@ -64,8 +64,27 @@ export async function appendEvents(trx: Db, workspaceId: string, inputs: readonl
   if (!trx.isTransaction) throw new Error('appendEvents must run inside the change transaction');
   if (inputs.length === 0) return [];
   // Outbound webhooks: the workspace's endpoints are nudged after this transaction commits (decision 0020).
-  const nudge = nudgeWebhooksSql(trx, workspaceId);
-  const rows = await repo.insertEvents(trx, workspaceId, clock.now(), inputs.map((input) => ({
+  const rows = await repo.insertEvents(trx, workspaceId, clock.now(), inputs.map(fieldsOf), nudgeWebhooksSql(trx, workspaceId));
+  if (rows.length !== inputs.length) throw new Error(`workspace ${workspaceId} not found for event ${inputs[0]!.event}`);
+  return rows;
+}
+
+/**
+ * `appendEvents` for a change that needs no rows back, held for its COMMIT (`writeAtCommit`:
+ * in a keyed request it travels with the COMMIT's round trip, or with the next reads', so a
+ * move that ends with its events costs no round trip for them). Only for events of a row
+ * whose foreign key keeps the workspace there (a deal's: shared/deals/events.ts), as the
+ * unknown-workspace check of `appendEvents` cannot run on a held statement. The seq is taken
+ * when the statement runs, under the same row lock, so the feed's order rules hold.
+ */
+export async function appendEventsAtCommit(trx: Db, workspaceId: string, inputs: readonly EventInput[]): Promise<void> {
+  if (!trx.isTransaction) throw new Error('appendEventsAtCommit must run inside the change transaction');
+  if (inputs.length === 0) return;
+  await repo.insertEventsAtCommit(trx, workspaceId, clock.now(), inputs.map(fieldsOf), nudgeWebhooksSql(trx, workspaceId));
+}
+
+function fieldsOf(input: EventInput): repo.EventFields {
+  return {
     event: input.event,
     entity_type: input.entityType,
     entity_id: input.entityId ?? null,
@@ -77,9 +96,7 @@ export async function appendEvents(trx: Db, workspaceId: string, inputs: readonl
     amount: input.amount ?? null,
     summary: input.summary,
     real_money: input.realMoney !== false,
-  })), nudge);
-  if (rows.length !== inputs.length) throw new Error(`workspace ${workspaceId} not found for event ${inputs[0]!.event}`);
-  return rows;
+  };
 }
 
 export type FeedQuery = FeedFilter;

@@ -3,7 +3,7 @@
  * address. Only accounts whose status is `active` receive e-mail (users.status; suspended,
  * closed and deleting accounts get none), as consumer notices do.
  */
-import type { Db } from '../db.js';
+import { db, readAheadOf, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Role } from './states.js';
 
 export interface Recipient {
@@ -21,13 +21,28 @@ export type MailTopic = 'approvals' | 'money';
  * user id, so a caller sends in the same order each time.
  */
 export async function optedInRecipients(trx: Db, workspaceId: string, roles?: readonly Role[], topic?: MailTopic, exceptUserId?: string): Promise<Recipient[]> {
+  return (
+    takeReadAhead<Recipient>(trx, recipientsKey(workspaceId, roles, topic, exceptUserId)) ??
+    ((await recipientsQuery(trx, workspaceId, roles, topic, exceptUserId)) as Recipient[])
+  );
+}
+
+/** `optedInRecipients` ahead of time, for a keyed request that will mail them (a release: shared/payouts/release.ts). */
+export function optedInRecipientsReadAhead(workspaceId: string, roles?: readonly Role[], topic?: MailTopic, exceptUserId?: string): ReadAhead {
+  return readAheadOf(recipientsKey(workspaceId, roles, topic, exceptUserId), recipientsQuery(db, workspaceId, roles, topic, exceptUserId));
+}
+
+const recipientsKey = (workspaceId: string, roles?: readonly Role[], topic?: MailTopic, exceptUserId?: string) =>
+  `mail-recipients:${workspaceId}:${roles?.join('|') ?? '*'}:${topic ?? '*'}:${exceptUserId ?? '*'}`;
+
+function recipientsQuery(trx: Db, workspaceId: string, roles?: readonly Role[], topic?: MailTopic, exceptUserId?: string) {
   const q = trx('workspace_members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where({ 'm.workspace_id': workspaceId, 'm.status': 'active', 'm.notify_email': true, 'u.status': 'active' });
-  if (roles) q.whereIn('m.role', roles);
-  if (topic) q.where(`m.notify_${topic}`, true);
-  if (exceptUserId) q.whereNot('u.id', exceptUserId);
-  return q.orderBy('u.id', 'asc').select<Recipient[]>('u.id as user_id', 'u.email');
+  if (roles) void q.whereIn('m.role', roles);
+  if (topic) void q.where(`m.notify_${topic}`, true);
+  if (exceptUserId) void q.whereNot('u.id', exceptUserId);
+  return q.orderBy('u.id', 'asc').select('u.id as user_id', 'u.email');
 }
 
 /** The address of a user whose account is active; undefined for a missing or inactive account. */

@@ -4,7 +4,7 @@
  * outbox, in the caller's transaction, so it is sent only if the change commits. Accounts
  * that are not active (users.status) get no e-mail (mail-repo.ts).
  */
-import type { Db } from '../db.js';
+import type { Db, ReadAhead } from '../db.js';
 import { queueMail } from '../mail/service.js';
 import * as repo from './mail-repo.js';
 import type { MailTopic } from './mail-repo.js';
@@ -33,12 +33,24 @@ function queue(trx: Db, to: string, userId: string, mail: MemberMail): Promise<s
  * account is not active; `minRole` keeps members of that role or higher, `topic` those who
  * also opted in to that kind of message (approvals, money), `exceptUserId` leaves one out.
  */
-export async function mailOptedInMembers(trx: Db, workspaceId: string, mail: MemberMail, filter?: { minRole?: Role; topic?: MailTopic; exceptUserId?: string }): Promise<number> {
-  const roles = filter?.minRole ? ROLES.slice(rankOf(filter.minRole)) : undefined;
-  const recipients = await repo.optedInRecipients(trx, workspaceId, roles, filter?.topic, filter?.exceptUserId);
+export async function mailOptedInMembers(trx: Db, workspaceId: string, mail: MemberMail, filter?: MemberFilter): Promise<number> {
+  const recipients = await repo.optedInRecipients(trx, workspaceId, rolesOf(filter), filter?.topic, filter?.exceptUserId);
   for (const r of recipients) await queue(trx, r.email, r.user_id, mail);
   return recipients.length;
 }
+
+/** Who `mailOptedInMembers` mails, read ahead of time (a keyed request sends it with its key's statement). */
+export function mailOptedInMembersReadAhead(workspaceId: string, filter?: MemberFilter): ReadAhead {
+  return repo.optedInRecipientsReadAhead(workspaceId, rolesOf(filter), filter?.topic, filter?.exceptUserId);
+}
+
+export interface MemberFilter {
+  minRole?: Role;
+  topic?: MailTopic;
+  exceptUserId?: string;
+}
+
+const rolesOf = (filter?: MemberFilter) => (filter?.minRole ? ROLES.slice(rankOf(filter.minRole)) : undefined);
 
 /**
  * One e-mail to one user (by id) through shared/mail/service.ts queueMail, in the caller's

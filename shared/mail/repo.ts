@@ -1,6 +1,5 @@
 /** SQL of outgoing e-mail (`outbound_emails`): recorded by the service, delivered by the mail worker. */
-import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { nativeOf, writeAtCommit, type Db } from '../db.js';
 import { outboxInsertSql, outboxItem } from '../outbox.js';
 
 export interface EmailRow {
@@ -21,11 +20,16 @@ export interface NewEmail {
   sent_at?: Date;
 }
 
-/** The message and its `mail.send` job in one statement (the message INSERT as a CTE of the outbox INSERT); the id is the caller's. */
+/**
+ * The message and its `mail.send` job in one statement (the message INSERT as a CTE of the
+ * outbox INSERT); the id is the caller's. Nothing in the request waits on it: in a keyed
+ * request it is held for the transaction's COMMIT (`writeAtCommit`, sent with the next
+ * statement's round trip or the COMMIT's), elsewhere it runs now as a named statement.
+ */
 export async function insertEmailWithJob(trx: Db, email: NewEmail & { id: string }): Promise<void> {
   const message = trx('outbound_emails').insert(email).toSQL();
   const job = outboxInsertSql(trx, [outboxItem('mail.send', { emailId: email.id })])!;
-  await trx.raw(`WITH m AS (${message.sql}) ${job.sql}`, [...message.bindings, ...job.bindings] as Knex.RawBinding[]);
+  await writeAtCommit(trx, nativeOf(trx, `WITH m AS (${message.sql}) ${job.sql}`, [...message.bindings, ...job.bindings]));
 }
 
 export async function findEmail(trx: Db, id: string): Promise<EmailRow | undefined> {

@@ -1,5 +1,5 @@
 /** SQL of payout instructions (enterprise spec 4.6; D7, D10; table payout_instructions). */
-import type { Db } from '../db.js';
+import { db, readAheadOf, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { InstructionStatus } from './instruction-schemas.js';
 
 export interface PayoutInstructionRow {
@@ -73,16 +73,20 @@ export async function instructionById(trx: Db, id: string, lock = false): Promis
   return (await q) as PayoutInstructionRow | undefined;
 }
 
-/** Live instructions of the workspace among `ids`, locked FOR SHARE, in id order. */
+/** Live instructions of the workspace among `ids`, locked FOR SHARE, in id order (taken from `instructionsForShareReadAhead` when a keyed release sent it). */
 export async function instructionsForShare(trx: Db, workspaceId: string, ids: string[]): Promise<PayoutInstructionRow[]> {
   if (ids.length === 0) return [];
-  return (await trx('payout_instructions')
-    .where({ workspace_id: workspaceId })
-    .whereIn('id', ids)
-    .whereNull('deleted_at')
-    .orderBy('id')
-    .forShare()) as PayoutInstructionRow[];
+  return takeReadAhead<PayoutInstructionRow>(trx, forShareKey(workspaceId, ids)) ?? ((await forShareQuery(trx, workspaceId, ids)) as PayoutInstructionRow[]);
 }
+
+/** `instructionsForShare` ahead of time, for a keyed release (shared/payouts/release.ts); none for no ids. */
+export function instructionsForShareReadAhead(workspaceId: string, ids: string[]): ReadAhead[] {
+  return ids.length === 0 ? [] : [readAheadOf(forShareKey(workspaceId, ids), forShareQuery(db, workspaceId, ids))];
+}
+
+const forShareKey = (workspaceId: string, ids: string[]) => `instructions-for-share:${workspaceId}:${ids.join(',')}`;
+const forShareQuery = (trx: Db, workspaceId: string, ids: string[]) =>
+  trx('payout_instructions').where({ workspace_id: workspaceId }).whereIn('id', ids).whereNull('deleted_at').orderBy('id').forShare();
 
 export type NewInstruction = Omit<PayoutInstructionRow, 'id' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'deleted_at'>;
 

@@ -26,7 +26,7 @@
  */
 import { clock } from '../clock.js';
 import { decryptSecret, encryptSecret } from '../crypto.js';
-import { db, inTransaction, type Db } from '../db.js';
+import { db, inTransaction, type Db, type ReadAhead } from '../db.js';
 import type { StaffActor } from '../actors.js';
 import { isUuid } from '../ids.js';
 import { byOf, type WorkspaceActor } from '../enterprise/access.js';
@@ -289,6 +289,12 @@ export function checkDestinationRow(row: PayoutInstructionRow): DestinationCheck
  * caller compares. Whether each may be paid is `checkDestination`'s answer.
  */
 export async function instructionsForRelease(trx: Db, workspaceId: string, ids: string[]): Promise<PayoutInstructionRow[]> {
-  const wanted = [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];
-  return repo.instructionsForShare(trx, workspaceId, wanted);
+  return repo.instructionsForShare(trx, workspaceId, wantedIds(ids));
 }
+
+/** What `instructionsForRelease` reads, ahead of time (a keyed release sends it after the deal's lock). */
+export function instructionsForReleaseReadAhead(workspaceId: string, ids: string[]): ReadAhead[] {
+  return repo.instructionsForShareReadAhead(workspaceId, wantedIds(ids));
+}
+
+const wantedIds = (ids: string[]) => [...new Set(ids.filter(isUuid).map((id) => id.toLowerCase()))];

@@ -15,18 +15,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clock } from '../clock.js';
-import { inTransaction, type Db } from '../db.js';
+import { inTransaction, type Db, type ReadAhead } from '../db.js';
+import { isUuid } from '../ids.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
 import { outboxItem } from '../outbox.js';
 import { dealErrors } from '../deals/errors.js';
 import { dealEvents } from '../deals/events.js';
-import { lockDeal } from '../deals/lock.js';
-import { mailReleased } from '../deals/mail.js';
+import { lockDeal, lockDealReadAhead } from '../deals/lock.js';
+import { mailReleased, mailReleasedReadAhead } from '../deals/mail.js';
 import { transition } from '../deals/moves.js';
 import { detail, detailOf, type DealDetail } from '../deals/read.js';
 import type { MilestoneRow } from '../deals/repo.js';
-import { checkDestinationRow, instructionsForRelease } from './instructions.js';
+import { checkDestinationRow, instructionsForRelease, instructionsForReleaseReadAhead } from './instructions.js';
 import { payoutErrors } from './errors.js';
 import { postReRelease, postRelease } from './postings.js';
 import { signPayout } from './signature.js';
@@ -39,6 +40,23 @@ export interface Split {
 
 export interface ReleaseInput {
   splits: Split[];
+}
+
+/**
+ * What a keyed release reads before its checks, sent with its key's statement
+ * (api/routes/deals.ts), in the order the release reads it: the deal's locks and milestones
+ * (`lockDealReadAhead`), the named instructions `FOR SHARE`, the milestone's last release
+ * number, the release mail's recipients. Each is taken once, only by this release.
+ */
+export function releaseReadAhead(actor: WorkspaceActor, dealId: string, milestoneId: string, input: ReleaseInput): ReadAhead[] {
+  const deal = lockDealReadAhead(actor.workspaceId, dealId);
+  if (deal.length === 0 || !isUuid(milestoneId)) return deal;
+  return [
+    ...deal,
+    ...instructionsForReleaseReadAhead(actor.workspaceId, input.splits.map((s) => s.payout_instruction_id)),
+    repo.nextReleaseNoReadAhead(milestoneId),
+    mailReleasedReadAhead(actor.workspaceId, actor.userId),
+  ];
 }
 
 /** POST /deals/:id/milestones/:mid/release (finance): answers the deal as GET /deals/:id shows it. */
@@ -99,8 +117,8 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         updated_at: now,
       };
     });
-    // The disbursements and their payout jobs (ids made here) in one statement.
-    const created = await repo.insertMany(
+    // The disbursements and their payout jobs (ids made here) in one statement, held for the COMMIT's round trip or the answer's reads.
+    await repo.insertMany(
       t,
       splits,
       splits.map((d) => outboxItem('payouts.disburse', { disbursement_id: d.id })),
@@ -110,13 +128,13 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
       {
         event: retry ? 'milestone.payouts_retried' : 'milestone.released',
         summary: retry
-          ? `Failed payouts of milestone ${m.sequence_no} of deal ${deal.reference} sent again (${created.length})`
-          : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${created.length} payout${created.length > 1 ? 's' : ''}`,
+          ? `Failed payouts of milestone ${m.sequence_no} of deal ${deal.reference} sent again (${splits.length})`
+          : `Milestone ${m.sequence_no} of deal ${deal.reference} released in ${splits.length} payout${splits.length > 1 ? 's' : ''}`,
         entityType: 'milestone',
         entityId: m.id,
         amount: due,
       },
-      ...created.map((d) => ({
+      ...splits.map((d) => ({
         event: 'disbursement.queued',
         summary: `Payout of ${d.amount} to "${d.instruction_label}" queued`,
         entityType: 'disbursement',
@@ -124,7 +142,7 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
         amount: d.amount,
       })),
     ]);
-    await mailReleased(t, deal, m, due, created.length, actor.userId);
+    await mailReleased(t, deal, m, due, splits.length, actor.userId);
     // A first release knows every milestone as it left them; a retry re-reads.
     return after ? detailOf(t, workspace, deal, milestones.map((x) => (x.id === after.id ? after : x))) : detail(t, workspace, deal.id);
   });

@@ -1,6 +1,6 @@
 /** SQL of disbursements (enterprise payouts). */
 import type { Knex } from 'knex';
-import type { Db } from '../db.js';
+import { db, nativeOf, readAheadOf, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { DisbursementStatus, DisbursementTransition } from './states.js';
 
@@ -47,16 +47,18 @@ export type NewDisbursement = Pick<
   'id' | 'signature' | 'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
 >;
 
-/** The disbursements and, when given, their outbox jobs (the payouts to send) in one statement. */
-export async function insertMany(trx: Db, rows: NewDisbursement[], jobs: readonly OutboxItem[] = []): Promise<DisbursementRow[]> {
-  const insert = trx('disbursements').insert(rows).returning('*').toSQL();
+/**
+ * The disbursements and, when given, their outbox jobs (the payouts to send) in one
+ * statement, held for the transaction's COMMIT (`writeAtCommit`: in a keyed release it
+ * travels with the answer's reads); the caller made the rows and knows them.
+ */
+export async function insertMany(trx: Db, rows: NewDisbursement[], jobs: readonly OutboxItem[] = []): Promise<void> {
+  const insert = trx('disbursements').insert(rows).toSQL();
   const outbox = outboxInsertSql(trx, jobs);
-  const { rows: created } = await trx.raw<{ rows: DisbursementRow[] }>(
-    outbox ? `WITH d AS (${insert.sql}), ob AS (${outbox.sql}) SELECT * FROM d` : insert.sql,
-    [...insert.bindings, ...(outbox?.bindings ?? [])] as Knex.RawBinding[],
+  await writeAtCommit(
+    trx,
+    nativeOf(trx, outbox ? `WITH d AS (${insert.sql}) ${outbox.sql}` : insert.sql, [...insert.bindings, ...(outbox?.bindings ?? [])]),
   );
-  // Answers and events follow the splits' order.
-  return created.map(toRow).sort((a, b) => a.release_no - b.release_no || a.split_no - b.split_no);
 }
 
 export async function byId(trx: Db, id: string, lock = false): Promise<DisbursementRow | undefined> {
@@ -87,9 +89,16 @@ export async function touchClaim(trx: Db, id: string, attempts: number, changes:
 
 /** The next release number of a milestone (1 for the first release, 2 for the first retry...). */
 export async function nextReleaseNo(trx: Db, milestoneId: string): Promise<number> {
-  const row = await trx('disbursements').where({ milestone_id: milestoneId }).max<{ max: number | null }>('release_no as max').first();
+  const [row] = takeReadAhead<{ max: number | null }>(trx, `release-no:${milestoneId}`) ?? ((await lastReleaseNo(trx, milestoneId)) as { max: number | null }[]);
   return (row?.max ?? 0) + 1;
 }
+
+/** `nextReleaseNo` ahead of time, for a keyed release (release.ts); read after the deal's lock, as the release reads it. */
+export function nextReleaseNoReadAhead(milestoneId: string): ReadAhead {
+  return readAheadOf(`release-no:${milestoneId}`, lastReleaseNo(db, milestoneId));
+}
+
+const lastReleaseNo = (trx: Db, milestoneId: string) => trx('disbursements').where({ milestone_id: milestoneId }).max('release_no as max');
 
 const listed = (trx: Db) =>
   trx('disbursements as p')

@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
 import { api } from '../../helpers/app.js';
+import { statementsOf } from '../../helpers/statements.js';
 import { headersOf, sessionOf } from '../../factories/enterprise.js';
 import { submittedApplication } from '../../factories/kyb-review.js';
 import {
@@ -68,24 +68,10 @@ describe('enterprise milestone moves', () => {
   }
 
   describe('fund (sandbox)', () => {
-    it("reads the workspace, the deal and its milestones with the key's statement, locked in that order: no round trip of their own", async () => {
+    it("reads the workspace, the deal and its milestones with the key's statement, locked in that order; its event goes with the COMMIT: three round trips in all", async () => {
       const w = await dealWorld(client);
       const d = await activeDeal(client, w, [1_000_000]);
-      const sent: string[] = [];
-      // Every statement the app sends, by its text (pg's Client.query, under knex and the frame alike).
-      const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-      const original = proto.query;
-      proto.query = function (this: unknown, ...args: unknown[]) {
-        const config = args[0];
-        sent.push(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''));
-        return original.apply(this, args);
-      };
-      let res;
-      try {
-        res = await client.post(fundPath(d.deal.id, d.milestones[0]!.id)).set(w.h.finance).set('Idempotency-Key', randomUUID()).send({ method: 'qris' });
-      } finally {
-        proto.query = original;
-      }
+      const { sent, result: res } = await statementsOf(() => client.post(fundPath(d.deal.id, d.milestones[0]!.id)).set(w.h.finance).set('Idempotency-Key', randomUUID()).send({ method: 'qris' }));
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const first = sent.find((t) => t.includes('idempotency_open'));
       expect(first, sent.join('\n')).to.be.a('string');
@@ -93,6 +79,11 @@ describe('enterprise milestone moves', () => {
       expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)), first).to.equal(true);
       const others = sent.filter((t) => t !== first);
       expect(others.filter((t) => /from "workspaces"|from "deals"|select .* from "deal_milestones"/i.test(t)), 'read again on its own').to.deep.equal([]);
+      // After the key's statement: the milestone's compare-and-set, then the event (held for the COMMIT) with the stored answer and COMMIT.
+      const after = sent.slice(sent.indexOf(first!) + 1).filter((t) => !t.startsWith('PREPARE '));
+      expect(after, after.join('\n')).to.have.length(2);
+      expect(after[0]).to.match(/^update "deal_milestones"/);
+      expect(after[1]).to.match(/^EXECUTE k_\w+\(.*milestone\.funded.*; INSERT INTO idempotency_keys .*; COMMIT$/s);
     });
 
     it('finance funds: the answer has exactly the spec fields, the method is recorded as sandbox; milestone.funded', async () => {
