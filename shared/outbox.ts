@@ -14,6 +14,7 @@ import { clock } from './clock.js';
 import { db, type Db } from './db.js';
 import { logger } from './logger.js';
 import { outboxDeadLetters, outboxReenqueued } from './metrics.js';
+import { redis } from './redis.js';
 import { checkPayload, getQueue, isJobName, isQueueName, JOBS, type JobData, type JobName, type JobPayloads, type QueueName } from './queues.js';
 
 export interface EnqueueOptions {
@@ -298,18 +299,20 @@ async function inspect(row: OutboxRow): Promise<Finding> {
   if (why) return why;
   const queue = getQueue(row.queue as QueueName);
   const jobId = outboxJobId(row.id);
-  const state = await queue.getJobState(jobId);
-  if (state === 'completed') return 'completed';
-  if (state === 'failed') {
+  // Three lookups of constant or logarithmic cost, not BullMQ's getJobState: that one also
+  // searches the waiting list (LPOS), so a sweep over a backlog of n waiting jobs cost n²
+  // in Redis and starved the very workers that would drain it (seen: 200,000 queued notices
+  // drained at 5 a second, every Redis call behind 10 ms searches of the waiting list).
+  const [exists, completed, failed] = (await redis.multi().exists(queue.toKey(jobId)).zscore(queue.keys.completed!, jobId).zscore(queue.keys.failed!, jobId).exec()) ?? [];
+  for (const reply of [exists, completed, failed]) if (!reply || reply[0]) throw reply?.[0] ?? new Error('outbox sweep: Redis answered no reply');
+  if (completed![1] !== null) return 'completed';
+  if (failed![1] !== null) {
     const job = await queue.getJob(jobId);
     return { id: row.id, queue: row.queue, job: row.job, kind: 'job_failed', reason: `job failed: ${job?.failedReason ?? 'unknown reason'}` };
   }
-  if (state !== 'unknown') return null;
-  // A job hash in no list would swallow a re-add (same jobId): leave it to an operator.
-  if (await queue.getJob(jobId)) {
-    logger.warn({ outbox_id: row.id, queue: row.queue, job: row.job }, 'outbox job exists in no BullMQ state');
-    return null;
-  }
+  // Its job is still in Redis (waiting, delayed, active, or in no list at all, where a re-add
+  // with the same jobId would be swallowed: either way nothing to send again).
+  if (exists![1] === 1) return null;
   return 'reenqueue';
 }
 

@@ -6,7 +6,7 @@ import { outboxDeadLetters, outboxReenqueued, registry } from '../../../shared/m
 import { enqueue, OUTBOX_SWEEP, outboxJobId, relayAll, relayOnce, sweepOutbox } from '../../../shared/outbox.js';
 import { getQueue, JobPayloadError, JOBS, QUEUE_NAMES, type JobData } from '../../../shared/queues.js';
 import { redis } from '../../../shared/redis.js';
-import { UnrecoverableError, type Job } from 'bullmq';
+import { Queue, UnrecoverableError, type Job } from 'bullmq';
 import { buildRegistry, MAINTENANCE_SCHEDULES, upsertMaintenanceSchedules } from '../../../workers/registry.js';
 import { runJobs, startJob } from '../../helpers/jobs.js';
 import { countRows, rejection } from '../../helpers/platform-factories.js';
@@ -308,6 +308,24 @@ describe('platform: outbox dead letters, completion and the sweeper', () => {
     expect((await outboxRow(id)).completed_at).to.deep.equal(clock.now());
     expect(await sweepOutbox()).to.deep.include({ checked: 0, reenqueued: 0 });
     expect(await runJobs()).to.deep.equal([]);
+  });
+
+  it("a backlog of waiting jobs costs the sweeper a few constant-time lookups per row, never a search of the waiting list (BullMQ's getJobState)", async () => {
+    const ids = await db.transaction(async (trx) => Promise.all(Array.from({ length: 120 }, () => enqueue(trx, PURGE, {}))));
+    expect(await relayAll()).to.equal(120);
+    clock.advance(PAST_GRACE);
+    const proto = Queue.prototype as unknown as { getJobState: (...args: unknown[]) => unknown };
+    const original = proto.getJobState;
+    proto.getJobState = () => {
+      throw new Error('getJobState searches the waiting list: O(backlog) per row');
+    };
+    try {
+      expect(await sweepOutbox()).to.deep.equal({ checked: 120, reenqueued: 0, completed: 0, dead: 0, purged: 0 });
+    } finally {
+      proto.getJobState = original;
+    }
+    expect(await getQueue('timers').getJobCounts('waiting')).to.deep.equal({ waiting: 120 });
+    expect((await runJobs()).map((r) => r.id).sort()).to.deep.equal(ids.map((id) => outboxJobId(id)).sort());
   });
 
   it('a job that failed for good is dead-lettered by the sweeper (log line, metric) and never re-sent', async () => {
