@@ -190,6 +190,13 @@ describe('platform: idempotency (spec section 8)', () => {
     );
     expect(holders.rows).to.have.length(1);
     await db.raw('SELECT pg_terminate_backend(?)', [holders.rows[0]!.pid]);
+    // pg_terminate_backend only signals: the retry goes once the backend has exited and its locks are gone (a retry
+    // sent before that is rightly 409 IN_FLIGHT, which on a loaded machine failed this test).
+    for (let i = 0; i < 250; i++) {
+      const alive = await db.raw<{ rows: unknown[] }>('SELECT 1 FROM pg_stat_activity WHERE pid = ? UNION ALL SELECT 1 FROM pg_locks WHERE pid = ?', [holders.rows[0]!.pid, holders.rows[0]!.pid]);
+      if (alive.rows.length === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
 
     const retrying = send();
     for (let i = 0; i < 250 && probe.calls.slow < 2; i++) await new Promise((r) => setTimeout(r, 20));
