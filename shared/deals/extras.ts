@@ -91,6 +91,7 @@ type ExtrasMilestone = { id: string; approval_round: number; evidence_document_i
  * one array value), so each is prepared once per connection.
  */
 export function extrasReads(trx: Db, milestones: readonly ExtrasMilestone[]): NativeStatement[] {
+  if (milestones.length === 0) return [];
   const ids = milestones.map((m) => m.id);
   const named = milestones.flatMap(namedIn);
   return [
@@ -115,8 +116,9 @@ export function extrasReads(trx: Db, milestones: readonly ExtrasMilestone[]): Na
   ];
 }
 
-/** `milestoneExtras` from the rows of `extrasReads`, in its order. */
+/** `milestoneExtras` from the rows of `extrasReads`, in its order (none read for no milestones). */
 export function extrasOf(milestones: readonly ExtrasMilestone[], [slots, docs, payouts]: readonly unknown[][]): MilestoneExtras {
+  if (milestones.length === 0) return NO_EXTRAS;
   const rounds = new Map(milestones.map((m) => [m.id, m.approval_round]));
   return {
     approvals: byMilestone((slots as ApprovalSlotRow[]).filter((s) => s.round === rounds.get(s.milestone_id))),
@@ -127,7 +129,6 @@ export function extrasOf(milestones: readonly ExtrasMilestone[], [slots, docs, p
 
 /** Approval slots of each milestone's current round, its documents (attached, or named as its evidence) and its payouts: one round trip in a folded transaction (`readTogether`). */
 export async function milestoneExtras(trx: Db, milestones: readonly ExtrasMilestone[]): Promise<MilestoneExtras> {
-  if (milestones.length === 0) return NO_EXTRAS;
   return extrasOf(milestones, await readTogether(trx, extrasReads(trx, milestones)));
 }
 

@@ -2,7 +2,7 @@
 import { readTogether, type Db } from '../db.js';
 import { feedPageQuery, type EventRow } from '../enterprise/events-repo.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
-import { extrasOf, extrasReads, NO_EXTRAS, type MilestoneExtras } from './extras.js';
+import { extrasOf, extrasReads, type MilestoneExtras } from './extras.js';
 import * as repo from './repo.js';
 import type { DealWithNames, MilestoneRow } from './repo.js';
 import { dealStatus, type DealStatus } from './states.js';
@@ -36,8 +36,15 @@ export async function detailOf(trx: Db, workspace: WorkspaceRow, deal: DealWithN
   const [events, decisions, ...extraRows] = await readTogether(trx, [
     feedPageQuery(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: deal.id }).toSQL().toNative(),
     repo.approveDecisionsQuery(trx, deal.id).toSQL().toNative(),
-    ...(milestones.length > 0 ? extrasReads(trx, milestones) : []),
+    ...extrasReads(trx, milestones),
   ]);
-  const extras = milestones.length > 0 ? extrasOf(milestones, extraRows) : NO_EXTRAS;
-  return { deal, milestones, status: dealStatus(deal, milestones), workspaceCountry: workspace.country_code, events: events as EventRow[], extras, approvalsByPeople: repo.approveDecisionsOf(decisions!) };
+  return {
+    deal,
+    milestones,
+    status: dealStatus(deal, milestones),
+    workspaceCountry: workspace.country_code,
+    events: events as EventRow[],
+    extras: extrasOf(milestones, extraRows),
+    approvalsByPeople: repo.approveDecisionsOf(decisions!),
+  };
 }

@@ -226,12 +226,7 @@ export async function openApprovalRound(trx: Db, m: Pick<MilestoneRow, 'id' | 'w
   await trx('milestone_approvals').insert(slots);
 }
 
-/** How many approve decisions were saved on the deal's milestones (every round). */
-export async function approveDecisions(trx: Db, dealId: string): Promise<number> {
-  return approveDecisionsOf((await approveDecisionsQuery(trx, dealId)) as unknown[]);
-}
-
-/** `approveDecisions`' query, to run with other reads (`readTogether`); `approveDecisionsOf` reads its rows. */
+/** How many approve decisions were saved on the deal's milestones (every round): the query, run with the deal's other reads (`readTogether`), and its count from the rows. */
 export function approveDecisionsQuery(trx: Db, dealId: string): Knex.QueryBuilder {
   return trx('milestone_decisions').where({ deal_id: dealId, decision: 'approve' }).count('* as count');
 }
