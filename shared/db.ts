@@ -708,9 +708,37 @@ export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly
   return preparedNative<R>(knex, nativeOf(knex, sql, bindings));
 }
 
-/** SQL with `?` bindings in knex's `$n` form (what `preparedNative` and `writeAtCommit` take). */
-export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
-  return (knex as Knex).raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+/**
+ * SQL with `?` bindings in knex's `$n` form (what `preparedNative` and `writeAtCommit` take).
+ * The money paths call it with a few fixed texts on every request: each text's `$n` form
+ * is made once and remembered (`positionedText`), the values kept as they are, which is
+ * what knex's raw gives for plain values. Knex itself does it when a value is a knex query,
+ * raw or callback (spliced into the text), the text has `??` (an identifier) or a
+ * backslash (an escaped `?`), or the values do not match the text (knex's error).
+ */
+export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): NativeStatement {
+  const text = positionedText(sql);
+  if (text === undefined || text.count !== bindings.length || !bindings.every(isPlainValue)) {
+    return (knex as Knex).raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+  }
+  return { sql: text.sql, bindings };
+}
+
+/** A value knex's raw passes through as one parameter: not undefined (knex refuses it), not a knex query, raw or callback. */
+function isPlainValue(value: unknown): boolean {
+  if (value === undefined || typeof value === 'function') return false;
+  return !(typeof value === 'object' && value !== null && ('toSQL' in value || 'isRawInstance' in value));
+}
+
+/** `sql`'s `?`s numbered `$1`…`$n` (postgres positionBindings), with their count; undefined for a text knex must read itself. */
+const positioned = new Map<string, { sql: string; count: number } | undefined>();
+function positionedText(sql: string): { sql: string; count: number } | undefined {
+  if (positioned.has(sql)) return positioned.get(sql);
+  let count = 0;
+  const text = sql.includes('??') || sql.includes('\\') ? undefined : { sql: sql.replace(/\?/g, () => `$${++count}`), count: 0 };
+  if (text) text.count = count;
+  if (positioned.size < 10_000) positioned.set(sql, text);
+  return text;
 }
 
 /** `preparedRaw` for a statement knex already turned into `$n` text (a builder's `toSQL().toNative()`). */

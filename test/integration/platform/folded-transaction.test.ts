@@ -13,7 +13,7 @@ import { createEscrow } from '../../factories/escrows.js';
 import { rejection } from '../../helpers/platform-factories.js';
 import { statementsOf } from '../../helpers/statements.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
-import { commitTransaction, createDb, db, foldedTransaction, inlineValues, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, readAheadOf, readTogether, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
+import { commitTransaction, createDb, db, foldedTransaction, inlineValues, nativeOf, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, readAheadOf, readTogether, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
   let one: Knex;
@@ -289,6 +289,26 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(inlineValues('SELECT $10, $1', [1, 2, 3, 4, 5, 6, 7, 8, 9, 'ten'])).to.equal("SELECT 'ten', '1'");
     expect(() => inlineValues('SELECT $2', [1])).to.throw(/no value for \$2/);
     expect(await committedIds()).to.deep.equal([]);
+  });
+
+  it("nativeOf gives knex raw's $n form for plain values from its own numbering, and leaves knex queries, raws, ?? and escapes to knex", () => {
+    const values = ['a', 2, new Date(0), ['x', 'y'], { k: 1 }, null, Buffer.from('b')];
+    const text = 'SELECT ?, ?::int, ?, ?::text[], ?::jsonb, ?, ?';
+    const knexOf = (sql: string, bindings: unknown[]) => db.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+    const ours = nativeOf(db, text, values);
+    expect(ours).to.deep.equal(knexOf(text, values));
+    expect(ours.sql).to.equal('SELECT $1, $2::int, $3, $4::text[], $5::jsonb, $6, $7');
+    expect(nativeOf(db, text, values).bindings, 'the values as given, the text remembered').to.equal(values);
+    // What only knex can do: splice a query or raw in, name an identifier, keep an escaped ?.
+    const sub = db('users').where({ id: 'u' }).select('id');
+    expect(nativeOf(db, 'SELECT ? IN (?)', [1, sub])).to.deep.equal(knexOf('SELECT ? IN (?)', [1, sub]));
+    expect(nativeOf(db, 'SELECT ? + ?', [db.raw('1'), 2]).sql).to.equal('SELECT 1 + $1');
+    expect(nativeOf(db, 'SELECT ?? FROM users WHERE id = ?', ['email', 'u']).sql).to.equal('SELECT "email" FROM users WHERE id = $1');
+    expect(nativeOf(db, "SELECT '{}'::jsonb \\? ?", ['k']).sql).to.equal(knexOf("SELECT '{}'::jsonb \\? ?", ['k']).sql);
+    // And knex's refusals: a missing value, a value too many, undefined.
+    expect(() => nativeOf(db, 'SELECT ?, ?', [1])).to.throw(/Expected 1 bindings, saw 2/);
+    expect(() => nativeOf(db, 'SELECT ?', [1, 2])).to.throw(/Expected 2 bindings, saw 1/);
+    expect(() => nativeOf(db, 'SELECT ?', [undefined])).to.throw(/Undefined binding/);
   });
 
   it('an escrow read ahead is handed to the first plain read only; a locked read discards it, so a later plain read sees the database', async () => {
