@@ -33,21 +33,22 @@ export type EventFields = Omit<NewEvent, 'workspace_id' | 'seq' | 'livemode' | '
  * unknown workspace.
  */
 export async function insertEvents(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): Promise<EventRow[]> {
-  const rows = await preparedNative<EventRow>(trx as Knex, eventsStatement(trx, workspaceId, at, events, also));
+  const rows = await preparedNative<EventRow>(trx as Knex, eventsStatement(trx, workspaceId, at, events, also, true));
   return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 /**
  * `insertEvents` held for the transaction's COMMIT (`writeAtCommit`): for a change that
  * does not need the rows and holds a row whose foreign key keeps the workspace (a deal's
- * events), so the counter's row is there when the statement runs.
+ * events), so the counter's row is there when the statement runs. Nothing is returned
+ * (no rows for node-postgres to read back).
  */
 export async function insertEventsAtCommit(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): Promise<void> {
-  await writeAtCommit(trx, eventsStatement(trx, workspaceId, at, events, also));
+  await writeAtCommit(trx, eventsStatement(trx, workspaceId, at, events, also, false));
 }
 
-/** The statement of `insertEvents` (one text per `also` text: prepared once per connection). */
-function eventsStatement(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also?: NativeStatement): NativeStatement {
+/** The statement of `insertEvents` (one text per `also` text and `returning`: prepared once per connection). */
+function eventsStatement(trx: Db, workspaceId: string, at: Date, events: readonly EventFields[], also: NativeStatement | undefined, returning: boolean): NativeStatement {
   const col = <K extends keyof EventFields>(k: K) => events.map((e) => e[k]);
   return nativeOf(
     trx,
@@ -58,8 +59,8 @@ function eventsStatement(trx: Db, workspaceId: string, at: Date, events: readonl
             NOT ws.is_sandbox AND e.real_money, ?
        FROM ws, unnest(?::text[], ?::text[], ?::uuid[], ?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::boolean[])
                 WITH ORDINALITY AS e(event, entity_type, entity_id, deal_id, deal_reference, actor_id, actor_name, actor_label, amount, summary, real_money, ord)
-      ORDER BY e.ord
-     RETURNING *`,
+      ORDER BY e.ord${returning ? `
+     RETURNING *` : ''}`,
     [
       events.length,
       workspaceId,
