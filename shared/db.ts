@@ -458,6 +458,42 @@ function literalOf(raw: unknown, n: number): string {
   return quoteLiteral(value);
 }
 
+/** A stand-in for a `shaped` statement's value (an empty array for a list: knex's whereIn then places none). */
+class Slot {}
+
+/**
+ * A knex query whose text never changes, only its values (a deal answer's reads): knex
+ * builds it once, with a stand-in where each value goes, and every call puts its values in
+ * their places, instead of building the same text again on every request. `build` gets
+ * the pool's knex (the text is the same on any transaction) and the stand-ins: it may only
+ * place them, never look at them. Refused at the first call (an Error) when a value is not
+ * exactly one parameter of the text: a list must be one array value (`= ANY(?::uuid[])`),
+ * never `whereIn`, whose text grows with the list.
+ */
+export function shaped<A extends unknown[]>(build: (knex: Knex, ...values: A) => { toSQL(): { toNative(): NativeStatement } }): (...values: A) => NativeStatement {
+  let template: { sql: string; bindings: readonly unknown[]; places: Map<number, number> } | undefined;
+  return (...values: A): NativeStatement => {
+    template ??= templateOf(build, values);
+    const { places } = template;
+    return { sql: template.sql, bindings: template.bindings.map((b, i) => (places.has(i) ? values[places.get(i)!] : b)) };
+  };
+}
+
+function templateOf<A extends unknown[]>(build: (knex: Knex, ...values: A) => { toSQL(): { toNative(): NativeStatement } }, values: A) {
+  const stands = values.map((v) => (Array.isArray(v) ? [] : new Slot()));
+  const native = build(db, ...(stands as unknown as A)).toSQL().toNative();
+  const places = new Map<number, number>();
+  native.bindings.forEach((b, i) => {
+    const index = stands.indexOf(b as Slot);
+    if (index >= 0) places.set(i, index);
+  });
+  const placed = new Set(places.values());
+  if (places.size !== values.length || placed.size !== values.length) {
+    throw new Error(`shaped: each of the ${values.length} values must be exactly one parameter of the text (a list as one array value, = ANY(?), never whereIn): ${native.sql}`);
+  }
+  return { ...native, places };
+}
+
 /** A knex query as a `ReadAhead` under `key`: its text with the values as literals (`inlineValues`), so the read and its read-ahead are one query. */
 export function readAheadOf(key: string, query: { toSQL(): { toNative(): NativeStatement } }): ReadAhead {
   const native = query.toSQL().toNative();

@@ -3,7 +3,7 @@
  * approval slots of its current round, its documents, its payouts. One query per kind for
  * all milestones of a deal (never one per milestone).
  */
-import { readTogether, type Db, type NativeStatement } from '../db.js';
+import { readTogether, shaped, type Db, type NativeStatement } from '../db.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -85,35 +85,39 @@ function documentsOf(docs: DocumentRow[], milestones: readonly { id: string; evi
 
 type ExtrasMilestone = { id: string; approval_round: number; evidence_document_ids?: unknown };
 
+/** The approval slots of the milestones (ids as one array value), by milestone, round, slot. */
+const slotsRead = shaped((k, ids: string[]) =>
+  k('milestone_approvals as a')
+    .leftJoin('users as u', 'u.id', 'a.approver_id')
+    .whereRaw('a.milestone_id = ANY(?::uuid[])', [ids])
+    .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
+    .select('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at'),
+);
+
+/** The documents attached to the milestones or named in their evidence, newest first. */
+const documentsRead = shaped((k, ids: string[], named: string[]) =>
+  documentsWithNames(k)
+    .whereRaw('(doc.milestone_id = ANY(?::uuid[]) OR doc.id = ANY(?::uuid[]))', [ids, named])
+    .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }]),
+);
+
+/** The payouts of the milestones, by release and split. */
+const payoutsRead = shaped((k, ids: string[]) =>
+  k('disbursements')
+    .whereRaw('milestone_id = ANY(?::uuid[])', [ids])
+    .orderBy([{ column: 'release_no' }, { column: 'split_no' }])
+    .select('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at'),
+);
+
 /**
  * The three reads behind `milestoneExtras` (approval slots, documents, payouts of all the
  * milestones), for `readTogether`: one text each whatever the number of milestones (ids as
- * one array value), so each is prepared once per connection.
+ * one array value), built once (`shaped`) and prepared once per connection.
  */
-export function extrasReads(trx: Db, milestones: readonly ExtrasMilestone[]): NativeStatement[] {
+export function extrasReads(milestones: readonly ExtrasMilestone[]): NativeStatement[] {
   if (milestones.length === 0) return [];
   const ids = milestones.map((m) => m.id);
-  const named = milestones.flatMap(namedIn);
-  return [
-    trx('milestone_approvals as a')
-      .leftJoin('users as u', 'u.id', 'a.approver_id')
-      .whereRaw('a.milestone_id = ANY(?::uuid[])', [ids])
-      .orderBy([{ column: 'a.milestone_id' }, { column: 'a.round' }, { column: 'a.slot' }])
-      .select('a.id', 'a.milestone_id', 'a.round', 'a.slot', 'a.status', 'a.approver_id', 'u.full_name as approver_name', 'a.note', 'a.decided_at')
-      .toSQL()
-      .toNative(),
-    documentsWithNames(trx)
-      .whereRaw('(doc.milestone_id = ANY(?::uuid[]) OR doc.id = ANY(?::uuid[]))', [ids, named])
-      .orderBy([{ column: 'doc.created_at', order: 'desc' }, { column: 'doc.id', order: 'desc' }])
-      .toSQL()
-      .toNative(),
-    trx('disbursements')
-      .whereRaw('milestone_id = ANY(?::uuid[])', [ids])
-      .orderBy([{ column: 'release_no' }, { column: 'split_no' }])
-      .select('id', 'milestone_id', 'amount', 'status', 'instruction_label', 'settled_at')
-      .toSQL()
-      .toNative(),
-  ];
+  return [slotsRead(ids), documentsRead(ids, milestones.flatMap(namedIn)), payoutsRead(ids)];
 }
 
 /** `milestoneExtras` from the rows of `extrasReads`, in its order (none read for no milestones). */
@@ -129,7 +133,7 @@ export function extrasOf(milestones: readonly ExtrasMilestone[], [slots, docs, p
 
 /** Approval slots of each milestone's current round, its documents (attached, or named as its evidence) and its payouts: one round trip in a folded transaction (`readTogether`). */
 export async function milestoneExtras(trx: Db, milestones: readonly ExtrasMilestone[]): Promise<MilestoneExtras> {
-  return extrasOf(milestones, await readTogether(trx, extrasReads(trx, milestones)));
+  return extrasOf(milestones, await readTogether(trx, extrasReads(milestones)));
 }
 
 /** Milestone `approvals` item: { id, approver { id, name } or null, status, note, decided_at }. */

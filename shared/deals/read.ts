@@ -1,5 +1,5 @@
 /** A deal as its answers show it: the deal, its milestones, the computed status, its last 100 events. */
-import { readTogether, type Db } from '../db.js';
+import { readTogether, shaped, type Db } from '../db.js';
 import { feedPageQuery, type EventRow } from '../enterprise/events-repo.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
 import { extrasOf, extrasReads, type MilestoneExtras } from './extras.js';
@@ -26,6 +26,11 @@ export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): 
   return detailOf(trx, workspace, deal, await repo.milestonesOf(trx, dealId));
 }
 
+/** The deal's last 100 events, newest first. */
+const recentEventsRead = shaped((k, workspaceId: string, dealId: string) => feedPageQuery(k, workspaceId, { after: 0, order: 'desc', limit: 100, deal_id: dealId }));
+/** How many approve decisions were saved on the deal's milestones. */
+const approveDecisionsRead = shaped((k, dealId: string) => repo.approveDecisionsQuery(k, dealId));
+
 /**
  * `detail` for a write that holds the deal locked and knows its milestones as it left them
  * (a release: the moved milestone's row as its compare-and-set returned it): the rest read
@@ -34,9 +39,9 @@ export async function detail(trx: Db, workspace: WorkspaceRow, dealId: string): 
 export async function detailOf(trx: Db, workspace: WorkspaceRow, deal: DealWithNames, milestones: MilestoneRow[]): Promise<DealDetail> {
   // Five reads in one round trip (after a keyed write, with the writes it held for COMMIT).
   const [events, decisions, ...extraRows] = await readTogether(trx, [
-    feedPageQuery(trx, workspace.id, { after: 0, order: 'desc', limit: 100, deal_id: deal.id }).toSQL().toNative(),
-    repo.approveDecisionsQuery(trx, deal.id).toSQL().toNative(),
-    ...extrasReads(trx, milestones),
+    recentEventsRead(workspace.id, deal.id),
+    approveDecisionsRead(deal.id),
+    ...extrasReads(milestones),
   ]);
   return {
     deal,

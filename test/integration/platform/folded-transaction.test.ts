@@ -4,6 +4,7 @@
  * the connection goes back to the pool clean (not inside a transaction, aborted or open).
  * One pool of one connection, so every check runs on the connection the fold used.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import fc from 'fast-check';
@@ -13,7 +14,7 @@ import { createEscrow } from '../../factories/escrows.js';
 import { rejection } from '../../helpers/platform-factories.js';
 import { statementsOf } from '../../helpers/statements.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
-import { commitTransaction, createDb, db, foldedTransaction, inlineValues, nativeOf, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, readAheadOf, readTogether, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
+import { commitTransaction, createDb, db, foldedTransaction, inlineValues, nativeOf, pgErrorCode, pgRefused, prepared, preparedNative, quoteLiteral, readAheadOf, readTogether, shaped, sqlLiteral, takeReadAhead, writeAtCommit } from '../../../shared/db.js';
 
 describe('platform: folded transactions (BEGIN with the first statement, the last with COMMIT)', () => {
   let one: Knex;
@@ -309,6 +310,24 @@ describe('platform: folded transactions (BEGIN with the first statement, the las
     expect(() => nativeOf(db, 'SELECT ?, ?', [1])).to.throw(/Expected 1 bindings, saw 2/);
     expect(() => nativeOf(db, 'SELECT ?', [1, 2])).to.throw(/Expected 2 bindings, saw 1/);
     expect(() => nativeOf(db, 'SELECT ?', [undefined])).to.throw(/Undefined binding/);
+  });
+
+  it('shaped: the text knex builds once, each call its own values in their places (constants kept); a value that is not one parameter is refused', async () => {
+    let builds = 0;
+    const read = shaped((k, ids: string[], name: string) => {
+      builds++;
+      return k('users').whereRaw('id = ANY(?::uuid[])', [ids]).where('full_name', '<>', name).orderBy('id').limit(7).select('id');
+    });
+    const byKnex = (ids: string[], name: string) => db('users').whereRaw('id = ANY(?::uuid[])', [ids]).where('full_name', '<>', name).orderBy('id').limit(7).select('id').toSQL().toNative();
+    const [a, b] = [randomUUID(), randomUUID()];
+    expect(read([a, b], 'x')).to.deep.equal(byKnex([a, b], 'x'));
+    expect(read([b], "o'k")).to.deep.equal(byKnex([b], "o'k"));
+    expect(builds, 'built once').to.equal(1);
+    expect((await readTogether(db, [read([a], 'x')]))[0]).to.deep.equal([]);
+    // whereIn's text grows with its list; a value placed twice or not at all has no one place.
+    expect(() => shaped((k, ids: string[]) => k('users').whereIn('id', ids))([a, b])).to.throw(/exactly one parameter/);
+    expect(() => shaped((k, id: string) => k('users').where({ id }).orWhere({ email: id }))(a)).to.throw(/exactly one parameter/);
+    expect(() => shaped((k, _id: string) => k('users').select('id'))(a)).to.throw(/exactly one parameter/);
   });
 
   it('an escrow read ahead is handed to the first plain read only; a locked read discards it, so a later plain read sees the database', async () => {
