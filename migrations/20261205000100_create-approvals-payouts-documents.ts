@@ -13,7 +13,8 @@ import type { Knex } from 'knex';
  *   and round (unique), final once saved.
  * - `payout_instructions`: a counterparty's bank destination, the account number sealed
  *   (AES-256-GCM), verified by staff with a signature over the destination.
- * - `disbursements`: one per release split, queued -> processing -> settled | failed.
+ * - `disbursements`: one per release split, queued -> processing -> settled | failed, signed
+ *   at release over what it pays where (a payout whose row no longer matches is never sent).
  * - `deal_documents` and `deal_notes`.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -96,6 +97,8 @@ export async function up(knex: Knex): Promise<void> {
       currency char(3) NOT NULL,
       is_test boolean NOT NULL,
       release_no integer NOT NULL,
+      split_no integer NOT NULL,
+      signature text,
       status text NOT NULL DEFAULT 'queued',
       attempts integer NOT NULL DEFAULT 0,
       lease_until timestamptz,
@@ -106,6 +109,8 @@ export async function up(knex: Knex): Promise<void> {
       created_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL,
       CONSTRAINT disbursements_amount CHECK (amount >= 1),
+      CONSTRAINT disbursements_split_unique UNIQUE (milestone_id, release_no, split_no),
+      CONSTRAINT disbursements_split_range CHECK (split_no BETWEEN 1 AND 5),
       CONSTRAINT disbursements_status CHECK (status IN ('queued', 'processing', 'settled', 'failed')),
       CONSTRAINT disbursements_settled_whole CHECK ((status = 'settled') = (settled_at IS NOT NULL)),
       CONSTRAINT disbursements_failed_whole CHECK ((status = 'failed') = (failed_at IS NOT NULL))
