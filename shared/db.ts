@@ -352,7 +352,7 @@ export async function writeAtCommit(trx: Db, native: NativeStatement): Promise<v
   const name = statementName(native.sql);
   await preparedOn(frame.connection, () => frame.completed, name, native.sql);
   if (frame.completed) throw completedError();
-  frame.atCommit.push(native.bindings.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${native.bindings.map((v, i) => literalOf(v, i + 1)).join(', ')})`);
+  frame.atCommit.push(executeOf(name, native.bindings));
   frame.atCommitNames.push(name);
 }
 
@@ -428,7 +428,7 @@ async function executeTogether(connection: PgConnection, over: () => boolean, re
   if (over()) throw completedError();
   const held = frame?.atCommit ?? [];
   if (frame) frame.atCommit = [];
-  const executes = reads.map((read, i) => (read.bindings.length === 0 ? `EXECUTE ${names[i]!}` : `EXECUTE ${names[i]!}(${read.bindings.map((v, n) => literalOf(v, n + 1)).join(', ')})`));
+  const executes = reads.map((read, i) => executeOf(names[i]!, read.bindings));
   let results: unknown;
   try {
     results = await connection.query<unknown>([...held, ...executes].join('; '));
@@ -439,6 +439,11 @@ async function executeTogether(connection: PgConnection, over: () => boolean, re
   // Several statements in one query: pg answers one result per statement (a lone one, not in an array).
   const all = (Array.isArray(results) ? results : [results]) as { rows: unknown[] }[];
   return all.slice(held.length).map((r) => r.rows);
+}
+
+/** `EXECUTE` of statement `name` prepared on the connection, its values as literals (`literalOf`). */
+function executeOf(name: string, bindings: readonly unknown[]): string {
+  return bindings.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${bindings.map((v, i) => literalOf(v, i + 1)).join(', ')})`;
 }
 
 /** `$n` placeholders replaced by their values as literals, each as node-postgres would send it as a parameter (prepareValue). */
@@ -471,27 +476,24 @@ class Slot {}
  * never `whereIn`, whose text grows with the list.
  */
 export function shaped<A extends unknown[]>(build: (knex: Knex, ...values: A) => { toSQL(): { toNative(): NativeStatement } }): (...values: A) => NativeStatement {
-  let template: { sql: string; bindings: readonly unknown[]; places: Map<number, number> } | undefined;
+  let template: { sql: string; bindings: readonly unknown[]; valueAt: readonly number[] } | undefined;
   return (...values: A): NativeStatement => {
     template ??= templateOf(build, values);
-    const { places } = template;
-    return { sql: template.sql, bindings: template.bindings.map((b, i) => (places.has(i) ? values[places.get(i)!] : b)) };
+    const { valueAt } = template;
+    return { sql: template.sql, bindings: template.bindings.map((b, i) => (valueAt[i]! >= 0 ? values[valueAt[i]!] : b)) };
   };
 }
 
 function templateOf<A extends unknown[]>(build: (knex: Knex, ...values: A) => { toSQL(): { toNative(): NativeStatement } }, values: A) {
   const stands = values.map((v) => (Array.isArray(v) ? [] : new Slot()));
   const native = build(db, ...(stands as unknown as A)).toSQL().toNative();
-  const places = new Map<number, number>();
-  native.bindings.forEach((b, i) => {
-    const index = stands.indexOf(b as Slot);
-    if (index >= 0) places.set(i, index);
-  });
-  const placed = new Set(places.values());
-  if (places.size !== values.length || placed.size !== values.length) {
+  // For each parameter, the value it takes (-1: a constant of the text, kept).
+  const valueAt = native.bindings.map((b) => stands.indexOf(b as Slot));
+  const placed = valueAt.filter((v) => v >= 0);
+  if (placed.length !== values.length || new Set(placed).size !== values.length) {
     throw new Error(`shaped: each of the ${values.length} values must be exactly one parameter of the text (a list as one array value, = ANY(?), never whereIn): ${native.sql}`);
   }
-  return { ...native, places };
+  return { ...native, valueAt };
 }
 
 /** A knex query as a `ReadAhead` under `key`: its text with the values as literals (`inlineValues`), so the read and its read-ahead are one query. */
@@ -770,9 +772,12 @@ function isPlainValue(value: unknown): boolean {
 const positioned = new Map<string, { sql: string; count: number } | undefined>();
 function positionedText(sql: string): { sql: string; count: number } | undefined {
   if (positioned.has(sql)) return positioned.get(sql);
-  let count = 0;
-  const text = sql.includes('??') || sql.includes('\\') ? undefined : { sql: sql.replace(/\?/g, () => `$${++count}`), count: 0 };
-  if (text) text.count = count;
+  let text: { sql: string; count: number } | undefined;
+  if (!sql.includes('??') && !sql.includes('\\')) {
+    let count = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++count}`);
+    text = { sql: numbered, count };
+  }
   if (positioned.size < 10_000) positioned.set(sql, text);
   return text;
 }
