@@ -25,7 +25,7 @@
 import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
-import type { WorkspaceActor } from '../enterprise/access.js';
+import { actorUnderLock, type WorkspaceActor } from '../enterprise/access.js';
 import { feedPage, type EventRow } from '../enterprise/events-repo.js';
 import { lockWorkspace } from '../enterprise/repo.js';
 import { rankOf } from '../enterprise/states.js';
@@ -110,6 +110,8 @@ async function readDetail(trx: Db, actor: WorkspaceActor, milestoneId: string): 
 async function lockMilestone(trx: Db, actor: WorkspaceActor, milestoneId: string): Promise<{ deal: DealWithNames; milestone: MilestoneRow }> {
   if (!isUuid(milestoneId)) throw approvalErrors.notFound();
   await lockWorkspace(trx, actor.workspaceId);
+  // Issue 42: the caller's authority again, under the lock member writes take (a demotion, removal or revoked key in flight is seen).
+  await actorUnderLock(trx, actor, 'finance');
   const owner = await deals.milestoneOwner(trx, milestoneId);
   const deal = owner && owner.workspace_id === actor.workspaceId ? await deals.dealById(trx, actor.workspaceId, owner.deal_id, true) : undefined;
   if (!deal) throw approvalErrors.notFound();

@@ -18,7 +18,8 @@ import { TOUCH_INTERVAL_MS } from '../auth/principal.js';
 import { WORKSPACE_KEY_PREFIX } from '../auth/api-keys.js';
 import { enterpriseErrors } from './errors.js';
 import { keyWithCreator, touchKey, type KeyWithCreator } from './keys-repo.js';
-import { activeMembership, type MemberRow, type WorkspaceRow } from './repo.js';
+import type { Db, ReadAhead } from '../db.js';
+import { activeMembership, actorNow, actorNowReadAhead, type MemberRow, type WorkspaceRow } from './repo.js';
 import { rankOf, type Role } from './states.js';
 
 export type Credential = 'session' | 'personal_key' | 'workspace_key';
@@ -42,6 +43,8 @@ export interface WorkspaceActor extends SignedIn {
   workspaceId: string;
   memberId: string;
   role: Role;
+  /** Set when the caller is a workspace key (its creator is `memberId`): money moves re-check it (`actorUnderLock`). */
+  keyId?: string;
 }
 
 /** The person behind an actor, as events record them. */
@@ -151,5 +154,45 @@ export async function resolveAccess(caller: Caller, rule: RouteRule, method: str
 /** The caller acting in the selected workspace (routes whose rule names a role). */
 export function actorIn(access: Access): WorkspaceActor {
   if (!access.workspace || !access.member || !access.role) throw enterpriseErrors.noWorkspace();
-  return { workspaceId: access.workspace.id, memberId: access.member.id, userId: access.userId, userName: access.userName, role: access.role };
+  const actor: WorkspaceActor = { workspaceId: access.workspace.id, memberId: access.member.id, userId: access.userId, userName: access.userName, role: access.role };
+  if (access.workspaceKeyId !== undefined) actor.keyId = access.workspaceKeyId;
+  return actor;
 }
+
+// ---- Authority when the money moves (issue 42 point 5) ------------------------------------------
+
+/**
+ * The access decision again, inside the caller's transaction and after it took the
+ * workspace row's lock (`lockWorkspace`): the acting member's role and status, the
+ * account's status and, for a workspace key, that the key is unrevoked and its creator
+ * still an active member. Member writes (role change, removal, key revocation) take that
+ * lock first too (members.ts, keys.ts), so one of them either committed before this read
+ * (it is seen: the request is refused) or waits until this transaction ends (the request
+ * acted on rights that were still true). Answers the codes the auth layer would give now:
+ * 401 INVALID_TOKEN (key revoked, or its creator removed or suspended), 403 SUSPENDED /
+ * ACCOUNT_INACTIVE (the account), 403 NO_WORKSPACE (member removed or suspended), 403
+ * FORBIDDEN (role now below `needed`). One read (`actorNow`), sent ahead with a keyed
+ * release's first statement (`actorUnderLockReadAhead`). Decide, release and payout
+ * instruction writes call it (decision 0019, "Issue 42: authority when money moves").
+ */
+export async function actorUnderLock(trx: Db, actor: WorkspaceActor, needed: Role): Promise<WorkspaceActor> {
+  const now = await actorNow(trx, actor.workspaceId, actor.memberId, actor.keyId ?? null);
+  let role: Role;
+  if (actor.keyId !== undefined) {
+    if (!now || now.status !== 'active' || now.key_scopes === null) throw enterpriseErrors.invalidKey();
+    assertCanAct({ status: now.user_status }, { suspended: enterpriseErrors.keyOwnerSuspended, inactive: enterpriseErrors.keyOwnerInactive });
+    role = keyRole(now.key_scopes, now.role);
+  } else {
+    if (now) assertCanAct({ status: now.user_status });
+    if (!now || now.status !== 'active') throw enterpriseErrors.noWorkspace();
+    role = now.role;
+  }
+  checkRole(role, needed);
+  return { ...actor, role };
+}
+
+/** `actorUnderLock`'s read, ahead of time: send it after the workspace row's lock (a keyed release's read-aheads). */
+export function actorUnderLockReadAhead(actor: WorkspaceActor): ReadAhead {
+  return actorNowReadAhead(actor.workspaceId, actor.memberId, actor.keyId ?? null);
+}
+

@@ -4,9 +4,10 @@
  * per-request membership lookup is a prepared statement on the pool (it runs on every
  * enterprise request, before any transaction).
  */
-import { prepared, sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
+import { db, prepared, readAheadOf, sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from '../deals/fees.js';
 import type { KybApplicationRow } from '../kyb/repo.js';
+import type { UserStatus } from '../users/repo.js';
 import type { EntityType, KybStatus, MemberStatus, MemberTransition, Role } from './states.js';
 
 export interface WorkspaceRow {
@@ -294,4 +295,47 @@ export async function activeMembership(
   ]);
   if (!row) return undefined;
   return { member: reviveMember(row.member), workspace: reviveWorkspace(row.workspace) };
+}
+
+// ---- The acting member again, under the workspace lock (access.ts `actorUnderLock`) ------------
+
+/** The acting member as it stands now: role, status, its account's status and, for a workspace key, the key's scopes (null when revoked or not this member's). */
+export interface ActorNow {
+  role: Role;
+  status: MemberStatus;
+  user_status: UserStatus;
+  key_scopes: string[] | null;
+}
+
+const actorNowKey = (workspaceId: string, memberId: string, keyId: string | null) => `actor-now:${workspaceId}:${memberId}:${keyId ?? '-'}`;
+
+/** One query on primary keys: the member of this workspace, its user and (with `keyId`) the unrevoked key it created. */
+function actorNowQuery(trx: Db, workspaceId: string, memberId: string, keyId: string | null) {
+  const q = trx('workspace_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.id': memberId, 'm.workspace_id': workspaceId })
+    .first('m.role', 'm.status', 'u.status as user_status');
+  if (keyId === null) return q.select(trx.raw('NULL::text[] AS key_scopes'));
+  return q
+    .leftJoin('workspace_api_keys as k', (j) => {
+      j.on('k.created_by_member', '=', 'm.id').andOnVal('k.id', '=', keyId).andOnNull('k.revoked_at');
+    })
+    .select('k.scopes as key_scopes');
+}
+
+/**
+ * The acting member read again (run it after `lockWorkspace`, in a statement of its own: a
+ * statement's snapshot is taken when it starts, so a read in the locking statement would not
+ * see a member write that committed while the lock was awaited). Undefined when the member
+ * is not of this workspace.
+ */
+export async function actorNow(trx: Db, workspaceId: string, memberId: string, keyId: string | null): Promise<ActorNow | undefined> {
+  const ahead = takeReadAhead<ActorNow>(trx, actorNowKey(workspaceId, memberId, keyId));
+  if (ahead) return ahead[0];
+  return (await actorNowQuery(trx, workspaceId, memberId, keyId)) as ActorNow | undefined;
+}
+
+/** `actorNow` ahead of time: a keyed request sends it after `lockedWorkspaceReadAhead` (its own statement, so its own snapshot). */
+export function actorNowReadAhead(workspaceId: string, memberId: string, keyId: string | null): ReadAhead {
+  return readAheadOf(actorNowKey(workspaceId, memberId, keyId), actorNowQuery(db, workspaceId, memberId, keyId));
 }

@@ -29,7 +29,7 @@ import { decryptSecret, encryptSecret } from '../crypto.js';
 import { db, inTransaction, type Db, type ReadAhead } from '../db.js';
 import type { StaffActor } from '../actors.js';
 import { isUuid } from '../ids.js';
-import { byOf, type WorkspaceActor } from '../enterprise/access.js';
+import { actorUnderLock, byOf, type WorkspaceActor } from '../enterprise/access.js';
 import { counterpartyById } from '../enterprise/counterparties-repo.js';
 import { appendEvent, operatorLabel } from '../enterprise/events.js';
 import { lockWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
@@ -67,17 +67,18 @@ function destinationOf(row: PayoutInstructionRow, accountNumber: string): Destin
   };
 }
 
-/** The workspace row, locked (the first lock of every instruction write). */
-async function lockedWorkspace(trx: Db, workspaceId: string): Promise<WorkspaceRow> {
-  const workspace = await lockWorkspace(trx, workspaceId);
+/** The workspace row, locked (the first lock of every instruction write), and the caller's authority read again under it (issue 42). */
+async function lockedWorkspace(trx: Db, actor: WorkspaceActor): Promise<WorkspaceRow> {
+  const workspace = await lockWorkspace(trx, actor.workspaceId);
   if (!workspace) throw instructionErrors.notFound();
+  await actorUnderLock(trx, actor, 'finance');
   return workspace;
 }
 
 /** The instruction of the actor's workspace for a PATCH or DELETE: locked after the workspace; refused while money is on its way to it. */
 async function lockForChange(trx: Db, actor: WorkspaceActor, id: string): Promise<{ workspace: WorkspaceRow; row: PayoutInstructionRow }> {
   if (!isUuid(id)) throw instructionErrors.notFound();
-  const workspace = await lockedWorkspace(trx, actor.workspaceId);
+  const workspace = await lockedWorkspace(trx, actor);
   const row = await repo.lockInstruction(trx, actor.workspaceId, id);
   if (!row) throw instructionErrors.notFound();
   if (await repo.hasOpenDisbursement(trx, row.id)) throw instructionErrors.payoutInFlight();
@@ -110,7 +111,7 @@ export async function getInstruction(actor: WorkspaceActor, id: string): Promise
 /** POST /payout-instructions (D7): a destination for a counterparty of the workspace, pending_verification. */
 export async function createInstruction(trx: Db | undefined, actor: WorkspaceActor, input: InstructionInput): Promise<InstructionWithNames> {
   return inTransaction(trx, async (t) => {
-    const workspace = await lockedWorkspace(t, actor.workspaceId);
+    const workspace = await lockedWorkspace(t, actor);
     const cp = isUuid(input.counterparty_id) ? await counterpartyById(t, input.counterparty_id) : undefined;
     if (!cp || cp.workspace_id !== workspace.id) throw instructionErrors.counterpartyNotFound();
     const now = clock.now();

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { clock } from '../clock.js';
 import { inTransaction, type Db, type ReadAhead } from '../db.js';
 import { isUuid } from '../ids.js';
-import type { WorkspaceActor } from '../enterprise/access.js';
+import { actorUnderLock, actorUnderLockReadAhead, type WorkspaceActor } from '../enterprise/access.js';
 import type { WorkspaceRow } from '../enterprise/repo.js';
 import { outboxItem } from '../outbox.js';
 import { dealErrors } from '../deals/errors.js';
@@ -45,7 +45,7 @@ export interface ReleaseInput {
 /**
  * What a keyed release reads before its checks, sent with its key's statement
  * (api/routes/deals.ts), in the order the release reads it: the deal's locks and milestones
- * (`lockDealReadAhead`), the named instructions `FOR SHARE`, the milestone's last release
+ * (`lockDealReadAhead`), the acting member again (`actorUnderLockReadAhead`), the named instructions `FOR SHARE`, the milestone's last release
  * number, the release mail's recipients. Each is taken once, only by this release.
  */
 export function releaseReadAhead(actor: WorkspaceActor, dealId: string, milestoneId: string, input: ReleaseInput): ReadAhead[] {
@@ -53,6 +53,7 @@ export function releaseReadAhead(actor: WorkspaceActor, dealId: string, mileston
   if (deal.length === 0 || !isUuid(milestoneId)) return deal;
   return [
     ...deal,
+    actorUnderLockReadAhead(actor),
     ...instructionsForReleaseReadAhead(actor.workspaceId, input.splits.map((s) => s.payout_instruction_id)),
     repo.nextReleaseNoReadAhead(milestoneId),
     mailReleasedReadAhead(actor.workspaceId, actor.userId),
@@ -63,6 +64,8 @@ export function releaseReadAhead(actor: WorkspaceActor, dealId: string, mileston
 export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActor, workspace: WorkspaceRow, dealId: string, milestoneId: string, input: ReleaseInput): Promise<DealDetail> {
   return inTransaction(trx, async (t) => {
     const { deal, milestones } = await lockDeal(t, actor, dealId);
+    // Issue 42: the caller's authority again, under the workspace lock member writes take (read ahead with a keyed release).
+    await actorUnderLock(t, actor, 'finance');
     const m = milestones.find((x) => x.id === milestoneId);
     if (!m) throw dealErrors.milestoneNotFound();
     const retry = m.status === 'released' && m.returned_amount > 0;

@@ -220,7 +220,7 @@ describe('enterprise release (4.6, D7)', () => {
     expect(await disbursementsOf(mid)).to.have.length(1);
   });
 
-  it("keyed: the instructions (FOR SHARE), the release number and the mail's recipients are read with the key's statement after the deal's locks; the writes travel with the answer's reads: three round trips after it", async () => {
+  it("keyed: the acting member (issue 42), the instructions (FOR SHARE), the release number and the mail's recipients are read with the key's statement after the deal's locks; the writes travel with the answer's reads: three round trips after it", async () => {
     const r = await fundedDeal(client, 'sandbox');
     const mid = r.mids[0]!;
     await approve(mid);
@@ -232,7 +232,7 @@ describe('enterprise release (4.6, D7)', () => {
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const open = sent.findIndex((t) => t.includes('idempotency_open'));
     const first = sent[open]!;
-    const parts = ['idempotency_open', 'FROM workspaces WHERE id', 'FOR UPDATE OF d', 'FROM deal_milestones', 'from "payout_instructions"', 'for share', 'max("release_no")', 'from "workspace_members"'];
+    const parts = ['idempotency_open', 'FROM workspaces WHERE id', 'FOR UPDATE OF d', 'FROM deal_milestones', 'as "user_status"', 'from "payout_instructions"', 'for share', 'max("release_no")', '"notify_email"'];
     const at = parts.map((part) => first.indexOf(part));
     expect(at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!)), first).to.equal(true);
     const after = sent.slice(open + 1).filter((t) => !t.startsWith('PREPARE '));
