@@ -49,12 +49,25 @@ export async function createCounterparty(trx: Db | undefined, actor: WorkspaceAc
   });
 }
 
+/**
+ * PATCH /counterparties/:id: any subset of the fields. A verified counterparty whose name or
+ * country changes is no longer verified (issue 42; decision 0019 "Issue 42: authority when
+ * money moves"): what staff verified was that name in that country. Its kyb_status goes back
+ * to `pending` (verification wanted again, by the operator: D10 verify, as after a change
+ * request) with the event counterparty.unverified after counterparty.updated; from then on a
+ * live deal's activation waits in terms_review until it is verified again (D7). Sending the
+ * name or country it already has changes nothing about its verification.
+ */
 export async function updateCounterparty(trx: Db | undefined, actor: WorkspaceActor, id: string, input: CounterpartyPatch): Promise<CounterpartyRow> {
   if (!isUuid(id)) throw enterpriseErrors.counterpartyNotFound();
   return inTransaction(trx, async (t) => {
     // The workspace row before the counterparty's: the order KYB review and verification take.
     await lockWorkspace(t, actor.workspaceId);
-    const row = await repo.updateCounterparty(t, actor.workspaceId, id, { ...input, updated_at: clock.now() });
+    const before = await repo.counterpartyById(t, id, true);
+    if (!before || before.workspace_id !== actor.workspaceId) throw enterpriseErrors.counterpartyNotFound();
+    const identityChanged = (input.name !== undefined && input.name !== before.name) || (input.country_code !== undefined && input.country_code !== before.country_code);
+    const unverified = identityChanged && before.kyb_status === 'verified';
+    const row = await repo.updateCounterparty(t, actor.workspaceId, id, { ...input, ...(unverified ? { kyb_status: 'pending' } : {}), updated_at: clock.now() });
     if (!row) throw enterpriseErrors.counterpartyNotFound();
     await appendEvent(t, actor.workspaceId, {
       event: 'counterparty.updated',
@@ -63,6 +76,17 @@ export async function updateCounterparty(trx: Db | undefined, actor: WorkspaceAc
       actor: byOf(actor),
       summary: `Counterparty ${row.name} changed: ${Object.keys(input).sort().join(', ')}`,
     });
+    if (unverified) {
+      const what = [input.name !== undefined && input.name !== before.name ? `name (was ${before.name})` : null, input.country_code !== undefined && input.country_code !== before.country_code ? `country (was ${before.country_code})` : null].filter((x) => x !== null);
+      await appendEvent(t, actor.workspaceId, {
+        event: 'counterparty.unverified',
+        entityType: 'counterparty',
+        entityId: row.id,
+        actor: byOf(actor),
+        summary: `Counterparty ${row.name} is no longer verified: its ${what.join(' and ')} changed; live deals wait in terms review until it is verified again`,
+        realMoney: false,
+      });
+    }
     return row;
   });
 }
