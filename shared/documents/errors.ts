@@ -28,6 +28,12 @@ export const documentErrors = {
       en: 'This document is evidence of an approved or released milestone and is kept',
       id: 'Dokumen ini adalah bukti milestone yang sudah disetujui atau dicairkan dan tetap disimpan',
     }),
+  /** A document attached to a milestone whose current round already has an approval (issue 42): refused, not a restart of the round. */
+  evidenceFrozen: () =>
+    fail.conflict('LOCKED', {
+      en: 'This milestone already has an approval in its current round, so its evidence is fixed; attach the document to the deal, or ask for a revision and submit the evidence again (a new round)',
+      id: 'Milestone ini sudah mendapat persetujuan pada putaran ini, sehingga buktinya tetap; lampirkan dokumen ke transaksi, atau minta revisi lalu kirim bukti lagi (putaran baru)',
+    }),
   /** A note that carries a bank account number, a password or a key (secrets.ts). */
   noteSecret: (kind: SecretKind) => errors.invalidField('body', SECRET_MESSAGES[kind]),
 };

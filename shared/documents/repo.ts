@@ -93,6 +93,20 @@ export async function isKeptEvidence(trx: Db, doc: Pick<DocumentRow, 'id' | 'dea
   return row !== undefined;
 }
 
+/** Milestone statuses whose current round may hold an approval (a revision request closes the round: the next evidence opens a new one). */
+const ROUND_LIVE_OR_DECIDED = ['evidence_submitted', 'approved', 'released', 'disputed'];
+
+/**
+ * True when the milestone's evidence is frozen for additions (issue 42): its current round
+ * has an approval (the first approver decided on what was there). From revision_requested
+ * on, documents go to the next round, which submit-evidence opens.
+ */
+export async function roundHasApproval(trx: Db, milestone: { id: string; status: string; approval_round: number }): Promise<boolean> {
+  if (!ROUND_LIVE_OR_DECIDED.includes(milestone.status)) return false;
+  const row: unknown = await trx('milestone_approvals').where({ milestone_id: milestone.id, round: milestone.approval_round, status: 'approved' }).first('id');
+  return row !== undefined;
+}
+
 /** Documents attached to the milestone or named in its evidence ids, newest first. */
 export async function evidenceOf(trx: Db, milestone: { id: string; evidence_document_ids: string[] }): Promise<DocumentRow[]> {
   // A row written as `{}` by older code names none.

@@ -57,6 +57,8 @@ async function placeOf(trx: Db, actor: WorkspaceActor, input: DocumentInput): Pr
   const locked = await lockDeal(trx, actor, dealId);
   const milestone = input.milestone_id ? locked.milestones.find((m) => m.id === input.milestone_id) : undefined;
   if (input.milestone_id && !milestone) throw documentErrors.milestoneNotFound();
+  // Issue 42: once a round has an approval its evidence is frozen (the deal's lock orders this against decisions).
+  if (milestone && (await repo.roundHasApproval(trx, milestone))) throw documentErrors.evidenceFrozen();
   return { deal: locked.deal, milestoneNo: milestone?.sequence_no ?? null };
 }
 
