@@ -3,7 +3,7 @@
  * the body's rules; pending_verification; the account number sealed, only `…last4` in
  * answers), list and get (viewers; newest first; filters; another workspace's or a deleted
  * one is 404), PATCH (a destination change sends it back to pending_verification, a
- * label-only change keeps it verified), DELETE (soft), refusals while a disbursement to the
+ * label-only change too, D7 as written since issue 42), DELETE (soft), refusals while a disbursement to the
  * instruction is queued or processing, staff verification (signature, audit, event with
  * the operator label, twice is 409), the payout gate `checkDestination` (refuses rows
  * changed behind the API), `instructionsForRelease`, roles and keys, the shared
