@@ -483,7 +483,8 @@ ${rows.map((d) => {
   return html`<tr data-id="${d.id}" data-deal="${d.deal_id}">
 <td>${iso(d.created_at)}</td><td>${d.workspace_name}${sandboxMark(d.is_test)}</td>
 <td><a href="/admin/deals/${d.deal_id}" class="open">${d.deal_reference}</a><br><span class="muted">${d.milestone_sequence_no}. ${d.milestone_title}</span></td>
-<td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.destination_account_holder} · ${d.counterparty_name}</span></td>
+<td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.destination_account_holder} · ${d.counterparty_name}</span>
+<form method="post" action="/admin/instructions/${d.payout_instruction_id}/reveal" class="reveal">${csrfField(csrf)}<input type="hidden" name="note" value="To pay payout ${d.id} by hand"><button type="submit">Reveal the account number</button></form></td>
 <td class="amount"><strong>${amount}</strong></td>
 <td class="status">${d.status}${d.status === 'processing' && d.lease_until ? html`<br><span class="muted">claimed until ${iso(d.lease_until)}</span>` : ''}${d.attempts > 0 ? html`<br><span class="muted">attempts ${d.attempts}</span>` : ''}</td>
 <td><form method="post" action="/admin/payouts/${d.id}/settle" class="settle" data-confirm="Settle ${amount} to ${destination}? Only once the transfer has left.">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (e.g. the transfer reference)" maxlength="2000"><button type="submit">Settle</button></form></td>

@@ -212,6 +212,8 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     const row = rowOf(res.text, a!.id);
     expect(row).to.include(older.w.workspace.display_name).and.include(String(older.deal.deal.reference)).and.include('1. Tahap 1');
     expect(row).to.include('Rekening 1').and.include('BCA …2222').and.include('PT Pemasok Jaya');
+    // Staff paying by hand reveal the full number (audited) from the payout's row.
+    expect(row).to.include(`action="/admin/instructions/${a!.payout_instruction_id}/reveal"`);
     expect(row).to.include(`<strong>Rp${(older.payout - 100_000).toLocaleString('id-ID')}</strong>`).and.include('<td class="status">queued');
     expect(row).to.include(`href="/admin/deals/${older.deal.deal.id}"`).and.include(`action="/admin/payouts/${a!.id}/settle"`).and.include(`action="/admin/payouts/${a!.id}/fail"`);
     expect(rowOf(res.text, b!.id)).to.include('<strong>Rp100.000</strong>').and.include('BCA …3333');
