@@ -12,6 +12,7 @@ import { RISK_TIERS } from '../../shared/kyb/states.js';
 import { attentionOf } from '../../shared/payments/manual.js';
 import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/repo.js';
 import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
+import type { InstructionForStaff } from '../../shared/payouts/instructions-repo.js';
 import type { PayoutListRow } from '../../shared/payouts/repo.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
@@ -355,7 +356,25 @@ function feeOverrideForm(v: StaffDeal, csrf: string): Html {
 <button type="submit">Override</button></form></section>`;
 }
 
-export function dealPage(v: StaffDeal, csrf: string): Html {
+/** Where a payout went: the destination kept on it at release (issue 42), never its instruction's current one. */
+const payoutDestination = (d: PayoutListRow) => `${d.destination_bank_name} ${maskAccountNumber(d.destination_account_last4)}`;
+
+function dealPayouts(rows: PayoutListRow[]): Html {
+  return html`<section class="card" id="deal-payouts"><h2>Payouts</h2>
+<p class="muted">Each payout shows the destination it was released to (label, bank, holder, masked number), as kept on the payout at release.</p>
+${rows.length === 0 ? html`<p class="muted">No payouts.</p>` : ''}
+<table><thead><tr><th>Queued</th><th>Milestone</th><th>Destination</th><th>Amount</th><th>Status</th></tr></thead><tbody>
+${rows.map(
+  (d) => html`<tr data-id="${d.id}" data-status="${d.status}">
+<td>${iso(d.created_at)}</td><td>${d.milestone_sequence_no}. ${d.milestone_title}</td>
+<td class="destination">${d.instruction_label}<br><span class="account">${payoutDestination(d)}</span><br><span class="muted holder">${d.destination_account_holder}</span></td>
+<td class="amount">${money(d.amount, d.currency)}</td><td class="status">${d.status}${d.settled_at ? html`<br><span class="muted">settled ${iso(d.settled_at)}</span>` : ''}${d.failure_reason ? html`<br><span class="muted">${d.failure_reason}</span>` : ''}</td>
+</tr>`,
+)}
+</tbody></table></section>`;
+}
+
+export function dealPage(v: StaffDeal, csrf: string, payouts: PayoutListRow[] = []): Html {
   const d = v.deal;
   const w = v.workspace;
   const fee = serializeFee(d, v.milestones);
@@ -393,6 +412,7 @@ ${v.milestones.map(
 </tr>`,
 )}
 </tbody></table></section>
+${dealPayouts(payouts)}
 ${feeOverrideForm(v, csrf)}
 <section class="card" id="events"><h2>Recent events</h2>
 ${v.events.length === 0 ? html`<p class="muted">No events.</p>` : ''}
@@ -407,17 +427,46 @@ const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted s
 
 export function instructionsTable(rows: PendingInstruction[], csrf: string): Html {
   return html`<section class="card"><h1>Payout instructions to verify</h1>
-<p class="muted">New counterparty bank destinations and ones whose bank, holder or number changed, oldest first. Check each with the workspace outside the service (a call-back to a known contact, the bank's name check) before verifying: money is paid only to verified instructions, and verifying signs the bank, holder and number as they are now.</p>
+<p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live, oldest first. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
-<table id="instructions"><thead><tr><th>Created</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Verify</th></tr></thead><tbody>
+<table id="instructions"><thead><tr><th>Created</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th></tr></thead><tbody>
 ${rows.map(
   (p) => html`<tr data-id="${p.id}">
 <td>${iso(p.created_at)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
 <td>${p.bank_name}</td><td>${p.account_holder}</td><td class="account">${maskAccountNumber(p.account_number_last4)}</td>
-<td><form method="post" action="/admin/instructions/${p.id}/verify" data-confirm="Verify ${p.bank_name} ${maskAccountNumber(p.account_number_last4)} (${p.account_holder}) for ${p.counterparty_name}? Payouts may then be sent to it.">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (how it was checked)" maxlength="2000"><button type="submit">Verify</button></form></td>
+<td><form method="post" action="/admin/instructions/${p.id}/reveal" class="reveal">${csrfField(csrf)}<input type="text" name="note" placeholder="Why (optional)" maxlength="2000"><button type="submit">Reveal</button></form></td>
 </tr>`,
 )}
 </tbody></table></section>`;
+}
+
+/**
+ * One instruction revealed (issue 42): the full account number, what a verification signs
+ * (live or sandbox money), and the verify form naming the `destination_version` shown here.
+ * Answered to a POST (the reveal is audited), never cached.
+ */
+export function revealedInstruction(p: InstructionForStaff, accountNumber: string, csrf: string): Html {
+  const canVerify = p.status === 'pending_verification';
+  return html`<section class="card" id="revealed" data-id="${p.id}" data-version="${String(p.destination_version)}">
+<p><a href="/admin/instructions">Payout instructions to verify</a></p>
+<h1>Payout instruction: ${p.label}</h1>
+<p class="muted">This reveal is recorded in the staff audit under your name.</p>
+<dl>
+${entry('Workspace', html`${p.workspace_name} <span class="muted">${p.workspace_is_sandbox ? 'sandbox: verifying signs for sandbox money only' : 'live: verifying signs for real money'}</span>`)}
+${entry('Counterparty', p.counterparty_name)}
+${entry('Label', html`<span id="label">${p.label}</span>`)}
+${entry('Bank', html`<span id="bank">${p.bank_name}</span>`)}
+${entry('Account holder', html`<span id="holder">${p.account_holder}</span>`)}
+${entry('Account number', html`<strong id="account-number" class="account">${accountNumber}</strong>`)}
+${entry('Status', html`<span id="status">${p.status}</span>`)}
+${entry('Version', html`<span id="version">${String(p.destination_version)}</span>`)}
+</dl>
+${
+  canVerify
+    ? html`<form method="post" action="/admin/instructions/${p.id}/verify" id="verify" data-confirm="Verify ${p.bank_name} ${accountNumber} (${p.account_holder}) for ${p.counterparty_name}? Payouts may then be sent to it.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="note" placeholder="Note (how it was checked)" maxlength="2000"><button type="submit">Verify this destination</button></form>`
+    : html`<p class="muted" id="no-verify">Already verified.</p>`
+}
+</section>`;
 }
 
 /** An open payout as the console lists it (shared/payouts/staff.ts `openPayouts`). */
@@ -430,11 +479,12 @@ ${rows.length === 0 ? html`<p id="none">No open payouts.</p>` : ''}
 <table id="payouts"><thead><tr><th>Queued</th><th>Workspace</th><th>Deal</th><th>Destination</th><th>Amount</th><th>Status</th><th>Settle</th><th>Fail</th></tr></thead><tbody>
 ${rows.map((d) => {
   const amount = money(d.amount, d.currency);
-  const destination = `${d.bank_name} ${maskAccountNumber(d.account_number_last4)}`;
+  const destination = payoutDestination(d);
   return html`<tr data-id="${d.id}" data-deal="${d.deal_id}">
 <td>${iso(d.created_at)}</td><td>${d.workspace_name}${sandboxMark(d.is_test)}</td>
 <td><a href="/admin/deals/${d.deal_id}" class="open">${d.deal_reference}</a><br><span class="muted">${d.milestone_sequence_no}. ${d.milestone_title}</span></td>
-<td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.counterparty_name}</span></td>
+<td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.destination_account_holder} · ${d.counterparty_name}</span>
+<form method="post" action="/admin/instructions/${d.payout_instruction_id}/reveal" class="reveal">${csrfField(csrf)}<input type="hidden" name="note" value="To pay payout ${d.id} by hand"><button type="submit">Reveal the account number</button></form></td>
 <td class="amount"><strong>${amount}</strong></td>
 <td class="status">${d.status}${d.status === 'processing' && d.lease_until ? html`<br><span class="muted">claimed until ${iso(d.lease_until)}</span>` : ''}${d.attempts > 0 ? html`<br><span class="muted">attempts ${d.attempts}</span>` : ''}</td>
 <td><form method="post" action="/admin/payouts/${d.id}/settle" class="settle" data-confirm="Settle ${amount} to ${destination}? Only once the transfer has left.">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (e.g. the transfer reference)" maxlength="2000"><button type="submit">Settle</button></form></td>

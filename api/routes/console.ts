@@ -27,7 +27,8 @@ import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
-import { verifyInstruction } from '../../shared/payouts/instructions.js';
+import { revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
+import { payoutsOfDeal } from '../../shared/payouts/console-repo.js';
 import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
@@ -310,7 +311,9 @@ consoleRouter.get(
   '/admin/deals/:id',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'funding', session, T.dealPage(await dealStaff.dealForStaff(db, ctx.params.id ?? ''), session.csrfToken));
+    if (!session) return;
+    const deal = await dealStaff.dealForStaff(db, ctx.params.id ?? '');
+    consolePage(ctx, 'funding', session, T.dealPage(deal, session.csrfToken, await payoutsOfDeal(db, deal.deal.id)));
   }),
 );
 
@@ -352,10 +355,31 @@ consoleRouter.get(
   }),
 );
 
+/** The reveal (issue 42): audited, answered as a page to this POST (never cached), with the verify form naming the version shown. */
+consoleRouter.post(
+  '/admin/instructions/:id/reveal',
+  page(async (ctx) => {
+    const form = await formOf(ctx);
+    const session = await staffSession(ctx);
+    if (!session) return;
+    assertCsrf(form, session);
+    const { instruction, accountNumber } = await revealInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
+    consolePage(ctx, 'instructions', session, T.revealedInstruction(instruction, accountNumber, session.csrfToken));
+  }),
+);
+
+/** The version the reveal showed (a hidden field of its verify form): required, a whole number. */
+function destinationVersionOf(form: URLSearchParams): number {
+  const v = (form.get('destination_version') ?? '').trim();
+  if (!/^[1-9]\d{0,8}$/.test(v)) throw consoleErrors.destinationVersionRequired();
+  return Number(v);
+}
+
 consoleRouter.post(
   '/admin/instructions/:id/verify',
   move('/admin/instructions', 'payout_instruction.verify', async (ctx, form) => {
-    await verifyInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
+    const version = destinationVersionOf(form);
+    await verifyInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', version);
   }),
 );
 

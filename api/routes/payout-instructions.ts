@@ -3,8 +3,10 @@
  * `enterpriseAuth(rule)` (viewers read, finance writes), then the section 8 limit "payout
  * instruction writes 30 per minute" (one counter for the three writes, before validation
  * so invalid bodies count), validation and `enterpriseIdempotent`; a keyed write passes
- * `txOf(ctx)` so its change and the stored answer commit together. The staff verification
- * of D10 is at the end.
+ * `txOf(ctx)` so its change and the stored answer commit together. The staff routes of
+ * D10 are at the end: reveal (issue 42: the full account number, written to the staff
+ * audit; no idempotency, so the number is never stored in an answer cache; never cached)
+ * and verify (names the `destination_version` the reveal showed).
  */
 import * as S from '../../shared/payouts/instruction-schemas.js';
 import * as out from '../../shared/payouts/instruction-serialize.js';
@@ -20,7 +22,11 @@ import { bodyOf, queryOf, validate } from '../middleware/validate.js';
 export const payoutInstructionsRouter = createRouter();
 
 /** Section 8: payout instruction writes (create, change, delete together), 30 per minute per user. */
-export const LIMITS = { write: { name: 'ent-payout-instruction', points: 30, durationSeconds: 60, by: 'user' } satisfies RateLimitRule };
+export const LIMITS = {
+  write: { name: 'ent-payout-instruction', points: 30, durationSeconds: 60, by: 'user' } satisfies RateLimitRule,
+  /** Staff reveals of full account numbers: 60 per minute per staff member (a scraping brake; each is audited anyway). */
+  reveal: { name: 'staff-payout-instruction-reveal', points: 60, durationSeconds: 60, by: 'user' } satisfies RateLimitRule,
+};
 const writeLimit = rateLimit(LIMITS.write);
 
 const P = '/v1/enterprise/payout-instructions';
@@ -50,12 +56,30 @@ payoutInstructionsRouter.delete(`${P}/:id`, enterpriseAuth({ role: 'finance' }),
 // ---- Staff (D9, D10: an admin session or an admin's personal key) -----------------------------
 
 payoutInstructionsRouter.post(
+  '/v1/admin/enterprise/payout-instructions/:id/reveal',
+  async (ctx, next) => {
+    // Set first, so refusals carry it too: a full account number is never kept by a cache.
+    ctx.set('Cache-Control', 'private, no-store');
+    await next();
+  },
+  auth(),
+  requireAdmin(),
+  rateLimit(LIMITS.reveal),
+  validate({ params: S.params, body: S.reveal }),
+  async (ctx) => {
+    const { instruction, accountNumber } = await instructions.revealInstruction(undefined, staffOf(ctx), idOf(ctx));
+    ok(ctx, out.serializeRevealed(instruction, accountNumber));
+  },
+);
+
+payoutInstructionsRouter.post(
   '/v1/admin/enterprise/payout-instructions/:id/verify',
   auth(),
   requireAdmin(),
   validate({ params: S.params, body: S.verify }),
   staffIdempotent(),
   async (ctx) => {
-    ok(ctx, out.serializeInstruction(await instructions.verifyInstruction(txOf(ctx), staffOf(ctx), idOf(ctx))));
+    const { destination_version } = bodyOf<{ destination_version: number }>(ctx);
+    ok(ctx, out.serializeInstruction(await instructions.verifyInstruction(txOf(ctx), staffOf(ctx), idOf(ctx), destination_version)));
   },
 );

@@ -121,17 +121,20 @@ function safeEqual(a: string, b: string): boolean {
 const DESTINATION_KEY = createHmac('sha256', ENCRYPTION_KEY).update('payout-instruction-signature/v1').digest();
 const PAYOUT_KEY = createHmac('sha256', ENCRYPTION_KEY).update('disbursement-signature/v1').digest();
 
-function signDestination(d: { instructionId: string; workspaceId: string; counterpartyId: string; bankName: string; accountHolder: string; accountNumber: string }): string {
+/** shared/payouts/signature.ts signDestination, version 2 (issue 42: the label and livemode signed, stored as `v2.<mac>`). */
+function signDestination(d: { instructionId: string; workspaceId: string; counterpartyId: string; label: string; bankName: string; accountHolder: string; accountNumber: string; livemode: boolean }): string {
   const text = JSON.stringify({
-    v: 1,
+    v: 2,
     account_holder: d.accountHolder,
     account_number: d.accountNumber,
     bank_name: d.bankName,
     counterparty_id: d.counterpartyId.toLowerCase(),
     instruction_id: d.instructionId.toLowerCase(),
+    label: d.label,
+    livemode: d.livemode,
     workspace_id: d.workspaceId.toLowerCase(),
   });
-  return createHmac('sha256', DESTINATION_KEY).update(text).digest('base64url');
+  return `v2.${createHmac('sha256', DESTINATION_KEY).update(text).digest('base64url')}`;
 }
 
 function signPayout(p: { disbursementId: string; workspaceId: string; dealId: string; milestoneId: string; instructionId: string; counterpartyId: string; amount: number; currency: string; isTest: boolean }): string {
@@ -405,9 +408,9 @@ const RELEASE_WRITE = {
   name: 'floor_ent_release_write',
   text: `WITH m AS (UPDATE deal_milestones SET released_at = $3, updated_at = $3, status = 'released'
                     WHERE id = $2 AND status IN ('approved') RETURNING id),
-          d AS (INSERT INTO disbursements (id, signature, workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, amount, currency, is_test, release_no, split_no, created_at, updated_at)
-                SELECT x.id, x.signature, $1::uuid, $4::uuid, $2::uuid, x.payout_instruction_id, x.instruction_label, x.amount, $5::text, $6::boolean, $7::int, x.split_no, $3::timestamptz, $3::timestamptz
-                  FROM m, jsonb_to_recordset($8::jsonb) AS x(id uuid, signature text, payout_instruction_id uuid, instruction_label text, amount bigint, split_no int)),
+          d AS (INSERT INTO disbursements (id, signature, workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, destination_bank_name, destination_account_holder, destination_account_last4, amount, currency, is_test, release_no, split_no, created_at, updated_at)
+                SELECT x.id, x.signature, $1::uuid, $4::uuid, $2::uuid, x.payout_instruction_id, x.instruction_label, x.destination_bank_name, x.destination_account_holder, x.destination_account_last4, x.amount, $5::text, $6::boolean, $7::int, x.split_no, $3::timestamptz, $3::timestamptz
+                  FROM m, jsonb_to_recordset($8::jsonb) AS x(id uuid, signature text, payout_instruction_id uuid, instruction_label text, destination_bank_name text, destination_account_holder text, destination_account_last4 text, amount bigint, split_no int)),
           ob AS (INSERT INTO outbox (queue, job, payload, available_at, created_at)
                  SELECT x.queue, x.job, x.payload, $3::timestamptz, $3::timestamptz
                    FROM m, jsonb_to_recordset($9::jsonb) AS x(queue text, job text, payload jsonb, n int)
@@ -868,7 +871,7 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         const signed =
           number !== null &&
           safeEqual(
-            signDestination({ instructionId: row.id, workspaceId: row.workspace_id, counterpartyId: row.counterparty_id, bankName: row.bank_name, accountHolder: row.account_holder, accountNumber: number }),
+            signDestination({ instructionId: row.id, workspaceId: row.workspace_id, counterpartyId: row.counterparty_id, label: row.label, bankName: row.bank_name, accountHolder: row.account_holder, accountNumber: number, livemode: !deal.is_test }),
             row.verification_signature!,
           ) &&
           number.slice(-4) === row.account_number_last4;
@@ -881,10 +884,23 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         const id = randomUUID();
         const row = read.instructions.find((r) => r.id === s.payout_instruction_id)!;
         const terms = { disbursementId: id, workspaceId: deal.workspace_id, dealId: deal.id, milestoneId: m.id, instructionId: row.id, counterpartyId: row.counterparty_id, amount: s.amount, currency: deal.currency, isTest: deal.is_test };
-        return { id, signature: signPayout(terms), payout_instruction_id: row.id, instruction_label: row.label, amount: s.amount, split_no: i + 1 };
+        return {
+          id,
+          signature: signPayout(terms),
+          payout_instruction_id: row.id,
+          instruction_label: row.label,
+          destination_bank_name: row.bank_name,
+          destination_account_holder: row.account_holder,
+          destination_account_last4: row.account_number_last4,
+          amount: s.amount,
+          split_no: i + 1,
+        };
       });
       const sandbox = deal.is_test ? ' [sandbox]' : '';
-      const mailText = `Milestone ${m.sequence_no} "${m.title}" of deal ${deal.reference} "${deal.title}" was released: ${rupiah(due, deal.currency)} in ${payouts.length} payout${payouts.length > 1 ? 's' : ''}.`;
+      const mailText = [
+        `Milestone ${m.sequence_no} "${m.title}" of deal ${deal.reference} "${deal.title}" was released: ${rupiah(due, deal.currency)} in ${payouts.length} payout${payouts.length > 1 ? 's' : ''}:`,
+        ...payouts.map((p) => `- ${rupiah(p.amount, deal.currency)} to "${p.instruction_label}" (${p.destination_bank_name} …${p.destination_account_last4}, ${p.destination_account_holder})`),
+      ].join('\n');
       const mails = read.recipients.map((r) => ({ id: randomUUID(), user_id: r.user_id, to_address: r.email, body_sealed: encryptSecret(mailText) }));
       const jobs = [
         ...payouts.map((p) => ({ job: 'payouts.disburse' as const, payload: { disbursement_id: p.id } })),

@@ -144,7 +144,7 @@ export async function setupWorkspace(seed: EnterpriseSeed, w: number): Promise<C
       const body = { label: `Rekening ${k + 1}`, counterparty_id: id, bank_name: ['BCA', 'BNI', 'Mandiri'][k]!, account_number: String(7_000_000_000 + w * 100 + c * 10 + k), account_holder: name };
       const p = await must('payout instruction', send(ws.finance[k % ws.finance.length]!, 'POST', '/v1/enterprise/payout-instructions', body, ws));
       const pid = String(dataOf(p).id);
-      await must('payout instruction verification', send(staff, 'POST', `/v1/admin/enterprise/payout-instructions/${pid}/verify`, {}));
+      await must('payout instruction verification', send(staff, 'POST', `/v1/admin/enterprise/payout-instructions/${pid}/verify`, { destination_version: Number(dataOf(p).destination_version) }));
       instructions.push(pid);
     }
     out.push({ id, instructions });

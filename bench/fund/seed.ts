@@ -165,7 +165,7 @@ async function main(): Promise<void> {
         account_holder: 'PT Bench Pemasok',
         account_number: `${8_000_000_000 + i * 10 + n}`,
       });
-      await verifyInstruction(undefined, { actorId: staffId!, ip: '127.0.0.1', note: 'bench' }, made.id);
+      await verifyInstruction(undefined, { actorId: staffId!, ip: '127.0.0.1', note: 'bench' }, made.id, made.destination_version);
       instructions.push(made.id);
     }
     const old = await db('workspace_api_keys').where({ workspace_id: workspaceId, label: KEY_LABEL }).whereNull('revoked_at').pluck<string[]>('id');

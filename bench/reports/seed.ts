@@ -190,16 +190,17 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
          FROM deal_milestones m WHERE m.workspace_id = :ws AND m.approved_at > now() - interval '120 days' AND hashtext(m.id::text) % 10 = 0`,
     );
     await raw(
-      `INSERT INTO disbursements (workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, amount, currency, is_test,
+      `INSERT INTO disbursements (workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label,
+                                  destination_bank_name, destination_account_holder, destination_account_last4, amount, currency, is_test,
                                   release_no, split_no, status, attempts, provider_reference, failure_reason, settled_at, failed_at, created_at, updated_at)
-       SELECT :ws, m.deal_id, m.id, cp.instruction_id, 'Main account', m.payout_amount, 'IDR', false, 1, 1,
+       SELECT :ws, m.deal_id, m.id, cp.instruction_id, 'Main account', pi.bank_name, pi.account_holder, pi.account_number_last4, m.payout_amount, 'IDR', false, 1, 1,
               CASE WHEN f THEN 'failed' ELSE 'settled' END, 1, 'bench-' || m.id,
               CASE WHEN f THEN 'Account closed' END,
               CASE WHEN NOT f THEN m.released_at + interval '1 hour' END, CASE WHEN f THEN m.released_at + interval '1 hour' END,
               m.released_at, m.released_at + interval '1 hour'
          FROM (SELECT m.*, (hashtext(m.id::text || 'f') % 25 = 0) AS f FROM deal_milestones m
                 WHERE m.workspace_id = :ws AND m.released_at > now() - interval '45 days' AND hashtext(m.id::text) % 5 = 0) m
-         JOIN deals d ON d.id = m.deal_id JOIN bench_cp cp ON cp.id = d.counterparty_id`,
+         JOIN deals d ON d.id = m.deal_id JOIN bench_cp cp ON cp.id = d.counterparty_id JOIN payout_instructions pi ON pi.id = cp.instruction_id`,
     );
     await raw(
       `UPDATE workspaces SET last_deal_number = :n, updated_at = now(),

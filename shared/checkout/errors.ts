@@ -30,6 +30,12 @@ export const checkoutErrors = {
 };
 
 export const consoleErrors = {
+  /** The console's verify form names the destination_version its reveal showed (issue 42). */
+  destinationVersionRequired: () =>
+    fail.badRequest('INVALID_BODY', {
+      en: 'Reveal the instruction and verify from its page: destination_version (the version you were shown) is required',
+      id: 'Tampilkan instruksi dan verifikasi dari halamannya: destination_version (versi yang Anda lihat) wajib diisi',
+    }),
   noteTooLong: () => fail.badRequest('NOTE_TOO_LONG', { en: 'The note may be at most 2000 characters', id: 'Catatan paling banyak 2000 karakter' }),
   invalidOutcome: () =>
     fail.badRequest('INVALID_OUTCOME', { en: 'outcome must be release, refund or hold', id: 'outcome harus release, refund atau hold' }),

@@ -6,6 +6,7 @@
  *  - evidence submitted: finance and above who may decide (approvals), not the submitter;
  *  - a milestone released: every member (money), not the one who released it;
  *  - a payout failed: finance and above (money): its money is back on the milestone to release again.
+ * A payout is named by the destination it was released to (kept on the payout, issue 42).
  */
 import type { Db, ReadAhead } from '../db.js';
 import { mailOptedInMembers, mailOptedInMembersReadAhead, type MemberFilter } from '../enterprise/mail.js';
@@ -33,14 +34,29 @@ export async function mailApprovalNeeded(trx: Db, deal: DealRef, m: Pick<Milesto
   );
 }
 
-export async function mailReleased(trx: Db, deal: DealRef, m: Pick<MilestoneRow, 'sequence_no' | 'title'>, amount: number, payouts: number, releaserId: string): Promise<void> {
+/** A payout's destination as it was released (issue 42: kept on the payout): label, bank, holder and the masked number, never the number. */
+export interface PayoutDestination {
+  amount: number;
+  instruction_label: string;
+  destination_bank_name: string;
+  destination_account_holder: string;
+  destination_account_last4: string;
+}
+
+const destinationLine = (p: PayoutDestination) => `"${p.instruction_label}" (${p.destination_bank_name} …${p.destination_account_last4}, ${p.destination_account_holder})`;
+
+export async function mailReleased(trx: Db, deal: DealRef, m: Pick<MilestoneRow, 'sequence_no' | 'title'>, amount: number, payouts: readonly PayoutDestination[], releaserId: string): Promise<void> {
+  const n = payouts.length;
   await mailOptedInMembers(
     trx,
     deal.workspace_id,
     {
       template: 'enterprise.milestone-released',
       subject: `Milestone released${sandbox(deal)}: ${deal.reference} milestone ${m.sequence_no}`,
-      text: `Milestone ${m.sequence_no} "${m.title}" of deal ${deal.reference} "${deal.title}" was released: ${rupiah(amount, deal.currency)} in ${payouts} payout${payouts > 1 ? 's' : ''}.`,
+      text: [
+        `Milestone ${m.sequence_no} "${m.title}" of deal ${deal.reference} "${deal.title}" was released: ${rupiah(amount, deal.currency)} in ${n} payout${n > 1 ? 's' : ''}:`,
+        ...payouts.map((p) => `- ${rupiah(p.amount, deal.currency)} to ${destinationLine(p)}`),
+      ].join('\n'),
     },
     releasedFilter(releaserId),
   );
@@ -53,7 +69,7 @@ export function mailReleasedReadAhead(workspaceId: string, releaserId: string): 
 
 const releasedFilter = (releaserId: string): MemberFilter => ({ topic: 'money', exceptUserId: releaserId });
 
-export async function mailPayoutFailed(trx: Db, deal: DealRef, p: { amount: number; instruction_label: string }, reason: string): Promise<void> {
+export async function mailPayoutFailed(trx: Db, deal: DealRef, p: PayoutDestination, reason: string): Promise<void> {
   await mailOptedInMembers(
     trx,
     deal.workspace_id,
@@ -61,7 +77,7 @@ export async function mailPayoutFailed(trx: Db, deal: DealRef, p: { amount: numb
       template: 'enterprise.payout-failed',
       subject: `Payout failed${sandbox(deal)}: ${deal.reference}`,
       text: [
-        `A payout of ${rupiah(p.amount, deal.currency)} to "${p.instruction_label}" for deal ${deal.reference} "${deal.title}" failed: ${reason.slice(0, 300)}.`,
+        `A payout of ${rupiah(p.amount, deal.currency)} to ${destinationLine(p)} for deal ${deal.reference} "${deal.title}" failed: ${reason.slice(0, 300)}.`,
         'The money is back on the milestone; release it again to a verified payout instruction.',
       ].join('\n'),
     },

@@ -4,12 +4,17 @@
  * It runs inside the approval's transaction: the workspace row, whatever the registered
  * hooks change (the deals feature registers the cancelling of unfinished sandbox
  * milestones) and the event commit together or not at all.
+ *
+ * Issue 42: every payout instruction of the workspace goes back to pending_verification
+ * (its version bumped) in the same transaction: a verification made in the sandbox never
+ * pays live money; staff verify each again, now signing for live money.
  */
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { appendEvent } from '../enterprise/events.js';
 import { updateWorkspace, type WorkspaceRow } from '../enterprise/repo.js';
 import { closeSandboxDeals } from '../deals/lifecycle.js';
+import { unverifyForLive } from '../payouts/instructions.js';
 
 /** Work that must happen in the same transaction as a workspace going live. */
 export type LiveHook = (trx: Knex.Transaction, workspaceId: string) => Promise<void>;
@@ -35,6 +40,7 @@ export async function goLive(trx: Knex.Transaction, workspace: WorkspaceRow, inp
     updated_at: clock.now(),
   });
   await closeSandboxDeals(trx, workspace.id, input.operatorLabel);
+  await unverifyForLive(trx, workspace.id, input.operatorLabel);
   for (const hook of [...hooks]) await hook(trx, workspace.id);
   await appendEvent(trx, workspace.id, {
     event: 'workspace.live',

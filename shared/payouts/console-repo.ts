@@ -5,6 +5,7 @@
  * `verifyInstruction` and staff.ts `settleByStaff` / `failByStaff`.
  */
 import type { Db } from '../db.js';
+import { forDeal, type PayoutListRow } from './repo.js';
 
 /** A payout instruction awaiting verification as the console lists it: never the account number, only its last four digits. */
 export interface PendingInstruction {
@@ -55,4 +56,9 @@ export async function pendingCount(trx: Db): Promise<number> {
 export async function openCount(trx: Db): Promise<number> {
   const [row] = await trx('disbursements').whereIn('status', ['queued', 'processing']).count<{ count: string }[]>('* as count');
   return Number(row?.count ?? 0);
+}
+
+/** A deal's payouts for its console page, each with the destination it was released to (issue 42). */
+export async function payoutsOfDeal(trx: Db, dealId: string): Promise<PayoutListRow[]> {
+  return forDeal(trx, dealId);
 }

@@ -18,6 +18,12 @@ export const instructionErrors = {
       en: 'A payout to this instruction is queued or processing; change or delete it once the payout is settled or failed',
       id: 'Pembayaran ke instruksi ini sedang antre atau diproses; ubah atau hapus setelah pembayaran selesai atau gagal',
     }),
+  /** Staff verify names the destination_version they were shown; the row moved on since (an edit, the workspace going live). */
+  versionMoved: () =>
+    fail.conflict('CONCURRENT_MODIFICATION', {
+      en: 'The payout instruction changed since it was shown (destination_version differs); reveal it again and verify what you see',
+      id: 'Instruksi pembayaran berubah sejak ditampilkan (destination_version berbeda); tampilkan lagi dan verifikasi yang Anda lihat',
+    }),
   alreadyVerified: () =>
     fail.conflict('INVALID_STATE', {
       en: 'The payout instruction is already verified',

@@ -69,5 +69,15 @@ export const list = Joi.object({
 
 export const params = Joi.object({ id: Joi.string().required() });
 
-/** Staff verification (D10): the body may carry a note. */
-export const verify = Joi.object({ note: Joi.string().trim().max(2000).allow('') });
+/**
+ * Staff verification (D10; issue 42): the `destination_version` staff were shown (the reveal
+ * answers it), required: a verify that names nothing is refused (400 INVALID_BODY); the body
+ * may carry a note.
+ */
+export const verify = Joi.object({
+  destination_version: Joi.number().integer().min(1).max(2_147_483_647).strict().required(),
+  note: Joi.string().trim().max(2000).allow(''),
+});
+
+/** Staff reveal (D10 style): the body may carry a note (why), kept in the staff audit. */
+export const reveal = Joi.object({ note: Joi.string().trim().max(2000).allow('') });

@@ -3,7 +3,7 @@
  * number never leaves the service: answers show `account_number_masked` only (spec 1:
  * "Bank account numbers are never returned in full").
  */
-import type { InstructionWithNames } from './instructions-repo.js';
+import type { InstructionForStaff, InstructionWithNames } from './instructions-repo.js';
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
 
@@ -25,9 +25,24 @@ export function serializeInstruction(p: InstructionWithNames) {
     account_holder: p.account_holder,
     account_number_masked: maskAccountNumber(p.account_number_last4),
     status: p.status,
+    destination_version: p.destination_version,
     verified_at: p.verified_at ? iso(p.verified_at) : null,
     created_by: { id: p.created_by, name: p.creator_name },
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
+  };
+}
+
+/**
+ * The staff reveal (issue 42): the instruction with its FULL account number, its workspace
+ * (live or sandbox: what a verification will sign for) and the `destination_version` a
+ * verify must name. Answered only to staff, never stored (no idempotency replay), never cached.
+ */
+export function serializeRevealed(p: InstructionForStaff, accountNumber: string) {
+  return {
+    ...serializeInstruction(p),
+    account_number: accountNumber,
+    workspace: { id: p.workspace_id, display_name: p.workspace_name, is_sandbox: p.workspace_is_sandbox },
+    livemode: !p.workspace_is_sandbox,
   };
 }

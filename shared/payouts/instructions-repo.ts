@@ -16,6 +16,8 @@ export interface PayoutInstructionRow {
   verified_at: Date | null;
   verified_by: string | null;
   verification_signature: string | null;
+  /** Bumped on every edit (the label included) and when the workspace goes live: staff verification names the one it was shown. */
+  destination_version: number;
   created_by: string;
   created_at: Date;
   updated_at: Date;
@@ -88,7 +90,7 @@ const forShareKey = (workspaceId: string, ids: string[]) => `instructions-for-sh
 const forShareQuery = (trx: Db, workspaceId: string, ids: string[]) =>
   trx('payout_instructions').where({ workspace_id: workspaceId }).whereIn('id', ids).whereNull('deleted_at').orderBy('id').forShare();
 
-export type NewInstruction = Omit<PayoutInstructionRow, 'id' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'deleted_at'>;
+export type NewInstruction = Omit<PayoutInstructionRow, 'id' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'destination_version' | 'deleted_at'>;
 
 export async function insertInstruction(trx: Db, input: NewInstruction): Promise<PayoutInstructionRow> {
   const [row] = (await trx('payout_instructions').insert({ ...input, status: 'pending_verification' }).returning('*')) as PayoutInstructionRow[];
@@ -102,24 +104,61 @@ export type InstructionChanges = Partial<
   >
 > & { updated_at: Date };
 
-/** Changes an instruction (the caller holds its lock). */
-export async function updateInstruction(trx: Db, id: string, changes: InstructionChanges): Promise<PayoutInstructionRow> {
-  const [row] = (await trx('payout_instructions').where({ id }).update(changes).returning('*')) as PayoutInstructionRow[];
+/** Changes an instruction (the caller holds its lock); `bumpVersion` for an edit of what it shows (decision 0019, issue 42). */
+export async function updateInstruction(trx: Db, id: string, changes: InstructionChanges, bumpVersion = false): Promise<PayoutInstructionRow> {
+  const set = bumpVersion ? { ...changes, destination_version: trx.raw('destination_version + 1') } : changes;
+  const [row] = (await trx('payout_instructions').where({ id }).update(set).returning('*')) as PayoutInstructionRow[];
   return row!;
 }
 
-/** Compare-and-set pending_verification -> verified; undefined when the row was not pending (or is deleted). */
+/**
+ * Compare-and-set pending_verification -> verified of the version staff were shown;
+ * undefined when the row was not pending, is deleted, or is at another version.
+ */
 export async function markVerified(
   trx: Db,
   id: string,
+  destinationVersion: number,
   v: { verification_signature: string; verified_at: Date; verified_by: string },
 ): Promise<PayoutInstructionRow | undefined> {
   const [row] = (await trx('payout_instructions')
-    .where({ id, status: 'pending_verification' })
+    .where({ id, status: 'pending_verification', destination_version: destinationVersion })
     .whereNull('deleted_at')
     .update({ ...v, status: 'verified', updated_at: v.verified_at })
     .returning('*')) as PayoutInstructionRow[];
   return row;
+}
+
+/**
+ * A workspace going live (shared/kyb/live.ts): every live instruction back to
+ * pending_verification with its signature cleared and its version bumped (a verify prepared
+ * while it was a sandbox is refused). Answers the rows that were verified.
+ */
+export async function unverifyAllOfWorkspace(trx: Db, workspaceId: string, now: Date): Promise<PayoutInstructionRow[]> {
+  const before = (await trx('payout_instructions')
+    .where({ workspace_id: workspaceId, status: 'verified' })
+    .whereNull('deleted_at')
+    .orderBy('id')
+    .forUpdate()
+    .select('*')) as PayoutInstructionRow[];
+  await trx('payout_instructions')
+    .where({ workspace_id: workspaceId })
+    .whereNull('deleted_at')
+    .update({ status: 'pending_verification', verification_signature: null, verified_at: null, verified_by: null, destination_version: trx.raw('destination_version + 1'), updated_at: now });
+  return before;
+}
+
+/** An instruction with its names and its workspace's, for staff (any workspace; deleted ones included). */
+export interface InstructionForStaff extends InstructionWithNames {
+  workspace_name: string;
+  workspace_is_sandbox: boolean;
+}
+
+export async function instructionForStaff(trx: Db, id: string): Promise<InstructionForStaff | undefined> {
+  return withNames(trx)
+    .join('workspaces as w', 'w.id', 'p.workspace_id')
+    .where('p.id', id)
+    .first<InstructionForStaff | undefined>('w.display_name as workspace_name', 'w.is_sandbox as workspace_is_sandbox');
 }
 
 /** True while a disbursement to the instruction is queued or processing (money on its way there). */

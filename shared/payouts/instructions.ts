@@ -4,15 +4,19 @@
  *
  * - The account number is sealed at rest (`encryptSecret`) with its last four digits beside
  *   it for answers (`account_number_masked`); it is never returned, logged or put in an event.
- * - A new instruction is `pending_verification`. Staff verification signs the destination
- *   (signature.ts: the instruction, its workspace and counterparty, bank name, holder and
- *   number; not the label) and marks it `verified`.
- * - An edit that changes the bank name, holder or number sends it back to
- *   `pending_verification` and clears the signature; a label-only edit keeps it verified (the
- *   label is not signed). Sending a destination field with the value it already has changes
- *   nothing.
- * - `checkDestination` is the gate money passes: it re-signs the row's current fields and
- *   compares, so a change that bypassed the API (a direct database edit) stops the payout.
+ * - A new instruction is `pending_verification`. Staff reveal it in full (`revealInstruction`,
+ *   written to the staff audit) and verify the `destination_version` they were shown:
+ *   verification signs the destination (signature.ts v2: the instruction, its workspace and
+ *   counterparty, label, bank name, holder, number, and live or sandbox) and marks it
+ *   `verified`; a version that moved on is refused (409 CONCURRENT_MODIFICATION), nothing signed.
+ * - Any edit (D7 as written: the label included) bumps `destination_version` and sends a
+ *   verified instruction back to `pending_verification` with its signature cleared. Sending
+ *   a field with the value it already has changes nothing.
+ * - A workspace going live sends every instruction back to `pending_verification` and bumps
+ *   its version (`unverifyForLive`): a sandbox verification never pays live money.
+ * - `checkDestination` is the gate money passes: it re-signs the row's current fields for
+ *   the kind of money about to move (live or sandbox) and compares, so a change that bypassed
+ *   the API (a direct database edit, a sandbox signature copied onto a live row) stops the payout.
  * - While a disbursement to an instruction is queued or processing, PATCH and DELETE are
  *   refused (409 INVALID_STATE): the money's destination cannot move under it.
  *
@@ -38,10 +42,10 @@ import { instructionErrors } from './instruction-errors.js';
 import type { InstructionInput, InstructionPatch, InstructionQuery } from './instruction-schemas.js';
 import { maskAccountNumber } from './instruction-serialize.js';
 import * as repo from './instructions-repo.js';
-import type { InstructionChanges, InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
+import type { InstructionChanges, InstructionForStaff, InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
 import { signDestination, signatureMatches, type Destination } from './signature.js';
 
-export type { InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
+export type { InstructionForStaff, InstructionWithNames, PayoutInstructionRow } from './instructions-repo.js';
 export type { InstructionInput, InstructionPatch, InstructionQuery } from './instruction-schemas.js';
 
 const last4 = (accountNumber: string): string => accountNumber.slice(-4);
@@ -55,12 +59,14 @@ function openNumber(row: Pick<PayoutInstructionRow, 'account_number_sealed'>): s
   }
 }
 
-/** The destination a signature covers, from a row and its decrypted account number. */
-function destinationOf(row: PayoutInstructionRow, accountNumber: string): Destination {
+/** The destination a signature covers, from a row, its decrypted account number and the kind of money (live or sandbox). */
+function destinationOf(row: PayoutInstructionRow, accountNumber: string, livemode: boolean): Destination {
   return {
     instructionId: row.id,
     workspaceId: row.workspace_id,
     counterpartyId: row.counterparty_id,
+    label: row.label,
+    livemode,
     bankName: row.bank_name,
     accountHolder: row.account_holder,
     accountNumber,
@@ -141,9 +147,9 @@ export async function createInstruction(trx: Db | undefined, actor: WorkspaceAct
 
 /**
  * PATCH /payout-instructions/:id: any subset of label, bank_name, account_number,
- * account_holder. A changed bank name, holder or number sends a verified instruction back
- * to pending_verification (the signature cleared); the label alone keeps it verified. A
- * body that changes nothing writes nothing.
+ * account_holder. Any change (D7 as written: the label too, issue 42) bumps
+ * `destination_version` and sends a verified instruction back to pending_verification (the
+ * signature cleared). A body that changes nothing writes nothing.
  */
 export async function updateInstruction(trx: Db | undefined, actor: WorkspaceActor, id: string, input: InstructionPatch): Promise<InstructionWithNames> {
   return inTransaction(trx, async (t) => {
@@ -169,15 +175,12 @@ export async function updateInstruction(trx: Db | undefined, actor: WorkspaceAct
       changed.push('account_number');
     }
     if (changed.length === 0) return withNames(t, row);
-    const destinationChanged = changed.some((f) => f !== 'label');
-    const unverified = destinationChanged && row.status === 'verified';
-    if (destinationChanged) {
-      changes.status = 'pending_verification';
-      changes.verification_signature = null;
-      changes.verified_at = null;
-      changes.verified_by = null;
-    }
-    const updated = await repo.updateInstruction(t, row.id, changes);
+    const unverified = row.status === 'verified';
+    changes.status = 'pending_verification';
+    changes.verification_signature = null;
+    changes.verified_at = null;
+    changes.verified_by = null;
+    const updated = await repo.updateInstruction(t, row.id, changes, true);
     await appendEvent(t, workspace.id, {
       event: 'payout_instruction.updated',
       entityType: 'payout_instruction',
@@ -210,29 +213,73 @@ export async function deleteInstruction(trx: Db | undefined, actor: WorkspaceAct
 
 // ---- Staff (D9, D10) ----------------------------------------------------------------------
 
+/** What staff are shown when they reveal an instruction: everything, the full account number included, and the version a verify must name. */
+export interface RevealedInstruction {
+  instruction: InstructionForStaff;
+  accountNumber: string;
+}
+
 /**
- * POST /v1/admin/enterprise/payout-instructions/:id/verify: staff checked the destination
- * outside the service and vouch for it. pending_verification -> verified with the
- * signature of the row's current destination (read under its lock, after the workspace
- * row's, so no edit slips between what is signed and what is stored); 409 INVALID_STATE
- * when already verified; 404 NOT_FOUND for an unknown or deleted instruction. Recorded in
- * the staff audit and in the workspace feed (payout_instruction.verified, the operator
- * label, no actor).
+ * POST /v1/admin/enterprise/payout-instructions/:id/reveal (and the console's reveal): the
+ * instruction with its FULL account number, for staff checking it with the bank or paying
+ * by hand. Every reveal is written to the staff audit (who, when, from where, which
+ * version) in the same transaction as the read: no reveal without its audit row. Deleted
+ * or unknown instructions are 404 NOT_FOUND.
  */
-export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, id: string): Promise<InstructionWithNames> {
+export async function revealInstruction(trx: Db | undefined, staff: StaffActor, id: string): Promise<RevealedInstruction> {
+  return inTransaction(trx, async (t) => {
+    const row = isUuid(id) ? await repo.instructionForStaff(t, id) : undefined;
+    if (!row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    const accountNumber = openNumber(row);
+    if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
+    await recordStaffAction(t, {
+      actorId: staff.actorId,
+      action: 'payout_instruction.revealed',
+      targetType: 'payout_instruction',
+      targetId: row.id,
+      note: staff.note ?? null,
+      details: { destination_version: row.destination_version, workspace_id: row.workspace_id, status: row.status },
+      ip: staff.ip,
+    });
+    return { instruction: row, accountNumber };
+  });
+}
+
+/**
+ * POST /v1/admin/enterprise/payout-instructions/:id/verify { destination_version }: staff
+ * checked the destination they were shown (`revealInstruction`) outside the service and
+ * vouch for it. The version must be the row's current one, read under its lock after the
+ * workspace row's: one that moved on (an edit, the workspace going live) is 409
+ * CONCURRENT_MODIFICATION and nothing is signed. pending_verification -> verified with the
+ * signature of the row's current destination for the workspace's current kind of money
+ * (live or sandbox); 409 INVALID_STATE when already verified; 404 NOT_FOUND for an unknown
+ * or deleted instruction. Recorded in the staff audit and in the workspace feed
+ * (payout_instruction.verified, the operator label, no actor).
+ */
+export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, id: string, destinationVersion: number): Promise<InstructionWithNames> {
   return inTransaction(trx, async (t) => {
     const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
     if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
     const workspace = await lockWorkspace(t, found.workspace_id);
     const row = await repo.instructionById(t, id, true);
     if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
     if (row.status !== 'pending_verification') throw instructionErrors.alreadyVerified();
     const accountNumber = openNumber(row);
     if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
     const now = clock.now();
-    const verified = await repo.markVerified(t, row.id, { verification_signature: signDestination(destinationOf(row, accountNumber)), verified_at: now, verified_by: staff.actorId });
+    const signature = signDestination(destinationOf(row, accountNumber, !workspace.is_sandbox));
+    const verified = await repo.markVerified(t, row.id, destinationVersion, { verification_signature: signature, verified_at: now, verified_by: staff.actorId });
     if (!verified) throw instructionErrors.alreadyVerified();
-    await recordStaffAction(t, { actorId: staff.actorId, action: 'payout_instruction.verified', targetType: 'payout_instruction', targetId: row.id, note: staff.note ?? null, ip: staff.ip });
+    await recordStaffAction(t, {
+      actorId: staff.actorId,
+      action: 'payout_instruction.verified',
+      targetType: 'payout_instruction',
+      targetId: row.id,
+      note: staff.note ?? null,
+      details: { destination_version: destinationVersion, livemode: !workspace.is_sandbox },
+      ip: staff.ip,
+    });
     await appendEvent(t, workspace.id, {
       event: 'payout_instruction.verified',
       entityType: 'payout_instruction',
@@ -243,6 +290,28 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
     });
     return withNames(t, verified);
   });
+}
+
+/**
+ * The workspace goes live (shared/kyb/live.ts, in the KYB approval's transaction, the
+ * workspace row already updated and so locked): every instruction goes back to
+ * pending_verification and its version is bumped, so staff verify again for live money and a
+ * verify prepared while it was a sandbox is refused. One payout_instruction.updated event
+ * per instruction that was verified.
+ */
+export async function unverifyForLive(trx: Db, workspaceId: string, operatorLabelText: string): Promise<number> {
+  const was = await repo.unverifyAllOfWorkspace(trx, workspaceId, clock.now());
+  for (const row of was) {
+    await appendEvent(trx, workspaceId, {
+      event: 'payout_instruction.updated',
+      entityType: 'payout_instruction',
+      entityId: row.id,
+      actorLabel: operatorLabelText,
+      summary: `Payout instruction ${named(row)} waiting for verification again: the workspace is live`,
+      realMoney: true,
+    });
+  }
+  return was.length;
 }
 
 // ---- The gate money passes (release, payout worker) ---------------------------------------
@@ -257,28 +326,30 @@ export type DestinationCheck =
 /**
  * Re-reads the instruction (any workspace; no lock of its own: the caller holds the locks
  * its move needs) and answers ok only when it exists, is not deleted, is verified, and its
- * stored signature is the signature of its CURRENT workspace, counterparty, bank name,
- * holder and (decrypted) number. A change of any of them after verification that did not
- * go through the API (which would have cleared the verification) answers
- * `signature_mismatch`; a last-four that no longer matches the number (what approvers were
- * shown) answers `last4_mismatch`. The destination is returned decrypted, for the payout.
+ * stored signature is the version 2 signature of its CURRENT workspace, counterparty, label,
+ * bank name, holder and (decrypted) number for `livemode` (true for live money, false for a
+ * sandbox payout). A change of any of them after verification that did not go through the
+ * API (which would have cleared the verification), a version 1 signature, or a sandbox
+ * signature checked for live money answers `signature_mismatch`; a last-four that no longer
+ * matches the number (what approvers were shown) answers `last4_mismatch`. The destination
+ * is returned decrypted, for the payout.
  */
-export async function checkDestination(trx: Db, instructionId: string): Promise<DestinationCheck> {
+export async function checkDestination(trx: Db, instructionId: string, livemode: boolean): Promise<DestinationCheck> {
   const row = isUuid(instructionId) ? await repo.instructionById(trx, instructionId) : undefined;
   if (!row) return { ok: false, reason: 'not_found' };
-  return checkDestinationRow(row);
+  return checkDestinationRow(row, livemode);
 }
 
 /**
  * `checkDestination` on a row the caller read in its transaction with a lock that keeps it
  * as read (the release's rows read FOR SHARE): the same checks, no second read.
  */
-export function checkDestinationRow(row: PayoutInstructionRow): DestinationCheck {
+export function checkDestinationRow(row: PayoutInstructionRow, livemode: boolean): DestinationCheck {
   if (row.deleted_at !== null) return { ok: false, reason: 'deleted' };
   if (row.status !== 'verified' || !row.verification_signature) return { ok: false, reason: 'not_verified' };
   const accountNumber = openNumber(row);
   if (accountNumber === null) return { ok: false, reason: 'sealed_unreadable' };
-  if (!signatureMatches(destinationOf(row, accountNumber), row.verification_signature)) return { ok: false, reason: 'signature_mismatch' };
+  if (!signatureMatches(destinationOf(row, accountNumber, livemode), row.verification_signature)) return { ok: false, reason: 'signature_mismatch' };
   if (last4(accountNumber) !== row.account_number_last4) return { ok: false, reason: 'last4_mismatch' };
   return { ok: true, row, destination: { bank_name: row.bank_name, account_holder: row.account_holder, account_number: accountNumber } };
 }

@@ -10,7 +10,12 @@ export interface DisbursementRow {
   deal_id: string;
   milestone_id: string;
   payout_instruction_id: string;
+  /** The instruction's label when released (the destination below is of the same moment). */
   instruction_label: string;
+  /** Where the payout was released to (issue 42): the instruction's bank, holder and last four digits as the release read them. */
+  destination_bank_name: string;
+  destination_account_holder: string;
+  destination_account_last4: string;
   amount: number;
   currency: string;
   is_test: boolean;
@@ -30,21 +35,35 @@ export interface DisbursementRow {
   updated_at: Date;
 }
 
-/** A payout as lists show it: with its deal, milestone and destination names. */
+/** A payout as lists show it: with its deal, milestone and counterparty names (its destination is its own columns). */
 export interface PayoutListRow extends DisbursementRow {
   deal_reference: string;
   milestone_title: string;
   milestone_sequence_no: number;
   counterparty_name: string;
-  bank_name: string;
-  account_number_last4: string;
 }
 
 const toRow = <T extends DisbursementRow>(r: T): T => ({ ...r, amount: Number(r.amount) });
 
 export type NewDisbursement = Pick<
   DisbursementRow,
-  'id' | 'signature' | 'workspace_id' | 'deal_id' | 'milestone_id' | 'payout_instruction_id' | 'instruction_label' | 'amount' | 'currency' | 'is_test' | 'release_no' | 'split_no' | 'created_at' | 'updated_at'
+  | 'id'
+  | 'signature'
+  | 'workspace_id'
+  | 'deal_id'
+  | 'milestone_id'
+  | 'payout_instruction_id'
+  | 'instruction_label'
+  | 'destination_bank_name'
+  | 'destination_account_holder'
+  | 'destination_account_last4'
+  | 'amount'
+  | 'currency'
+  | 'is_test'
+  | 'release_no'
+  | 'split_no'
+  | 'created_at'
+  | 'updated_at'
 >;
 
 /**
@@ -107,7 +126,8 @@ const listed = (trx: Db) =>
     .join('payout_instructions as i', 'i.id', 'p.payout_instruction_id')
     .join('counterparties as c', 'c.id', 'i.counterparty_id');
 
-const LIST_COLUMNS = ['p.*', 'd.reference as deal_reference', 'm.title as milestone_title', 'm.sequence_no as milestone_sequence_no', 'c.name as counterparty_name', 'i.bank_name', 'i.account_number_last4'];
+// The destination is the payout's own (written at release), never the instruction's current one.
+const LIST_COLUMNS = ['p.*', 'd.reference as deal_reference', 'm.title as milestone_title', 'm.sequence_no as milestone_sequence_no', 'c.name as counterparty_name'];
 
 export interface PayoutFilter {
   status?: DisbursementStatus;
@@ -151,6 +171,15 @@ export async function openForStaff(trx: Db, limit: number): Promise<(PayoutListR
     .orderBy([{ column: 'p.created_at' }, { column: 'p.milestone_id' }, { column: 'p.release_no' }, { column: 'p.split_no' }])
     .limit(limit)
     .select<(PayoutListRow & { workspace_name: string })[]>([...LIST_COLUMNS, 'w.display_name as workspace_name']);
+  return rows.map(toRow);
+}
+
+/** A deal's payouts for the console's deal page: newest release first, its splits in order. */
+export async function forDeal(trx: Db, dealId: string): Promise<PayoutListRow[]> {
+  const rows = await listed(trx)
+    .where('p.deal_id', dealId)
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.milestone_id' }, { column: 'p.release_no', order: 'desc' }, { column: 'p.split_no' }])
+    .select<PayoutListRow[]>(LIST_COLUMNS);
   return rows.map(toRow);
 }
 

@@ -4,7 +4,11 @@ import type { PayoutListRow } from './repo.js';
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
-/** A payout (list item, and the staff answer): never the full account number. */
+/**
+ * A payout (list item, and the staff answer): never the full account number. Its
+ * destination (label, bank, holder, masked number) is where it was released to, kept on the
+ * payout (issue 42), not the instruction's current one.
+ */
 export function serializePayout(p: PayoutListRow) {
   return {
     id: p.id,
@@ -15,8 +19,9 @@ export function serializePayout(p: PayoutListRow) {
     payout_instruction_id: p.payout_instruction_id,
     instruction_label: p.instruction_label,
     counterparty_name: p.counterparty_name,
-    bank_name: p.bank_name,
-    account_number_masked: maskAccountNumber(p.account_number_last4),
+    bank_name: p.destination_bank_name,
+    account_holder: p.destination_account_holder,
+    account_number_masked: maskAccountNumber(p.destination_account_last4),
     amount: p.amount,
     currency: p.currency,
     status: p.status,

@@ -4,31 +4,41 @@
  *
  * Staff verification stores `signDestination` of the instruction's decrypted destination;
  * before money moves, `checkDestination` (instructions.ts) signs the row's CURRENT fields
- * again and compares. Any change of a signed field after verification (through the API,
- * which also sends the instruction back to pending_verification, or straight in the
- * database) makes the two differ. The label is not signed: renaming a verified
- * instruction keeps its verification.
+ * again, for the kind of money about to move (live or sandbox), and compares. Any change of
+ * a signed field after verification (through the API, which also sends the instruction back
+ * to pending_verification, or straight in the database) makes the two differ.
+ *
+ * Version 2 (issue 42): the label and `livemode` are signed too. D7 as written: the label is
+ * part of what staff verified (any edit sends it back); and a signature made while the
+ * workspace was a sandbox never pays live money (a live payout checks against
+ * `livemode: true`). A version 1 signature (no livemode, no label) matches nothing any more;
+ * migration 20261209020300 sent every instruction it verified back to pending_verification.
  *
  * HMAC-SHA256 under a key derived from the service's encryption key (so the database
  * alone cannot forge a signature), over a canonical JSON of the fields (fixed key order,
- * a version tag), encoded base64url. Compared in constant time.
+ * a version tag), stored as `v2.` and the MAC in base64url. Compared in constant time.
  */
 import { createHmac } from 'node:crypto';
 import { config } from '../config.js';
 import { safeEqual } from '../crypto.js';
 
-/** What a verification vouches for: where the money goes, for whom, from which workspace. */
+/** What a verification vouches for: where the money goes, for whom, from which workspace, under which name, for which kind of money. */
 export interface Destination {
   instructionId: string;
   workspaceId: string;
   counterpartyId: string;
+  label: string;
   bankName: string;
   accountHolder: string;
   /** Digits only, as stored (spaces and dashes removed). */
   accountNumber: string;
+  /** True for live money: the workspace was live when staff verified it / the payout is not a sandbox one. */
+  livemode: boolean;
 }
 
 const PURPOSE = 'payout-instruction-signature/v1';
+/** The stored form's prefix: a signature without it (version 1) is never accepted. */
+export const DESTINATION_SIGNATURE_PREFIX = 'v2.';
 
 /** HMAC(encryptionKey, purpose): a key used for nothing else. */
 const signingKey = (): Buffer => createHmac('sha256', config.encryptionKey).update(PURPOSE).digest();
@@ -36,23 +46,25 @@ const signingKey = (): Buffer => createHmac('sha256', config.encryptionKey).upda
 /** The signed text: every field under its own name, keys in a fixed (sorted) order, the version first. */
 export function canonicalDestination(d: Destination): string {
   return JSON.stringify({
-    v: 1,
+    v: 2,
     account_holder: d.accountHolder,
     account_number: d.accountNumber,
     bank_name: d.bankName,
     counterparty_id: d.counterpartyId.toLowerCase(),
     instruction_id: d.instructionId.toLowerCase(),
+    label: d.label,
+    livemode: d.livemode,
     workspace_id: d.workspaceId.toLowerCase(),
   });
 }
 
 export function signDestination(d: Destination): string {
-  return createHmac('sha256', signingKey()).update(canonicalDestination(d)).digest('base64url');
+  return DESTINATION_SIGNATURE_PREFIX + createHmac('sha256', signingKey()).update(canonicalDestination(d)).digest('base64url');
 }
 
-/** True only when `signature` is the signature of exactly this destination (constant-time compare). */
+/** True only when `signature` is the version 2 signature of exactly this destination, for this kind of money (constant-time compare). */
 export function signatureMatches(d: Destination, signature: string | null | undefined): boolean {
-  if (typeof signature !== 'string' || signature === '') return false;
+  if (typeof signature !== 'string' || !signature.startsWith(DESTINATION_SIGNATURE_PREFIX)) return false;
   return safeEqual(signDestination(d), signature);
 }
 

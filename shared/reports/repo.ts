@@ -246,7 +246,11 @@ export interface DisbursementExportRow {
   failure_reason: string | null;
 }
 
-/** Payouts created in the range after `after`, oldest first (the splits of a release in their order), at most `limit`. */
+/**
+ * Payouts created in the range after `after`, oldest first (the splits of a release in their
+ * order), at most `limit`. The instruction, bank and account are where each payout was
+ * released to (kept on the payout, issue 42), not its instruction's current destination.
+ */
 export async function disbursementExportPage(
   trx: Db,
   workspaceId: string,
@@ -256,12 +260,11 @@ export async function disbursementExportPage(
 ): Promise<DisbursementExportRow[]> {
   const { rows } = await trx.raw<{ rows: DisbursementExportRow[] }>(
     `SELECT b.id, b.created_at::text AS cursor_at, b.milestone_id, b.release_no, b.split_no, b.created_at,
-            d.reference AS deal, m.title AS milestone, b.instruction_label AS instruction, p.bank_name AS bank,
-            p.account_number_last4, b.amount, b.currency, b.status, b.settled_at, b.failure_reason
+            d.reference AS deal, m.title AS milestone, b.instruction_label AS instruction, b.destination_bank_name AS bank,
+            b.destination_account_last4 AS account_number_last4, b.amount, b.currency, b.status, b.settled_at, b.failure_reason
        FROM disbursements b
        JOIN deals d ON d.id = b.deal_id
        JOIN deal_milestones m ON m.id = b.milestone_id
-       JOIN payout_instructions p ON p.id = b.payout_instruction_id
       WHERE b.workspace_id = ? AND b.created_at >= ? AND b.created_at < ?
         AND (?::timestamptz IS NULL OR (b.created_at, b.milestone_id, b.release_no, b.split_no) > (?::timestamptz, ?::uuid, ?::int, ?::int))
       ORDER BY b.created_at, b.milestone_id, b.release_no, b.split_no

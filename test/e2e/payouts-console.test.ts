@@ -1,8 +1,10 @@
 /**
  * Payouts and rulings in the operator console in a real browser (decision 0019, issue 27):
- * an admin signs in, follows the overview's counts, verifies a payout instruction, settles
- * one payout, fails another with a reason and rules a disputed milestone as a split with a
- * release amount; the database is checked after each move.
+ * an admin signs in, follows the overview's counts, reveals a payout instruction and
+ * verifies what the reveal showed (issue 42), settles one payout, fails another with a
+ * reason, rules a disputed milestone as a split with a release amount, and finds the settled
+ * payout on the deal's page with the destination it was released to even after the
+ * instruction is edited; the database is checked after each move.
  */
 import { expect } from 'chai';
 import { db } from '../../shared/db.js';
@@ -18,7 +20,7 @@ describe('operator console payouts and rulings in headless Chromium (decision 00
   this.timeout(60_000);
   const harnessOf = useHarness();
 
-  it('an admin verifies an instruction, settles a payout, fails another with a reason and rules a dispute as a split', async () => {
+  it('an admin reveals and verifies an instruction, settles a payout, fails another with a reason and rules a dispute as a split', async () => {
     const admin = (await createUser({ role: 'admin', fullName: 'Staf Bayar' })).user;
     const client = api();
     // A live deal's first milestone released to two verified instructions: two queued payouts.
@@ -56,19 +58,25 @@ describe('operator console payouts and rulings in headless Chromium (decision 00
     expect(await page.textContent('#count-payouts')).to.equal('2');
     expect(await page.textContent('#count-rulings')).to.equal('1');
 
-    // 1. Verify the new instruction.
+    // 1. Reveal the new instruction, then verify what the reveal showed.
     await Promise.all([page.waitForURL('**/admin/instructions'), page.click('#overview a[href="/admin/instructions"]')]);
     const instruction = page.locator(`#instructions tr[data-id="${pending.id}"]`);
     const shown = (await instruction.textContent()) ?? '';
     expect(shown).to.include('Rekening baru').and.include('Bank Mandiri').and.include('PT Pemasok Jaya').and.include('…9999').and.not.include('7001239999');
-    await instruction.locator('input[name="note"]').fill('Telepon balik ke bendahara');
+    expect(await instruction.locator('form[action$="/verify"]').count()).to.equal(0);
+    await instruction.locator('form.reveal input[name="note"]').fill('Cek sebelum verifikasi');
+    await Promise.all([page.waitForURL(`**/admin/instructions/${pending.id}/reveal`), instruction.locator('form.reveal button[type="submit"]').click()]);
+    expect(await page.textContent('#account-number')).to.equal('7001239999');
+    expect(await page.getAttribute('#revealed', 'data-version')).to.equal('1');
+    expect(await page.inputValue('#verify input[name="destination_version"]')).to.equal('1');
+    await page.fill('#verify input[name="note"]', 'Telepon balik ke bendahara');
     let asked = '';
     page.once('dialog', (d) => {
       asked = d.message();
       void d.accept();
     });
-    await Promise.all([page.waitForURL('**/admin/instructions?done=payout_instruction.verify'), instruction.locator('button[type="submit"]').click()]);
-    expect(asked).to.include('Bank Mandiri …9999');
+    await Promise.all([page.waitForURL('**/admin/instructions?done=payout_instruction.verify'), page.click('#verify button[type="submit"]')]);
+    expect(asked).to.include('Bank Mandiri 7001239999');
     expect(await page.textContent('#flash')).to.include('payout_instruction.verify');
     expect(await page.locator('#none').count()).to.equal(1);
     expect(await db('payout_instructions').where({ id: pending.id }).first('status', 'verified_by')).to.deep.equal({ status: 'verified', verified_by: admin.id });
@@ -125,6 +133,7 @@ describe('operator console payouts and rulings in headless Chromium (decision 00
     expect([await page.textContent('#count-instructions'), await page.textContent('#count-payouts'), await page.textContent('#count-rulings')]).to.deep.equal(['0', '0', '0']);
     const audit = (await db('staff_audit').where({ actor_id: admin.id }).orderBy('id')) as { action: string; target_id: string; note: string | null }[];
     expect(audit.map((a) => [a.action, a.target_id, a.note])).to.deep.equal([
+      ['payout_instruction.revealed', pending.id, 'Cek sebelum verifikasi'],
       ['payout_instruction.verified', pending.id, 'Telepon balik ke bendahara'],
       ['disbursement.settled', settleId, 'Transfer BCA 12/11'],
       ['disbursement.failed', failId, null],
@@ -138,6 +147,14 @@ describe('operator console payouts and rulings in headless Chromium (decision 00
       ['milestone.dispute_resolved', null, 'Operator'],
     ]);
     expect(await checkLedger(db)).to.deep.equal([]);
+
+    // 5. The settled payout on its deal's page keeps the destination it was released to after the instruction is edited.
+    const edited = await client.patch(`/v1/enterprise/payout-instructions/${first}`).set(r.w.h.finance).send({ label: 'Rekening pindah', bank_name: 'Bank Lain', account_number: '6600001111' });
+    expect(edited.status, JSON.stringify(edited.body)).to.equal(200);
+    await page.goto(`/admin/deals/${r.deal.deal.id}`);
+    const kept = page.locator(`#deal-payouts tr[data-id="${settleId}"]`);
+    expect(await kept.getAttribute('data-status')).to.equal('settled');
+    expect(await kept.locator('td.destination').textContent()).to.include('Rekening utama').and.include('BCA …5678').and.not.include('Bank Lain');
     expect(problems).to.deep.equal([]);
     await page.context().close();
   });

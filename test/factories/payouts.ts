@@ -61,6 +61,6 @@ export async function createInstruction(workspace: Pick<WorkspaceRow, 'id'>, cou
     account_holder: options.accountHolder ?? 'PT Pemasok Jaya',
     account_number: accountNumber,
   });
-  if (options.verified) row = await verifyInstruction(undefined, { actorId: options.staffId ?? (await staffId()), ip: '127.0.0.1', note: 'checked' }, row.id);
+  if (options.verified) row = await verifyInstruction(undefined, { actorId: options.staffId ?? (await staffId()), ip: '127.0.0.1', note: 'checked' }, row.id, row.destination_version);
   return { ...row, accountNumber };
 }

@@ -59,7 +59,10 @@ export async function instructionVia(client: Client, r: { w: DealWorld; staff: H
   expect(res.status, JSON.stringify(res.body)).to.equal(201);
   const id = res.body.data.id as string;
   if (options.verified !== false) {
-    const v = await client.post(`/v1/admin/enterprise/payout-instructions/${id}/verify`).set(r.staff).send({});
+    // As staff do it (issue 42): reveal the destination, then verify the version shown.
+    const shown = await client.post(`/v1/admin/enterprise/payout-instructions/${id}/reveal`).set(r.staff).send({});
+    expect(shown.status, JSON.stringify(shown.body)).to.equal(200);
+    const v = await client.post(`/v1/admin/enterprise/payout-instructions/${id}/verify`).set(r.staff).send({ destination_version: shown.body.data.destination_version });
     expect(v.status, JSON.stringify(v.body)).to.equal(200);
   }
   return id;

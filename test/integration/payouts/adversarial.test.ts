@@ -216,7 +216,13 @@ describe('enterprise payouts: adversarial review (issue 27, decision 0019)', () 
       const mid = live.mids[0]!;
       await approve(mid);
       const payout = await payoutOf(mid);
-      expect((await release(client, live, mid, [{ payout_instruction_id: r.instructionIds[0]!, amount: payout }])).status).to.equal(200);
+      const id = r.instructionIds[0]!;
+      // Verified while the workspace was a sandbox: never for live money (issue 42) until staff verify it again.
+      expect((await release(client, live, mid, [{ payout_instruction_id: id, amount: payout }])).status).to.equal(409);
+      await db('payout_instructions').where({ id }).update({ status: 'pending_verification', verification_signature: null, verified_at: null, verified_by: null });
+      const shown = await client.post(`/v1/admin/enterprise/payout-instructions/${id}/reveal`).set(live.staff).send({});
+      expect((await client.post(`/v1/admin/enterprise/payout-instructions/${id}/verify`).set(live.staff).send({ destination_version: shown.body.data.destination_version })).status).to.equal(200);
+      expect((await release(client, live, mid, [{ payout_instruction_id: id, amount: payout }])).status).to.equal(200);
       await runJobs(['payouts']);
       expect(p.calls.map((c) => c.amount)).to.deep.equal([payout]);
       expect((await disbursementsOf(mid)).map((d) => d.is_test)).to.deep.equal([false]);

@@ -91,7 +91,8 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
       expect(res.text, path).to.not.include('Rahasia').and.not.include(String(p.deal.deal.reference));
     }
     for (const [path, body] of [
-      [`/admin/instructions/${pending.id}/verify`, {}],
+      [`/admin/instructions/${pending.id}/reveal`, {}],
+      [`/admin/instructions/${pending.id}/verify`, { destination_version: '1' }],
       [`/admin/payouts/${p.disbursements[0]!.id}/settle`, {}],
       [`/admin/payouts/${p.disbursements[0]!.id}/fail`, { reason: 'Ditolak bank' }],
       [`/admin/rulings/${d.mid}/resolve`, { outcome: 'refund' }],
@@ -129,24 +130,42 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     const row = rowOf(res.text, second.id);
     expect(row).to.include(r.w.workspace.display_name).and.include('PT Pemasok Jaya').and.include('Rekening &lt;kedua&gt;').and.include('Bank Mandiri');
     expect(row).to.include('PT Pemasok &quot;Jaya&quot;').and.include('<td class="account">…1234</td>');
-    expect(row).to.include(`action="/admin/instructions/${second.id}/verify"`).and.include('name="_csrf"');
+    // The list offers a reveal, never a verify: staff verify what the reveal showed them.
+    expect(row).to.include(`action="/admin/instructions/${second.id}/reveal"`).and.include('name="_csrf"').and.not.include('/verify"');
     for (const n of [second.accountNumber, third.accountNumber, first.accountNumber]) expect(res.text).to.not.include(n);
     expect((await browser.get('/admin')).text).to.match(/id="count-instructions">3</).and.include('href="/admin/instructions"');
 
     const token = tokenIn(res.text);
+    // The reveal: CSRF-checked, audited, the full number and the verify form naming the version shown; never cached.
+    expect((await browser.post(`/admin/instructions/${second.id}/reveal`).type('form').send({ _csrf: 'wrong' })).status).to.equal(403);
+    expect(await db('staff_audit').where({ target_id: second.id, action: 'payout_instruction.revealed' })).to.deep.equal([]);
+    const shown = await browser.post(`/admin/instructions/${second.id}/reveal`).type('form').send({ _csrf: token, note: 'Cek' });
+    expect(shown.status, shown.text).to.equal(200);
+    expect(shown.headers['cache-control']).to.include('no-store');
+    expect(shown.text).to.include('<strong id="account-number" class="account">5550001234</strong>').and.include('data-version="1"');
+    expect(shown.text).to.include(`action="/admin/instructions/${second.id}/verify"`).and.include('<input type="hidden" name="destination_version" value="1">');
+    expect((await db('staff_audit').where({ target_id: second.id, action: 'payout_instruction.revealed' }).select('actor_id')).map((a: { actor_id: string }) => a.actor_id)).to.deep.equal([admin.id]);
+
     const url = `/admin/instructions/${second.id}/verify`;
-    expect((await browser.post(url).type('form').send({ note: 'x' })).status).to.equal(403);
-    expect((await browser.post(url).type('form').send({ _csrf: 'wrong' })).status).to.equal(403);
+    expect((await browser.post(url).type('form').send({ note: 'x', destination_version: '1' })).status).to.equal(403);
+    expect((await browser.post(url).type('form').send({ _csrf: 'wrong', destination_version: '1' })).status).to.equal(403);
+    // No version (a form that was not the reveal's): refused, nothing signed.
+    const unnamed = await browser.post(url).type('form').send({ _csrf: token });
+    expect(unnamed.status).to.equal(400);
+    expect(unnamed.text).to.include('data-code="INVALID_BODY"').and.include('destination_version');
     expect((await instructionRow(second.id)).status).to.equal('pending_verification');
 
-    const ok = await browser.post(url).type('form').send({ _csrf: token, note: 'Telepon balik ke bendahara' });
+    const ok = await browser.post(url).type('form').send({ _csrf: token, note: 'Telepon balik ke bendahara', destination_version: '1' });
     expect(ok.status, ok.text).to.equal(303);
     expect(ok.headers.location).to.equal('/admin/instructions?done=payout_instruction.verify');
     const after = (await instructionRow(second.id));
     expect(after).to.deep.include({ status: 'verified', verified_by: admin.id });
     expect(after.verification_signature).to.be.a('string');
     const audit = await auditOf(second.id);
-    expect(audit.map((a) => [a.action, a.actor_id, a.note])).to.deep.equal([['payout_instruction.verified', admin.id, 'Telepon balik ke bendahara']]);
+    expect(audit.map((a) => [a.action, a.actor_id, a.note])).to.deep.equal([
+      ['payout_instruction.revealed', admin.id, 'Cek'],
+      ['payout_instruction.verified', admin.id, 'Telepon balik ke bendahara'],
+    ]);
     const events = (await feedRows(r.w.workspace.id)).filter((e) => e.event === 'payout_instruction.verified' && e.entity_id === second.id);
     expect(events.map((e) => [e.actor_id, e.actor_label])).to.deep.equal([[null, 'Operator']]);
 
@@ -156,14 +175,21 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     expect((await browser.get('/admin')).text).to.match(/id="count-instructions">2</);
 
     // Verified already (another tab): the service's refusal on the page; nothing recorded twice.
-    const again = await browser.post(url).type('form').send({ _csrf: token });
+    const again = await browser.post(url).type('form').send({ _csrf: token, destination_version: '1' });
     expect(again.status).to.equal(409);
     expect(again.text).to.include('data-code="INVALID_STATE"').and.include('already verified');
-    expect(await auditOf(second.id)).to.have.length(1);
-    const gone = await browser.post(`/admin/instructions/${deleted.id}/verify`).type('form').send({ _csrf: token });
+    expect(await auditOf(second.id)).to.have.length(2);
+    const gone = await browser.post(`/admin/instructions/${deleted.id}/verify`).type('form').send({ _csrf: token, destination_version: '1' });
     expect(gone.status).to.equal(404);
-    for (const id of [MISSING, 'not-an-id']) expect((await browser.post(`/admin/instructions/${id}/verify`).type('form').send({ _csrf: token })).status, id).to.equal(404);
-    const long = await browser.post(`/admin/instructions/${third.id}/verify`).type('form').send({ _csrf: token, note: 'x'.repeat(2001) });
+    expect((await browser.post(`/admin/instructions/${deleted.id}/reveal`).type('form').send({ _csrf: token })).status).to.equal(404);
+    for (const id of [MISSING, 'not-an-id']) expect((await browser.post(`/admin/instructions/${id}/verify`).type('form').send({ _csrf: token, destination_version: '1' })).status, id).to.equal(404);
+    // Changed since it was shown (the page's version is 1, the row is at 2): the refusal on the page, nothing signed.
+    await client.patch(`/v1/enterprise/payout-instructions/${third.id}`).set(r.w.h.finance).send({ label: 'Cadangan baru' });
+    const stale = await browser.post(`/admin/instructions/${third.id}/verify`).type('form').send({ _csrf: token, destination_version: '1' });
+    expect(stale.status).to.equal(409);
+    expect(stale.text).to.include('data-code="CONCURRENT_MODIFICATION"');
+    expect((await instructionRow(third.id)).status).to.equal('pending_verification');
+    const long = await browser.post(`/admin/instructions/${third.id}/verify`).type('form').send({ _csrf: token, note: 'x'.repeat(2001), destination_version: '2' });
     expect(long.status).to.equal(400);
     expect(long.text).to.include('data-code="NOTE_TOO_LONG"');
     expect((await instructionRow(third.id)).status).to.equal('pending_verification');
@@ -186,6 +212,8 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     const row = rowOf(res.text, a!.id);
     expect(row).to.include(older.w.workspace.display_name).and.include(String(older.deal.deal.reference)).and.include('1. Tahap 1');
     expect(row).to.include('Rekening 1').and.include('BCA …2222').and.include('PT Pemasok Jaya');
+    // Staff paying by hand reveal the full number (audited) from the payout's row.
+    expect(row).to.include(`action="/admin/instructions/${a!.payout_instruction_id}/reveal"`);
     expect(row).to.include(`<strong>Rp${(older.payout - 100_000).toLocaleString('id-ID')}</strong>`).and.include('<td class="status">queued');
     expect(row).to.include(`href="/admin/deals/${older.deal.deal.id}"`).and.include(`action="/admin/payouts/${a!.id}/settle"`).and.include(`action="/admin/payouts/${a!.id}/fail"`);
     expect(rowOf(res.text, b!.id)).to.include('<strong>Rp100.000</strong>').and.include('BCA …3333');

@@ -3,7 +3,7 @@
  * the body's rules; pending_verification; the account number sealed, only `…last4` in
  * answers), list and get (viewers; newest first; filters; another workspace's or a deleted
  * one is 404), PATCH (a destination change sends it back to pending_verification, a
- * label-only change keeps it verified), DELETE (soft), refusals while a disbursement to the
+ * label-only change too, D7 as written since issue 42), DELETE (soft), refusals while a disbursement to the
  * instruction is queued or processing, staff verification (signature, audit, event with
  * the operator label, twice is 409), the payout gate `checkDestination` (refuses rows
  * changed behind the API), `instructionsForRelease`, roles and keys, the shared
@@ -71,8 +71,9 @@ describe('enterprise payout instructions', () => {
     return res.body.data as Instruction;
   }
 
+  /** Staff verify the instruction's current version (what a reveal would show now). */
   async function verifyVia(h: Headers, id: string, b: Record<string, unknown> = {}): Promise<Instruction> {
-    const res = await client.post(verifyPath(id)).set(h).send(b);
+    const res = await client.post(verifyPath(id)).set(h).send({ destination_version: (await row(id)).destination_version, ...b });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     return res.body.data as Instruction;
   }
@@ -97,6 +98,9 @@ describe('enterprise payout instructions', () => {
         milestone_id: d.milestones[0]!.id,
         payout_instruction_id: instructionId,
         instruction_label: 'Rekening utama',
+        destination_bank_name: 'Bank Central Asia',
+        destination_account_holder: 'PT Pemasok Jaya',
+        destination_account_last4: '7890',
         amount: 1_000_000,
         currency: 'IDR',
         is_test: true,
@@ -130,6 +134,7 @@ describe('enterprise payout instructions', () => {
           account_holder: 'PT Pemasok Jaya',
           account_number_masked: '…7890',
           status: 'pending_verification',
+          destination_version: 1,
           verified_at: null,
           created_by: { id: w.users.finance.id, name: w.users.finance.full_name },
           created_at: clock.now().toISOString(),
@@ -330,7 +335,7 @@ describe('enterprise payout instructions', () => {
       expectError(await client.get(`${P}/${id}`).set(headersOf({ kind: 'workspace_key', key: otherKey.key }, w.workspace.id)), 403, 'NO_WORKSPACE');
       expect(await db('payout_instructions').where({ workspace_id: w.workspace.id }).select('*')).to.deep.equal(before);
       expect(await feedRows(w.workspace.id)).to.deep.equal(feed);
-      expect((await checkDestination(db, id)).ok).to.equal(true);
+      expect((await checkDestination(db, id, false)).ok).to.equal(true);
     });
   });
 
@@ -355,31 +360,33 @@ describe('enterprise payout instructions', () => {
           expect(decryptSecret(r.account_number_sealed)).to.equal('5555666777');
           expect(r.account_number_last4).to.equal('6777');
         }
-        expect(await checkDestination(db, made.id)).to.deep.equal({ ok: false, reason: 'not_verified' });
+        expect(await checkDestination(db, made.id, false)).to.deep.equal({ ok: false, reason: 'not_verified' });
         const [e] = (await feedRows(w.workspace.id)).filter((x) => x.event === 'payout_instruction.updated').slice(-1);
         expect(e).to.deep.include({ entity_id: made.id, actor_id: w.users.finance.id, entity_type: 'payout_instruction' });
         expect(e!.summary).to.include('waiting for verification again').and.not.include('5555666777');
         clock.reset();
         // Verified again by staff: the new destination is signed and passes the gate.
         await verifyVia(staff, made.id);
-        const check = await checkDestination(db, made.id);
+        const check = await checkDestination(db, made.id, false);
         expect(check.ok).to.equal(true);
       }
     });
 
-    it('a label-only change keeps the instruction verified and its signature valid', async () => {
+    it('D7 as written (issue 42): a label-only change sends a verified instruction back to pending_verification and bumps its version', async () => {
       const { w, id } = await withInstruction(true);
       const before = (await row(id));
+      expect(before.destination_version).to.equal(1);
       const res = await client.patch(`${P}/${id}`).set(w.h.finance).send({ label: 'Rekening operasional' });
       expect(res.status).to.equal(200);
-      expect(res.body.data).to.deep.include({ label: 'Rekening operasional', status: 'verified', verified_at: before.verified_at!.toISOString() });
+      expect(res.body.data).to.deep.include({ label: 'Rekening operasional', status: 'pending_verification', verified_at: null, destination_version: 2 });
       const after = (await row(id));
-      expect(after.verification_signature).to.equal(before.verification_signature);
-      expect(after.verified_by).to.equal(before.verified_by);
-      const check = await checkDestination(db, id);
-      expect(check.ok).to.equal(true);
+      expect(after).to.deep.include({ verification_signature: null, verified_by: null, verified_at: null, destination_version: 2 });
+      expect(await checkDestination(db, id, false)).to.deep.equal({ ok: false, reason: 'not_verified' });
       const [e] = (await feedRows(w.workspace.id)).filter((x) => x.event === 'payout_instruction.updated');
-      expect(e!.summary).to.include('changed: label').and.not.include('verification');
+      expect(e!.summary).to.include('changed: label').and.include('waiting for verification again');
+      // The old signature put back on the renamed row does not pass the gate (the label is signed).
+      await db('payout_instructions').where({ id }).update({ status: 'verified', verified_at: before.verified_at, verification_signature: before.verification_signature });
+      expect(await checkDestination(db, id, false)).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
     });
 
     it('destination fields sent with the values they have change nothing (no write, no event, still verified)', async () => {
@@ -414,11 +421,11 @@ describe('enterprise payout instructions', () => {
       const r = (await row(id));
       expect(r.deleted_at!.toISOString()).to.equal(clock.now().toISOString());
       expect(r.status).to.equal('verified');
-      expect(await checkDestination(db, id)).to.deep.equal({ ok: false, reason: 'deleted' });
+      expect(await checkDestination(db, id, false)).to.deep.equal({ ok: false, reason: 'deleted' });
       expect(await instructionsForRelease(db, w.workspace.id, [id])).to.deep.equal([]);
       expectError(await client.delete(`${P}/${id}`).set(w.h.finance), 404, 'NOT_FOUND');
       expectError(await client.patch(`${P}/${id}`).set(w.h.finance).send({ label: 'x' }), 404, 'NOT_FOUND');
-      expectError(await client.post(verifyPath(id)).set(staff).send({}), 404, 'NOT_FOUND');
+      expectError(await client.post(verifyPath(id)).set(staff).send({ destination_version: 1 }), 404, 'NOT_FOUND');
       const events = (await feedRows(w.workspace.id)).filter((e) => e.event === 'payout_instruction.deleted');
       expect(events).to.have.length(1);
       expect(events[0]).to.deep.include({ entity_id: id, actor_id: w.users.finance.id });
@@ -438,7 +445,7 @@ describe('enterprise payout instructions', () => {
         expectError(await client.delete(`${P}/${id}`).set(w.h.finance), 409, 'INVALID_STATE');
         expect(await row(id)).to.deep.equal(before);
         expect(await feedRows(w.workspace.id)).to.deep.equal(feed);
-        expect((await checkDestination(db, id)).ok).to.equal(true);
+        expect((await checkDestination(db, id, false)).ok).to.equal(true);
       });
     }
 
@@ -463,18 +470,18 @@ describe('enterprise payout instructions', () => {
       const { w, id } = await withInstruction();
       const { user: admin } = await createUser({ role: 'admin', fullName: 'Staff Satu' });
       pinNow();
-      const res = await client.post(verifyPath(id)).set(headersOf(await sessionOf(admin))).send({ note: 'Dicek lewat telepon ke bank' });
+      const res = await client.post(verifyPath(id)).set(headersOf(await sessionOf(admin))).send({ note: 'Dicek lewat telepon ke bank', destination_version: 1 });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.data).to.deep.include({ id, status: 'verified', verified_at: clock.now().toISOString(), account_number_masked: '…7890' });
       expect(JSON.stringify(res.body)).to.not.include(NUMBER);
       const r = (await row(id));
       expect(r.verified_by).to.equal(admin.id);
       expect(r.verification_signature).to.equal(
-        signDestination({ instructionId: id, workspaceId: w.workspace.id, counterpartyId: w.cpId, bankName: 'Bank Central Asia', accountHolder: 'PT Pemasok Jaya', accountNumber: NUMBER }),
+        signDestination({ instructionId: id, workspaceId: w.workspace.id, counterpartyId: w.cpId, label: 'Rekening utama', bankName: 'Bank Central Asia', accountHolder: 'PT Pemasok Jaya', accountNumber: NUMBER, livemode: false }),
       );
       const audit = await db('staff_audit').where({ target_type: 'payout_instruction', target_id: id }).select('*');
       expect(audit).to.have.length(1);
-      expect(audit[0]).to.deep.include({ actor_id: admin.id, action: 'payout_instruction.verified', note: 'Dicek lewat telepon ke bank' });
+      expect(audit[0]).to.deep.include({ actor_id: admin.id, action: 'payout_instruction.verified', note: 'Dicek lewat telepon ke bank', details: { destination_version: 1, livemode: false } });
       const [e] = (await feedRows(w.workspace.id)).filter((x) => x.event === 'payout_instruction.verified');
       expect(e).to.deep.include({ entity_type: 'payout_instruction', entity_id: id, actor_id: null, actor_name: null, actor_label: 'Operator', livemode: false, deal_id: null });
       expect(e!.summary).to.not.include('Staff Satu');
@@ -484,28 +491,29 @@ describe('enterprise payout instructions', () => {
       const { w, id } = await withInstruction();
       const { user: admin } = await createUser({ role: 'admin' });
       const key = headersOf(await personalKeyOf(admin));
-      expect((await client.post(verifyPath(id)).set(key).send({})).status).to.equal(200);
+      const v1 = { destination_version: 1 };
+      expect((await client.post(verifyPath(id)).set(key).send(v1)).status).to.equal(200);
       const signed = (await row(id));
-      expectError(await client.post(verifyPath(id)).set(key).send({}), 409, 'INVALID_STATE');
+      expectError(await client.post(verifyPath(id)).set(key).send(v1), 409, 'INVALID_STATE');
       expect(await row(id)).to.deep.equal(signed);
       expect(await countOf(db('staff_audit').where({ target_id: id }))).to.equal(1);
       const other = await createVia(w.h.finance, body(w.cpId));
       // The workspace's own owner is no staff member: 403.
-      const ownerRes = await client.post(verifyPath(other.id)).set(w.h.owner).send({});
+      const ownerRes = await client.post(verifyPath(other.id)).set(w.h.owner).send(v1);
       expect(ownerRes.status).to.equal(403);
-      expect((await client.post(verifyPath(other.id)).send({})).status).to.equal(401);
+      expect((await client.post(verifyPath(other.id)).send(v1)).status).to.equal(401);
       expect((await row(other.id)).status).to.equal('pending_verification');
-      expectError(await client.post(verifyPath(randomUUID())).set(key).send({}), 404, 'NOT_FOUND');
-      expectError(await client.post(verifyPath('x')).set(key).send({}), 404, 'NOT_FOUND');
-      expectError(await client.post(verifyPath(other.id)).set(key).send({ note: 'n'.repeat(2001) }), 400, 'INVALID_BODY');
+      expectError(await client.post(verifyPath(randomUUID())).set(key).send(v1), 404, 'NOT_FOUND');
+      expectError(await client.post(verifyPath('x')).set(key).send(v1), 404, 'NOT_FOUND');
+      expectError(await client.post(verifyPath(other.id)).set(key).send({ ...v1, note: 'n'.repeat(2001) }), 400, 'INVALID_BODY');
     });
 
     it('Idempotency-Key: the same key replays the first answer (Idempotent-Replay), one verification', async () => {
       const { id, staff } = await withInstruction();
       const k = randomUUID();
-      const first = await client.post(verifyPath(id)).set(staff).set('Idempotency-Key', k).send({ note: 'ok' });
+      const first = await client.post(verifyPath(id)).set(staff).set('Idempotency-Key', k).send({ note: 'ok', destination_version: 1 });
       expect(first.status).to.equal(200);
-      const again = await client.post(verifyPath(id)).set(staff).set('Idempotency-Key', k).send({ note: 'ok' });
+      const again = await client.post(verifyPath(id)).set(staff).set('Idempotency-Key', k).send({ note: 'ok', destination_version: 1 });
       expect(again.status).to.equal(200);
       expect(again.headers['idempotent-replay']).to.equal('true');
       expect(again.body).to.deep.equal(first.body);
@@ -516,16 +524,16 @@ describe('enterprise payout instructions', () => {
   describe('the payout gate: checkDestination', () => {
     it('ok for a verified instruction, with the destination decrypted; pending, unknown and malformed ids are refused', async () => {
       const { w, id } = await withInstruction(true);
-      const check = await checkDestination(db, id);
+      const check = await checkDestination(db, id, false);
       expect(check.ok).to.equal(true);
       if (check.ok) {
         expect(check.destination).to.deep.equal({ bank_name: 'Bank Central Asia', account_holder: 'PT Pemasok Jaya', account_number: NUMBER });
         expect(check.row.id).to.equal(id);
       }
       const pending = await createVia(w.h.finance, body(w.cpId));
-      expect(await checkDestination(db, pending.id)).to.deep.equal({ ok: false, reason: 'not_verified' });
-      expect(await checkDestination(db, randomUUID())).to.deep.equal({ ok: false, reason: 'not_found' });
-      expect(await checkDestination(db, 'nope')).to.deep.equal({ ok: false, reason: 'not_found' });
+      expect(await checkDestination(db, pending.id, false)).to.deep.equal({ ok: false, reason: 'not_verified' });
+      expect(await checkDestination(db, randomUUID(), false)).to.deep.equal({ ok: false, reason: 'not_found' });
+      expect(await checkDestination(db, 'nope', false)).to.deep.equal({ ok: false, reason: 'not_found' });
     });
 
     it('refuses a verified row whose signed fields were changed behind the API (number, bank, holder, counterparty)', async () => {
@@ -540,9 +548,9 @@ describe('enterprise payout instructions', () => {
       ];
       for (const edit of edits) {
         const made = await createInstruction(w.workspace, w.cpId, { verified: true, accountNumber: NUMBER });
-        expect((await checkDestination(db, made.id)).ok).to.equal(true);
+        expect((await checkDestination(db, made.id, false)).ok).to.equal(true);
         await db('payout_instructions').where({ id: made.id }).update(edit);
-        expect(await checkDestination(db, made.id), Object.keys(edit).join()).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
+        expect(await checkDestination(db, made.id, false), Object.keys(edit).join()).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
       }
     });
 
@@ -550,19 +558,19 @@ describe('enterprise payout instructions', () => {
       const w = await dealWorld(client);
       const a = await createInstruction(w.workspace, w.cpId, { verified: true });
       await db('payout_instructions').where({ id: a.id }).update({ account_number_sealed: 'v1.AAAA.BBBB.CCCC' });
-      expect(await checkDestination(db, a.id)).to.deep.equal({ ok: false, reason: 'sealed_unreadable' });
+      expect(await checkDestination(db, a.id, false)).to.deep.equal({ ok: false, reason: 'sealed_unreadable' });
       const b = await createInstruction(w.workspace, w.cpId, { verified: true, accountNumber: NUMBER });
       await db('payout_instructions').where({ id: b.id }).update({ account_number_last4: '1111' });
-      expect(await checkDestination(db, b.id)).to.deep.equal({ ok: false, reason: 'last4_mismatch' });
+      expect(await checkDestination(db, b.id, false)).to.deep.equal({ ok: false, reason: 'last4_mismatch' });
       // A row set to verified with a signature that is not the service's.
       const c = await createInstruction(w.workspace, w.cpId);
       await db('payout_instructions').where({ id: c.id }).update({ status: 'verified', verified_at: clock.now(), verification_signature: 'forged' });
-      expect(await checkDestination(db, c.id)).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
+      expect(await checkDestination(db, c.id, false)).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
       // Another instruction's valid signature copied over.
       const d = await createInstruction(w.workspace, w.cpId, { verified: true, accountNumber: NUMBER });
       const e = await createInstruction(w.workspace, w.cpId, { accountNumber: NUMBER });
       await db('payout_instructions').where({ id: e.id }).update({ status: 'verified', verified_at: clock.now(), verification_signature: (await row(d.id)).verification_signature });
-      expect(await checkDestination(db, e.id)).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
+      expect(await checkDestination(db, e.id, false)).to.deep.equal({ ok: false, reason: 'signature_mismatch' });
     });
   });
 
@@ -659,7 +667,7 @@ describe('enterprise payout instructions', () => {
       const s2 = await staffHeaders();
       for (let round = 0; round < 4; round++) {
         const made = await createVia(w.h.finance, body(w.cpId));
-        const results = await Promise.all([client.post(verifyPath(made.id)).set(s1).send({}), client.post(verifyPath(made.id)).set(s2).send({})]);
+        const results = await Promise.all([client.post(verifyPath(made.id)).set(s1).send({ destination_version: 1 }), client.post(verifyPath(made.id)).set(s2).send({ destination_version: 1 })]);
         expect(results.map((r) => r.status).sort()).to.deep.equal([200, 409]);
         expect(results.find((r) => r.status === 409)!.body.error.code).to.equal('INVALID_STATE');
         expect(await countOf(db('staff_audit').where({ target_id: made.id }))).to.equal(1);
@@ -667,28 +675,25 @@ describe('enterprise payout instructions', () => {
       }
     });
 
-    it('verify against a destination edit: whichever wins, the instruction is verified only with the signature of what it holds', async () => {
+    it('verify (naming version 1) against a destination edit: the verify first signs what it was shown, then the edit unverifies; the edit first makes the verify 409 CONCURRENT_MODIFICATION, nothing signed', async () => {
       const w = await dealWorld(client);
       const staff = await staffHeaders();
       const outcomes = new Set<string>();
       for (let round = 0; round < 8; round++) {
         const made = await createVia(w.h.finance, body(w.cpId));
-        const verify = () => client.post(verifyPath(made.id)).set(staff).send({});
+        const verify = () => client.post(verifyPath(made.id)).set(staff).send({ destination_version: 1 });
         const edit = () => client.patch(`${P}/${made.id}`).set(w.h.finance).send({ account_number: `77777${round}0000` });
         const [v, e] = round % 2 === 0 ? await Promise.all([verify(), edit()]) : (await Promise.all([edit(), verify()])).reverse();
-        expect(v!.status).to.equal(200);
         expect(e!.status).to.equal(200);
         const r = (await row(made.id));
-        const check = await checkDestination(db, made.id);
-        if (r.status === 'verified') {
-          // The edit came first, then the verification signed the new number.
+        // Either way the edit is the last word: pending, version 2, nothing signed.
+        expect(r).to.deep.include({ status: 'pending_verification', verification_signature: null, destination_version: 2 });
+        expect(await checkDestination(db, made.id, false)).to.deep.equal({ ok: false, reason: 'not_verified' });
+        if (v!.status === 200) outcomes.add('verify-then-edit');
+        else {
           outcomes.add('edit-then-verify');
-          expect(check.ok).to.equal(true);
-          if (check.ok) expect(check.destination.account_number).to.equal(`77777${round}0000`);
-        } else {
-          outcomes.add('verify-then-edit');
-          expect(r.verification_signature).to.equal(null);
-          expect(check).to.deep.equal({ ok: false, reason: 'not_verified' });
+          expectError(v!, 409, 'CONCURRENT_MODIFICATION');
+          expect(await countOf(db('staff_audit').where({ target_id: made.id, action: 'payout_instruction.verified' }))).to.equal(0);
         }
       }
       expect(outcomes.size).to.be.greaterThan(0);
@@ -705,7 +710,7 @@ describe('enterprise payout instructions', () => {
           db.transaction(async (t) => {
             await lockWorkspace(t, w.workspace.id);
             const [r] = await instructionsForRelease(t, w.workspace.id, [made.id]);
-            const check = r ? await checkDestination(t, r.id) : { ok: false as const, reason: 'not_found' };
+            const check = r ? await checkDestination(t, r.id, false) : { ok: false as const, reason: 'not_found' };
             if (!check.ok) return false;
             const now = clock.now();
             await t('disbursements').insert({
@@ -714,6 +719,9 @@ describe('enterprise payout instructions', () => {
               milestone_id: d.milestones[0]!.id,
               payout_instruction_id: made.id,
               instruction_label: made.label,
+              destination_bank_name: made.bank_name,
+              destination_account_holder: made.account_holder,
+              destination_account_last4: made.account_number_last4,
               amount: 1_000,
               currency: 'IDR',
               is_test: true,
@@ -757,7 +765,7 @@ describe('enterprise payout instructions', () => {
       const verified = await createInstruction(ws.workspace, cp!.id, { verified: true, accountNumber: '123456789' });
       expect(verified.status).to.equal('verified');
       expect(verified.account_number_last4).to.equal('6789');
-      expect(await checkDestination(db, verified.id)).to.have.property('ok', true);
+      expect(await checkDestination(db, verified.id, false)).to.have.property('ok', true);
     });
   });
 });

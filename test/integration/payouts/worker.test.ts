@@ -286,7 +286,7 @@ describe('enterprise payouts: the worker and staff (D10, decision 0019)', () => 
     expect((again.body.data as { id: string }[]).map((p) => p.id)).to.deep.equal([later.disbursements[0]!.id, ...r.disbursements.map((d) => d.id)]);
     const item = res.body.data[0] as Record<string, unknown>;
     expect(Object.keys(item).sort()).to.deep.equal(
-      ['id', 'deal_id', 'deal_reference', 'milestone_id', 'milestone_title', 'payout_instruction_id', 'instruction_label', 'counterparty_name', 'bank_name', 'account_number_masked', 'amount', 'currency', 'status', 'failure_reason', 'settled_at', 'failed_at', 'created_at', 'is_test'].sort(),
+      ['id', 'deal_id', 'deal_reference', 'milestone_id', 'milestone_title', 'payout_instruction_id', 'instruction_label', 'counterparty_name', 'bank_name', 'account_holder', 'account_number_masked', 'amount', 'currency', 'status', 'failure_reason', 'settled_at', 'failed_at', 'created_at', 'is_test'].sort(),
     );
     expect(JSON.stringify(res.body)).to.not.match(/"account_number"/);
     const filtered = await client.get(`/v1/enterprise/payouts?status=settled&deal_id=${r.deal.deal.id}`).set(r.w.h.viewer);

@@ -865,7 +865,7 @@ const ROUTES: Record<string, Entry> = {
     return {
       headers: (await account('admin')).headers,
       answers: ['200', '409 INVALID_STATE'],
-      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/verify`, body: { note: `Dicek ${i}` } }),
+      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/verify`, body: { note: `Dicek ${i}`, destination_version: 1 } }),
     };
   },
 

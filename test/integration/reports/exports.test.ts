@@ -177,8 +177,9 @@ describe('enterprise reports: CSV exports', () => {
     const inst = await instruction(client, w, w.cpId, 'Rekening', '1122334455');
     const d = await dealVia(client, w, w.cpId, [1_000_000]);
     await db.raw(
-      `INSERT INTO disbursements (workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, amount, currency, is_test, release_no, split_no, status, created_at, updated_at)
-       SELECT ?, ?, ?, ?, 'Rekening', 1000 + g, 'IDR', true, g, 1, 'queued', ?::timestamptz + g * interval '1 second', ?::timestamptz
+      `INSERT INTO disbursements (workspace_id, deal_id, milestone_id, payout_instruction_id, instruction_label, destination_bank_name, destination_account_holder, destination_account_last4,
+                                  amount, currency, is_test, release_no, split_no, status, created_at, updated_at)
+       SELECT ?, ?, ?, ?, 'Rekening', 'BCA', 'PT Pemasok Jaya', '4455', 1000 + g, 'IDR', true, g, 1, 'queued', ?::timestamptz + g * interval '1 second', ?::timestamptz
          FROM generate_series(1, 10001) g`,
       [w.workspace.id, d.id, d.mids[0]!, inst, new Date('2026-11-01T00:00:00Z'), clock.now()],
     );

@@ -62,7 +62,7 @@ export const cancel = (client: Client, w: ReportWorld, d: Made) => okPost(client
 /** A verified payout instruction of the counterparty (finance creates, staff verifies). */
 export async function instruction(client: Client, w: ReportWorld, cpId: string, label: string, accountNumber: string, bank = 'BCA'): Promise<string> {
   const made = await okPost(client, w.h.finance, '/v1/enterprise/payout-instructions', { label, counterparty_id: cpId, bank_name: bank, account_number: accountNumber, account_holder: 'PT Pemasok Jaya' });
-  await okPost(client, w.staff, `/v1/admin/enterprise/payout-instructions/${made.id as string}/verify`);
+  await okPost(client, w.staff, `/v1/admin/enterprise/payout-instructions/${made.id as string}/verify`, { destination_version: made.destination_version });
   return made.id as string;
 }
 
