@@ -525,6 +525,20 @@ export function pgRefused(err: unknown): boolean {
   return err instanceof pg.DatabaseError && err.severity === 'ERROR';
 }
 
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * True for a failure of the database itself rather than of our code: an error Postgres sent
+ * (any severity: a statement refused, a timeout, a cancelled or terminated backend), no
+ * connection from the pool in time (knex's KnexTimeoutError), or the connection lost.
+ */
+export function isDatabaseFailure(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError || err instanceof knexFactory.KnexTimeoutError) return true;
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || /^Connection terminated/.test(err.message);
+}
+
 /**
  * `text` as a quoted SQL string literal, exactly as pg's `escapeLiteral` writes it (quotes
  * doubled; with a backslash, backslashes doubled too and the ` E'…'` form), without its

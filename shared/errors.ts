@@ -136,4 +136,14 @@ export const errors = {
       extras: { request_id: requestId },
     }),
   notReady: (text: Text) => fail.unavailable('NOT_READY', text),
+  /**
+   * The database failed under a keyed write whose route names it (consumer spec 4.4
+   * withdrawals, 4.8 order create: "500 DB_ERROR (retry with the same key)"): the request's
+   * transaction was rolled back and its key released, or the connection was lost at COMMIT
+   * and the retry with the same key replays the answer if it went through.
+   */
+  dbError: (requestId: string) =>
+    fail.internal('DB_ERROR', { en: 'A database error stopped this request; retry with the same Idempotency-Key', id: 'Terjadi kesalahan basis data; coba lagi dengan Idempotency-Key yang sama' }, {
+      extras: { request_id: requestId },
+    }),
 };

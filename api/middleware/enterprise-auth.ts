@@ -3,19 +3,20 @@
  * (enterprise spec section 5, decision 0011): `enterpriseAuth(rule)` is the enterprise
  * `auth()`. In this order:
  *
- *  1. `Cache-Control: private, no-store`, set first so errors carry it too;
- *  2. the caller: sessions and personal keys through the shared `auth('both')`, `rpe_`
+ *  1. the caller: sessions and personal keys through the shared `auth('both')`, `rpe_`
  *     workspace keys through shared/enterprise/access.ts (one query; a dead key counts as
  *     a failed credential and answers 401 INVALID_TOKEN; the creator's account must be
  *     able to act), then the shared per-user limit;
- *  3. the access decision of `resolveAccess` for the route's rule (KEY_NOT_ALLOWED,
+ *  2. the access decision of `resolveAccess` for the route's rule (KEY_NOT_ALLOWED,
  *     SCOPE_REQUIRED, INVALID_ACCOUNT, NO_WORKSPACE, FORBIDDEN), kept in
  *     `ctx.state.enterprise`;
- *  4. after the route: a successful write clears the caller's cached overview of the
+ *  3. after the route: a successful write clears the caller's cached overview of the
  *     workspace (overview-cache.ts).
  *
  * The route's own limits, validation and `enterpriseIdempotent` follow it in the chain:
- * access before limits, so a refused credential spends no quota.
+ * access before limits, so a refused credential spends no quota. `Cache-Control: private,
+ * no-store` is not set here: the request frame sets it on every path under /v1/enterprise
+ * and /v1/kyb before the body is read (api/middleware/security-headers.ts).
  */
 import { actorIn, isWorkspaceKey, resolveAccess, workspaceKeyCaller, type Access, type Caller, type RouteRule, type SignedIn, type WorkspaceActor } from '../../shared/enterprise/access.js';
 import { enterpriseErrors } from '../../shared/enterprise/errors.js';
@@ -51,7 +52,6 @@ function sharedCaller(ctx: Ctx): Caller {
 /** The enterprise `auth()` of a route, with its rule from the spec's tables (lowest role, dashboard only). */
 export function enterpriseAuth(rule: RouteRule): Middleware {
   return async (ctx, next) => {
-    ctx.set('Cache-Control', 'private, no-store');
     const decide = async (caller: Caller) => {
       ctx.state.enterprise = await resolveAccess(caller, rule, ctx.method, ctx.get('X-Enterprise-Account'));
       await next();

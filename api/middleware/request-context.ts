@@ -5,7 +5,7 @@ import { recordRequest } from '../../shared/metrics.js';
 import type { AppState, Middleware, Principal } from '../context.js';
 import { readJsonBody } from './body.js';
 import { handleError, renderNotFoundIfUnanswered } from './errors.js';
-import { setDefaultCacheControl, setSecurityHeaders } from './security-headers.js';
+import { isEnterprisePath, setDefaultCacheControl, setEnterpriseCacheControl, setSecurityHeaders } from './security-headers.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -26,8 +26,9 @@ class RequestState implements AppState {
 /**
  * The request frame, first on every request, in one layer because it runs on every
  * request (bench/): the request id (X-Request-Id, generated when absent or unsafe),
- * security headers, the JSON body (body.ts), the one error renderer (errors.ts) and JSON
- * 404s, then one access-log line (path only: query strings may carry signatures) and
+ * security headers (on /v1/enterprise and /v1/kyb `Cache-Control: private, no-store` before
+ * anything can refuse the request, and again after the error renderer), the JSON body
+ * (body.ts), the one error renderer (errors.ts) and JSON 404s, then one access-log line (path only: query strings may carry signatures) and
  * the HTTP metrics.
  */
 export function requestContext(): Middleware {
@@ -38,6 +39,8 @@ export function requestContext(): Middleware {
     ctx.state = new RequestState(requestId);
     ctx.res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(ctx);
+    const enterprise = isEnterprisePath(ctx.path);
+    if (enterprise) setEnterpriseCacheControl(ctx);
     try {
       await readJsonBody(ctx);
       await next();
@@ -45,7 +48,8 @@ export function requestContext(): Middleware {
     } catch (err) {
       handleError(ctx, err);
     }
-    setDefaultCacheControl(ctx);
+    if (enterprise) setEnterpriseCacheControl(ctx);
+    else setDefaultCacheControl(ctx);
     const ms = performance.now() - started;
     const route = ctx._matchedRoute ? String(ctx._matchedRoute) : 'unmatched';
     recordRequest(ctx.method, route, ctx.status, ms / 1000);

@@ -20,3 +20,24 @@ export function setHtmlSecurityHeaders(ctx: Ctx): void {
 export function setDefaultCacheControl(ctx: Ctx): void {
   if (!ctx.res.hasHeader('Cache-Control')) ctx.res.setHeader('Cache-Control', 'no-store');
 }
+
+/**
+ * The enterprise document's paths: `/v1/enterprise` and `/v1/kyb` and everything under them,
+ * whether a route exists there or not (any spelling of the prefix: routing is case-sensitive,
+ * so `/V1/Enterprise/...` reaches no route, but its 404 is private too).
+ */
+const ENTERPRISE_PATH = /^\/v1\/(?:enterprise|kyb)(?:\/|$)/i;
+
+export const isEnterprisePath = (path: string): boolean => ENTERPRISE_PATH.test(path);
+
+/**
+ * Enterprise spec section 1: every answer carries `Cache-Control: private, no-store`,
+ * errors included. The request frame calls this before anything else can refuse the
+ * request (the body parser, routing, credentials, limits) and again after the error
+ * renderer, so no answer of those paths leaves with another value.
+ */
+export const ENTERPRISE_CACHE_CONTROL = 'private, no-store';
+
+export function setEnterpriseCacheControl(ctx: Ctx): void {
+  if (!ctx.headerSent) ctx.res.setHeader('Cache-Control', ENTERPRISE_CACHE_CONTROL);
+}

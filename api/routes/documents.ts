@@ -1,5 +1,5 @@
 /**
- * Documents and notes (enterprise spec 4.7; section 8: notes 60 per minute). Each route
+ * Documents and notes (enterprise spec 4.7; section 8: each notes route 60 per minute). Each route
  * states its spec rule in `enterpriseAuth(rule)` (lowest role), then its limits,
  * validation and `enterpriseIdempotent` for the writes; a keyed write passes `txOf(ctx)` so
  * its change and the stored answer commit together.
@@ -17,8 +17,13 @@ import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const documentsRouter = createRouter();
 
-/** Section 8: "notes 60 per minute" (per user; invalid and refused bodies count). */
-export const LIMITS: { notes: RateLimitRule } = { notes: { name: 'ent-notes', points: 60, durationSeconds: 60, by: 'user' } };
+/**
+ * Section 8: "Templates, notes, API keys, webhooks: 60 per minute" (per user, before
+ * validation: invalid and refused bodies count). Each notes route counts on its own, as the
+ * template routes do: listing or deleting never takes an addition's budget.
+ */
+const perMinute = (name: string): RateLimitRule => ({ name, points: 60, durationSeconds: 60, by: 'user' });
+export const LIMITS = { notes: perMinute('ent-notes'), notesList: perMinute('ent-notes-list'), notesDelete: perMinute('ent-notes-delete') };
 
 const D = '/v1/enterprise/documents';
 const N = '/v1/enterprise/deals/:id/notes';
@@ -40,7 +45,7 @@ documentsRouter.delete(`${D}/:id`, enterpriseAuth({ role: 'operator' }), validat
   ok(ctx, await documents.deleteDocument(txOf(ctx), workspaceActorOf(ctx), idOf(ctx)));
 });
 
-documentsRouter.get(N, enterpriseAuth({ role: 'viewer' }), validate({ params: S.idParams, query: S.notesList }), async (ctx) => {
+documentsRouter.get(N, enterpriseAuth({ role: 'viewer' }), rateLimit(LIMITS.notesList), validate({ params: S.idParams, query: S.notesList }), async (ctx) => {
   const q = queryOf<{ page: number; limit: number }>(ctx);
   const { rows, total } = await notes.listNotes(workspaceActorOf(ctx), idOf(ctx), q.page, q.limit);
   paginated(ctx, rows.map(out.serializeNote), { page: q.page, limit: q.limit, total });
@@ -50,6 +55,6 @@ documentsRouter.post(N, enterpriseAuth({ role: 'operator' }), rateLimit(LIMITS.n
   ok(ctx, out.serializeNote(await notes.addNote(txOf(ctx), workspaceActorOf(ctx), idOf(ctx), bodyOf<S.NoteInput>(ctx))), 201);
 });
 
-documentsRouter.delete(`${N}/:nid`, enterpriseAuth({ role: 'operator' }), validate({ params: S.noteParams }), idempotent, async (ctx) => {
+documentsRouter.delete(`${N}/:nid`, enterpriseAuth({ role: 'operator' }), rateLimit(LIMITS.notesDelete), validate({ params: S.noteParams }), idempotent, async (ctx) => {
   ok(ctx, await notes.deleteNote(txOf(ctx), workspaceActorOf(ctx), idOf(ctx), nidOf(ctx)));
 });

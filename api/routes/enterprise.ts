@@ -24,6 +24,7 @@ const perMinute = (name: string, points: number): RateLimitRule => ({ name, poin
 export const LIMITS = {
   registerUser: { name: 'ent-register-user', points: 5, durationSeconds: 3600, by: 'user' } as RateLimitRule,
   registerIp: { name: 'ent-register-ip', points: 10, durationSeconds: 3600, by: 'ip' } as RateLimitRule,
+  /** Section 8 "member writes": invite, role change, removal and one's own preferences share it. */
   memberWrites: perMinute('ent-member-writes', 30),
   apiKeys: perMinute('ent-api-keys', 60),
   auditExport: perMinute('ent-audit-export', 5),
@@ -80,6 +81,7 @@ enterpriseRouter.post(
 enterpriseRouter.patch(
   `${P}/members/me/preferences`,
   enterpriseAuth({ role: 'viewer', dashboardOnly: true }),
+  rateLimit(LIMITS.memberWrites),
   validate({ body: S.preferences }),
   idempotent,
   async (ctx) => {

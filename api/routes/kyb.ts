@@ -27,7 +27,7 @@ import { bodyOf, paramsOf, validate } from '../middleware/validate.js';
 
 export const kybRouter = createRouter();
 
-// Limits of section 8 (KYB read 120 per minute; upload 30 per user and 60 per IP; attach 30).
+// Limits of section 8 (KYB read 120 per minute: every KYB GET, document links included; upload 30 per user and 60 per IP; attach 30).
 export const LIMITS = {
   read: { name: 'kyb-read', points: 120, durationSeconds: 60, by: 'user' } as RateLimitRule,
   uploadUser: { name: 'kyb-upload-user', points: 30, durationSeconds: 60, by: 'user' } as RateLimitRule,
@@ -88,7 +88,7 @@ kybRouter.delete(`${P}/documents/:id`, admin, validate({ params: S.idParams }), 
   ok(ctx, out.serializeView(await kyb.removeDocument(txOf(ctx), caller, subject, idOf(ctx))));
 });
 
-kybRouter.get(`${P}/documents/:id/url`, admin, validate({ params: S.idParams }), async (ctx) => {
+kybRouter.get(`${P}/documents/:id/url`, admin, rateLimit(LIMITS.read), validate({ params: S.idParams }), async (ctx) => {
   const { subject, caller } = workspaceSide(ctx);
   ok(ctx, await kyb.documentLink(caller, subject, idOf(ctx)));
 });
@@ -163,7 +163,7 @@ kybRouter.delete(`${I}/documents/:id`, privateNoStore, auth(), docParams, invite
   ok(ctx, out.serializeView(await kyb.removeDocument(txOf(ctx), caller, subject, docIdOf(ctx))));
 });
 
-kybRouter.get(`${I}/documents/:id/url`, privateNoStore, auth(), docParams, invite, async (ctx) => {
+kybRouter.get(`${I}/documents/:id/url`, privateNoStore, auth(), rateLimit(LIMITS.read), docParams, invite, async (ctx) => {
   const { subject, caller } = inviteSide(ctx);
   ok(ctx, await kyb.documentLink(caller, subject, docIdOf(ctx)));
 });

@@ -12,6 +12,7 @@ import { abandonLink, recordLink, type PreparedLink } from '../../shared/payment
 import { ok, createRouter } from '../context.js';
 import { actorOf, byId, idOf, paginated, staffOf } from '../kit.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
+import { databaseErrorAnswer } from '../middleware/db-error.js';
 import { idempotent, preparedOf, txOf } from '../middleware/idempotency.js';
 import { bodyOf, queryOf, validate } from '../middleware/validate.js';
 
@@ -25,7 +26,8 @@ ordersRouter.post('/api/jasabayar/quote', auth(), validate({ body: S.quote }), i
   ok(ctx, await orders.quoteFor(txOf(ctx), bodyOf<{ item_price: number }>(ctx).item_price));
 });
 
-ordersRouter.post('/api/jasabayar', auth(), validate({ body: S.create }), idempotent(), async (ctx) => {
+// A database failure answers 500 DB_ERROR: nothing was taken, retry with the same key (spec 4.8).
+ordersRouter.post('/api/jasabayar', auth(), validate({ body: S.create }), databaseErrorAnswer(), idempotent(), async (ctx) => {
   ok(ctx, serializeOrder(await orders.create(txOf(ctx), actorOf(ctx), bodyOf<orders.CreateInput>(ctx))), 201);
 });
 

@@ -1,7 +1,7 @@
 /**
  * Deal templates (enterprise spec 4.3, sections 5-8; issue 26). Each route states its spec
  * rule in `enterpriseAuth(rule)` (lowest role), then its limits of section 8 ("Templates
- * ... 60 per minute", per route: each write route counts on its own, before validation
+ * ... 60 per minute", per route: the list and each write route count on their own, before validation
  * so invalid bodies count), validation, and `enterpriseIdempotent` for the writes; a keyed
  * write passes `txOf(ctx)` to the service, so its change and the stored answer commit
  * together.
@@ -21,6 +21,7 @@ export const templatesRouter = createRouter();
 
 const perMinute = (name: string, points: number): RateLimitRule => ({ name, points, durationSeconds: 60, by: 'user' });
 export const LIMITS = {
+  list: perMinute('ent-templates-list', 60),
   create: perMinute('ent-templates-create', 60),
   update: perMinute('ent-templates-update', 60),
   remove: perMinute('ent-templates-delete', 60),
@@ -29,7 +30,7 @@ export const LIMITS = {
 const P = '/v1/enterprise/templates';
 
 // Lists take page and limit and answer pagination (section 1); sorted by name.
-templatesRouter.get(P, enterpriseAuth({ role: 'viewer' }), validate({ query: S.page }), async (ctx) => {
+templatesRouter.get(P, enterpriseAuth({ role: 'viewer' }), rateLimit(LIMITS.list), validate({ query: S.page }), async (ctx) => {
   const q = queryOf<{ page: number; limit: number }>(ctx);
   const { rows, total } = await templates.listTemplates(workspaceActorOf(ctx), q.page, q.limit);
   paginated(ctx, rows.map(out.serializeTemplate), { page: q.page, limit: q.limit, total });

@@ -11,6 +11,7 @@ import { serializeConfig, serializeStaffWithdrawal, serializeWithdrawal } from '
 import type { ListFilter } from '../../shared/withdrawals/repo.js';
 import { ok, createRouter } from '../context.js';
 import { auth, requireAdmin } from '../middleware/auth.js';
+import { databaseErrorAnswer } from '../middleware/db-error.js';
 import { idempotent, txOf } from '../middleware/idempotency.js';
 import { actorOf, byId, idOf, paginated, staffOf } from '../kit.js';
 import { bodyOf, queryOf, validate } from '../middleware/validate.js';
@@ -29,7 +30,8 @@ withdrawalsRouter.get('/v1/withdrawals/config', auth(), async (ctx) => {
   ok(ctx, serializeConfig(c.limits, c.fee, c.vouchers, c.loyal));
 });
 
-withdrawalsRouter.post('/v1/withdrawals', auth(), validate({ body: S.create }), idempotent(), async (ctx) => {
+// A database failure answers 500 DB_ERROR, "retry with the same key" (spec 4.4).
+withdrawalsRouter.post('/v1/withdrawals', auth(), validate({ body: S.create }), databaseErrorAnswer(), idempotent(), async (ctx) => {
   ok(ctx, serializeWithdrawal(await withdrawals.requestWithdrawal(txOf(ctx), actorOf(ctx).userId, bodyOf<withdrawals.RequestInput>(ctx))), 201);
 });
 

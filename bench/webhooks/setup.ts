@@ -79,7 +79,7 @@ async function events(workspaceId: string, n: number): Promise<EventsOut> {
          FROM generate_series(?::bigint, ?::bigint) AS s`,
       [workspaceId, first, first + n - 2],
     );
-    const last = await appendEvent(trx, workspaceId, { event: 'deal.updated', entityType: 'deal', summary: 'Bench event (last)', realMoney: false });
+    const last = await appendEvent(trx, workspaceId, { event: 'deal.updated', entityType: 'deal', summary: 'Bench event (last)', sandbox: true });
     return { first, last: Number(last.seq) };
   });
   return { ...range, committedAt: Date.now() };

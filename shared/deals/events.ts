@@ -53,7 +53,7 @@ export async function dealEvents(
       actorLabel: e.actorLabel ?? null,
       amount: e.amount ?? null,
       summary: e.summary,
-      realMoney: !deal.is_test,
+      sandbox: deal.is_test,
     })),
   );
 }

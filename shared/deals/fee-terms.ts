@@ -200,7 +200,7 @@ const allocationText = (allocation: Allocation, buyerPercent: number): string =>
 
 /**
  * The owner sets the default allocation of new deals. Existing deals never change. Writes
- * event fees.default_allocation_changed (moves no money: livemode false) when the default
+ * event fees.default_allocation_changed (live in a live workspace, as every event) when the default
  * actually changes; setting the same default again answers the terms and writes nothing.
  * Answers the fee terms after the change.
  */
@@ -221,7 +221,6 @@ export async function setDefaultAllocation(trx: Db | undefined, actor: Workspace
         entityId: ws.id,
         actor: byOf(actor),
         summary: `Default fee allocation changed from ${allocationText(before.allocation, before.buyerPercent)} to ${allocationText(resolved.allocation, resolved.buyerPercent)}`,
-        realMoney: false,
       });
     }
     return feeTerms(t, (await workspaceById(t, ws.id))!, viewer);

@@ -48,7 +48,6 @@ export async function setPricing(trx: Db | undefined, workspaceId: string, input
       entityId: workspaceId,
       actorLabel: await operatorLabel(t),
       summary: `Pricing set: rate ${input.rateBp === null ? 'platform' : `${input.rateBp} bp`}, minimum ${input.minFee === null ? 'platform' : input.minFee}, ${tiers.length} tier(s)`,
-      realMoney: false,
     });
   });
 }

@@ -7,7 +7,7 @@
  * runs is refused at once with 409 TEMPLATE_BUSY instead of waiting, and the 50-template
  * count is taken under the lock, so it is exact. Each save appends its event
  * (template.created, template.updated, template.deleted) in its own transaction; templates
- * move no money (`realMoney: false`).
+ * move no money (yet are live in a live workspace: livemode is the workspace's).
  */
 import { clock } from '../clock.js';
 import { db, inTransaction, type Db } from '../db.js';
@@ -75,7 +75,6 @@ export async function createTemplate(trx: Db | undefined, actor: WorkspaceActor,
       entityId: row.id,
       actor: byOf(actor),
       summary: `Template ${row.name} created with ${row.milestones.length} milestone${row.milestones.length === 1 ? '' : 's'}`,
-      realMoney: false,
     });
     return (await repo.templateById(t, actor.workspaceId, row.id))!;
   });
@@ -98,7 +97,6 @@ export async function updateTemplate(trx: Db | undefined, actor: WorkspaceActor,
       entityId: row.id,
       actor: byOf(actor),
       summary: `Template ${row.name} changed: ${Object.keys(input).sort().join(', ')}`,
-      realMoney: false,
     });
     return (await repo.templateById(t, actor.workspaceId, row.id))!;
   });
@@ -116,7 +114,6 @@ export async function deleteTemplate(trx: Db | undefined, actor: WorkspaceActor,
       entityId: row.id,
       actor: byOf(actor),
       summary: `Template ${row.name} deleted`,
-      realMoney: false,
     });
     return { id: row.id, deleted: true };
   });

@@ -4,12 +4,23 @@
  * that err on the side of refusing; the caller answers 400 INVALID_BODY on `body` with the
  * kind's message.
  *
- * 1. `account_number`: a run of 10 or more digits, where a single space or dash between two
- *    digits is ignored ("1234 5678 90", "123-456-7890"). Dots and commas are NOT ignored, so
- *    amounts written the usual way ("Rp 10.000.000", "1,000,000,000") are short runs. Not
- *    counted: a run right after a currency ("Rp", "IDR", "USD", "SGD"); dates
- *    (2024-01-15, 15/01/2024, 15-01-2024) and clock times (10:30). Phone numbers and
- *    identity numbers of 10 or more digits ARE refused (they are personal data too).
+ * 1. `account_number`: 10 or more digits, where ONE space, dot or dash between two digits
+ *    is ignored ("1234567890", "1234.5678.90", "1234-5678-9012", "1234 5678 9012",
+ *    "Rek. 1234567890"). A currency in front changes nothing ("IDR 1234567890" is refused:
+ *    an amount of 10 or more digits is written grouped). Not counted, taken out first:
+ *    - amounts written the usual way: a head of 1 to 3 digits (not starting with 0) and
+ *      groups of exactly three, all with dots ("1.500.000", "Rp 1.500.000,00") or all with
+ *      commas ("1,000,000,000", "USD 1,000,000.50"), at most 13 digits (a deal holds at
+ *      most 20 x 50,000,000,000 = 1,000,000,000,000); grouped with spaces only right after
+ *      a currency ("IDR 10 000 000 000": spaces are also how account numbers and phone
+ *      numbers are read out). So "1.234.567.890" passes as an amount: written that way it
+ *      is one, and a note cannot tell it from an account number so written;
+ *    - dates (2024-01-15, 2024.01.15, 15/01/2024, 15-01-2024, 15.01.2024) and clock times
+ *      (10:30, 10.30), each only as a whole (not a piece of a longer dotted number).
+ *    Phone numbers and identity numbers of 10 or more digits ARE refused (personal data
+ *    too); so are longer tracking numbers and IP addresses with 10 or more digits (rare in a
+ *    deal note; the message says what to change). Short numbers pass: invoice 12345,
+ *    PO-2024-001, "3 unit", a 9-digit receipt number.
  * 2. `password`: a secret word (password, passwd, pwd, passcode, kata sandi, sandi, pin, otp,
  *    kode otp, kode verifikasi, token, secret, api key, access key, client secret) followed
  *    by `:` or `=` and a value ("password: x", "pwd=abc", "PIN: 1234"); "otp"/"pin"/"kode
@@ -29,17 +40,36 @@ export type SecretKind = 'account_number' | 'password' | 'api_key' | 'token';
 
 export const SECRET_MESSAGES: Record<SecretKind, string> = {
   account_number:
-    'must not contain a bank account number (10 or more digits in a row, spaces and dashes ignored); payout destinations belong in payout instructions',
+    'must not contain a bank account number (10 or more digits, also with spaces, dots or dashes between them); write amounts grouped (Rp 1.500.000.000); payout destinations belong in payout instructions',
   password: 'must not contain a password, PIN or one-time code',
   api_key: 'must not contain an API key or access token',
   token: 'must not contain a secret token (24 or more letters and digits in a row)',
 };
 
+/** A date or time that is not a piece of a longer number (nothing numeric joined before or after). */
+const wholeDateOrTime = (body: string): RegExp => new RegExp(String.raw`(?<!\d)(?<!\d[.,:/-])(?:${body})(?!\d|[.,:/-]\d)`, 'g');
+/** An amount that is not a piece of a longer number; a dash may join two (a range: "1.500.000-2.000.000"). */
+const wholeAmount = (body: string, flags = 'g'): RegExp => new RegExp(String.raw`(?<!\d)(?<!\d[.,])(?:${body})(?!\d|[.,]\d)`, flags);
+
 /** Dates and clock times: taken out before digit runs are counted. */
-const DATES_AND_TIMES = [/\b\d{4}-\d{1,2}-\d{1,2}\b/g, /\b\d{1,2}[/-]\d{1,2}[/-]\d{4}\b/g, /\b\d{1,2}:\d{2}(?::\d{2})?\b/g];
-/** Ten or more digits, a single space or dash allowed between two digits. */
-const DIGIT_RUN = /\d(?:[ -]?\d){9,}/g;
-const CURRENCY_BEFORE = /(?:\brp|\bidr|\busd|\bsgd)\.?\s*$/i;
+const DATES_AND_TIMES = [
+  wholeDateOrTime(String.raw`\d{4}([-./])\d{1,2}\1\d{1,2}`),
+  wholeDateOrTime(String.raw`\d{1,2}([-./])\d{1,2}\1\d{4}`),
+  wholeDateOrTime(String.raw`\d{1,2}[:.][0-5]\d(?::[0-5]\d)?`),
+];
+
+const CURRENCY = String.raw`(?:\brp|\bidr|\busd|\bsgd|\beur|\$|€)\.?\s*`;
+/** Amounts written grouped (the rules above); the digit cap is checked on each match. */
+const AMOUNTS = [
+  wholeAmount(String.raw`[1-9]\d{0,2}(?:\.\d{3})+(?:,\d{1,2})?`),
+  wholeAmount(String.raw`[1-9]\d{0,2}(?:,\d{3})+(?:\.\d{1,2})?`),
+  wholeAmount(String.raw`(?<=${CURRENCY})[1-9]\d{0,2}(?:\s\d{3})+(?:[.,]\d{1,2})?(?!\s\d)`, 'gi'),
+];
+const MAX_AMOUNT_DIGITS = 13;
+const integerDigits = (amount: string): number => amount.replace(/[.,]\d{1,2}$/, '').replace(/\D/g, '').length;
+
+/** Ten or more digits, one space, dot or dash allowed between two digits. */
+const DIGIT_RUN = /\d(?:[\s.-]?\d){9,}/;
 
 const SECRET_WORD = String.raw`(?:password|passwd|pwd|passcode|kata\s*sandi|sandi|pin|otp|kode\s*otp|kode\s*verifikasi|token|secret|api[\s_-]?key|access[\s_-]?key|client[\s_-]?secret)`;
 const PASSWORDS = [
@@ -62,10 +92,8 @@ const ALNUM_RUN = /[A-Za-z0-9]{24,}/g;
 function hasAccountNumber(text: string): boolean {
   let rest = text;
   for (const re of DATES_AND_TIMES) rest = rest.replace(re, ' # ');
-  for (const m of rest.matchAll(DIGIT_RUN)) {
-    if (!CURRENCY_BEFORE.test(rest.slice(0, m.index))) return true;
-  }
-  return false;
+  for (const re of AMOUNTS) rest = rest.replace(re, (amount) => (integerDigits(amount) <= MAX_AMOUNT_DIGITS ? ' # ' : amount));
+  return DIGIT_RUN.test(rest);
 }
 
 function hasToken(text: string): boolean {

@@ -104,7 +104,7 @@ export async function addDocument(trx: Db | undefined, actor: WorkspaceActor, in
       const where = milestoneNo === null ? `deal ${deal.reference}` : `milestone ${milestoneNo} of deal ${deal.reference}`;
       await dealEvent(t, actor, deal, 'document.added', `${what} added to ${where}`, { entityType: 'document', entityId: id });
     } else {
-      await appendEvent(t, actor.workspaceId, { event: 'document.added', entityType: 'document', entityId: id, actor: byOf(actor), summary: `${what} added`, realMoney: false });
+      await appendEvent(t, actor.workspaceId, { event: 'document.added', entityType: 'document', entityId: id, actor: byOf(actor), summary: `${what} added` });
     }
     return (await repo.documentById(t, actor.workspaceId, id))!;
   });
@@ -125,7 +125,7 @@ export async function deleteDocument(trx: Db | undefined, actor: WorkspaceActor,
     if (doc.upload_id) await uploadsRepo.unbind(t, doc.upload_id, { kind: 'deal_document', id: doc.id });
     const summary = `Document "${doc.title}" (${doc.document_type}) deleted`;
     if (deal) await dealEvent(t, actor, deal, 'document.deleted', summary, { entityType: 'document', entityId: id });
-    else await appendEvent(t, actor.workspaceId, { event: 'document.deleted', entityType: 'document', entityId: id, actor: byOf(actor), summary, realMoney: false });
+    else await appendEvent(t, actor.workspaceId, { event: 'document.deleted', entityType: 'document', entityId: id, actor: byOf(actor), summary });
     return { id, deleted: true };
   });
 }

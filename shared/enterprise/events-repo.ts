@@ -22,7 +22,7 @@ export interface EventRow {
 
 export type NewEvent = Omit<EventRow, 'id'>;
 
-/** An event as `insertEvents` takes it: livemode is decided in SQL from the workspace and `real_money`. */
+/** An event as `insertEvents` takes it: livemode is decided in SQL from the workspace and `real_money` (false only for a sandbox deal's event). */
 export type EventFields = Omit<NewEvent, 'workspace_id' | 'seq' | 'livemode' | 'created_at'> & { real_money: boolean };
 
 /**

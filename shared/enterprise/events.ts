@@ -5,7 +5,9 @@
  * commits, so a second writer of the same workspace waits and takes the next number
  * only after the first committed. Readers therefore never see seq N+1 before seq N, and
  * a rolled-back writer gives its number back (no gaps). `livemode` is fixed here, at
- * write time; no IP address is ever stored.
+ * write time: true for every event of a live workspace, false in a sandbox and for events
+ * about a sandbox deal (`sandbox`) after the switch to live (spec 2 and 6: it equals the
+ * webhook flag; issue 42). No IP address is ever stored.
  */
 import { clock } from '../clock.js';
 import { db, type Db } from '../db.js';
@@ -30,10 +32,12 @@ export interface EventInput {
   amount?: number | null;
   summary: string;
   /**
-   * False for events that move no real money even in a live workspace (e.g. a sandbox
-   * deal finishing after the switch to live). It can only lower livemode, never raise it.
+   * True for an event about a sandbox object in a live workspace: a deal made in the
+   * sandbox (`is_test`) that finishes or is cancelled after the switch to live. Its
+   * livemode is false; every other event of a live workspace is live, whether or not it
+   * moves money. It can only lower livemode, never raise it.
    */
-  realMoney?: boolean;
+  sandbox?: boolean;
 }
 
 export const DEFAULT_OPERATOR_LABEL = 'Operator';
@@ -95,7 +99,7 @@ function fieldsOf(input: EventInput): repo.EventFields {
     actor_label: input.actorLabel ?? null,
     amount: input.amount ?? null,
     summary: input.summary,
-    real_money: input.realMoney !== false,
+    real_money: input.sandbox !== true,
   };
 }
 

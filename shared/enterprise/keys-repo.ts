@@ -77,6 +77,9 @@ export async function touchKey(id: string, now: Date): Promise<void> {
   await bookkeepingWrite('UPDATE workspace_api_keys SET last_used_at = $2 WHERE id = $1', [id, now]);
 }
 
+/** A key is active while its creator is an active member (spec section 3, "Other statuses"); otherwise inactive. */
+export const isActiveKey = (k: Pick<KeyListRow, 'member_status'>): boolean => k.member_status === 'active';
+
 function listQuery(trx: Db, workspaceId: string) {
   return trx('workspace_api_keys as k')
     .join('workspace_members as m', 'm.id', 'k.created_by_member')

@@ -20,9 +20,15 @@ export type { KeyListRow } from './keys-repo.js';
 
 export const KEYS_PER_WORKSPACE = 10;
 
-/** Unrevoked keys (active, or inactive since their creator left), newest first. */
-export async function listKeys(actor: WorkspaceActor): Promise<KeyListRow[]> {
-  return keysRepo.listKeys(db, actor.workspaceId);
+/**
+ * GET /api-keys (4.10 "List: active keys newest first"): only active keys; the inactive ones
+ * (unrevoked, their creator suspended or gone) are left out but counted, as they still hold
+ * a slot of the 10 (and can be revoked by id to free it).
+ */
+export async function listKeys(actor: WorkspaceActor): Promise<{ rows: KeyListRow[]; inactive: number }> {
+  const unrevoked = await keysRepo.listKeys(db, actor.workspaceId); // at most KEYS_PER_WORKSPACE rows
+  const rows = unrevoked.filter(keysRepo.isActiveKey);
+  return { rows, inactive: unrevoked.length - rows.length };
 }
 
 /** The short prefix shown in lists (`key_preview`): the key starts with it. */

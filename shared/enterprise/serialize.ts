@@ -3,7 +3,7 @@ import type { CounterpartyRow } from './counterparties-repo.js';
 import type { EventRow } from './events-repo.js';
 import type { FeedPage } from './events.js';
 import { dateString, type ExportRow } from './exports-repo.js';
-import type { KeyListRow } from './keys-repo.js';
+import { isActiveKey, type KeyListRow } from './keys-repo.js';
 import type { NotificationRow } from './notifications-repo.js';
 import type { InviteWithNames, KybApplicationRow, MemberRow, MemberWithUser, MembershipWithName, WorkspaceRow } from './repo.js';
 
@@ -90,7 +90,7 @@ export function serializeKey(k: KeyListRow) {
     created_by: { id: k.creator_id, name: k.creator_name },
     last_used_at: iso(k.last_used_at),
     created_at: iso(k.created_at),
-    status: k.member_status === 'active' ? 'active' : 'inactive',
+    status: isActiveKey(k) ? 'active' : 'inactive',
   };
 }
 
@@ -140,9 +140,9 @@ export function serializeAcceptedInvite(m: MemberRow) {
   return { member_id: m.id, account_id: m.workspace_id, role: m.role };
 }
 
-/** GET /api-keys (4.10): every unrevoked key and the workspace's limit. */
-export function serializeKeyList(rows: KeyListRow[], limit: number) {
-  return { items: rows.map(serializeKey), limit };
+/** GET /api-keys: the active keys, the limit, and how many inactive keys also hold a slot (decision 0011, issue 42). */
+export function serializeKeyList(list: { rows: KeyListRow[]; inactive: number }, limit: number) {
+  return { items: list.rows.map(serializeKey), limit, inactive_count: list.inactive };
 }
 
 /** The answer of GET /events beside `success` (decision 0011): `data`, `next_after`, and `next_before` for order=desc. */

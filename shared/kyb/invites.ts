@@ -79,7 +79,6 @@ export async function createInvite(trx: Db | undefined, actor: WorkspaceActor, c
       entityId: cp.id,
       actor: { id: actor.userId, name: actor.userName },
       summary: `Verification link sent for counterparty ${cp.name}`,
-      realMoney: false,
     });
     if (cp.email) {
       const ws = await workspaceById(t, actor.workspaceId);

@@ -48,6 +48,5 @@ export async function goLive(trx: Knex.Transaction, workspace: WorkspaceRow, inp
     entityId: workspace.id,
     actorLabel: input.operatorLabel,
     summary: `${workspace.display_name} is live: KYB approved`,
-    realMoney: false,
   });
 }

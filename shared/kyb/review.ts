@@ -62,7 +62,6 @@ async function record(trx: Knex.Transaction, staff: StaffActor, label: string, a
     entityId: r.subject.counterparty?.id ?? r.app.id,
     actorLabel: label,
     summary,
-    realMoney: false,
   });
   const mail = outcomeMail(action, r.subject, r.app);
   if (r.subject.counterparty) {
@@ -143,7 +142,6 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
       entityId: cp.id,
       actorLabel: label,
       summary: `Counterparty ${cp.name} verified`,
-      realMoney: false,
     });
     return updated;
   });

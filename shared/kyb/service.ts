@@ -245,7 +245,6 @@ export async function submit(trx: Db | undefined, caller: KybCaller, subject: Ky
       entityId: s.counterparty?.id ?? moved.id,
       actor: { id: caller.userId, name: caller.userName },
       summary: `KYB application v${moved.version} of ${subjectName(s)} submitted for review`,
-      realMoney: false,
     });
     return viewOf(s, caller, t);
   });

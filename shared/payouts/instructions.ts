@@ -139,7 +139,6 @@ export async function createInstruction(trx: Db | undefined, actor: WorkspaceAct
       entityId: row.id,
       actor: byOf(actor),
       summary: `Payout instruction ${named(row)} added for ${cp.name}; waiting for verification`,
-      realMoney: !workspace.is_sandbox,
     });
     return withNames(t, row);
   });
@@ -187,7 +186,6 @@ export async function updateInstruction(trx: Db | undefined, actor: WorkspaceAct
       entityId: updated.id,
       actor: byOf(actor),
       summary: `Payout instruction ${named(updated)} changed: ${changed.sort().join(', ')}${unverified ? '; waiting for verification again' : ''}`,
-      realMoney: !workspace.is_sandbox,
     });
     return withNames(t, updated);
   });
@@ -205,7 +203,6 @@ export async function deleteInstruction(trx: Db | undefined, actor: WorkspaceAct
       entityId: row.id,
       actor: byOf(actor),
       summary: `Payout instruction ${named(row)} deleted`,
-      realMoney: !workspace.is_sandbox,
     });
     return { id: row.id, deleted: true };
   });
@@ -286,7 +283,6 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
       entityId: row.id,
       actorLabel: await operatorLabel(t),
       summary: `Payout instruction ${named(verified)} verified`,
-      realMoney: !workspace.is_sandbox,
     });
     return withNames(t, verified);
   });

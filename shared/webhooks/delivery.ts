@@ -195,7 +195,6 @@ async function disable(trx: Db, e: EndpointRow, s: Sending, result: AttemptResul
     entityId: e.id,
     actor: null,
     summary: `Webhook endpoint for ${host} disabled: every attempt failed for about three days`,
-    realMoney: false,
   });
   await mailOptedInMembers(
     trx,

@@ -3,7 +3,7 @@
  *
  * Every change locks the workspace row, then the endpoint (the lock order), and appends its
  * event (webhook_endpoint.created, .updated, .paused, .resumed, .deleted, .secret_rotated;
- * no money: livemode false). The signing secret is made here, sealed with encryptSecret
+ * livemode the workspace's, as every event). The signing secret is made here, sealed with encryptSecret
  * (the worker must sign with it) and answered once, by create and rotate-secret; those two
  * take no Idempotency-Key: a stored answer would keep the plaintext secret in the
  * idempotency table for a day, as the API keys route refuses to (4.10).
@@ -70,7 +70,6 @@ export async function createEndpoint(actor: WorkspaceActor, input: EndpointInput
       entityId: id,
       actor: byOf(actor),
       summary: `Webhook endpoint for ${hostOf(input.url)} created (${eventsText(input.events)})`,
-      realMoney: false,
     });
     const now = clock.now();
     await repo.insertEndpoint(trx, {
@@ -135,7 +134,6 @@ export async function updateEndpoint(trx: Db | undefined, actor: WorkspaceActor,
       entityId: id,
       actor: byOf(actor),
       summary: `Webhook endpoint for ${hostOf(changes.url ?? row.url)} ${event === 'webhook_endpoint.updated' ? 'changed' : event.slice('webhook_endpoint.'.length)}: ${changed.join(', ')}`,
-      realMoney: false,
     });
     if (restart && (changes.status ?? row.status) === 'active') await enqueue(t, 'webhooks.deliver', { endpoint_id: id });
     return (await repo.endpointById(t, actor.workspaceId, id))!;
@@ -155,7 +153,6 @@ export async function deleteEndpoint(trx: Db | undefined, actor: WorkspaceActor,
       entityId: id,
       actor: byOf(actor),
       summary: `Webhook endpoint for ${hostOf(row.url)} deleted`,
-      realMoney: false,
     });
     return { id, deleted: true as const };
   });
@@ -175,7 +172,6 @@ export async function rotateSecret(actor: WorkspaceActor, id: string): Promise<{
       entityId: id,
       actor: byOf(actor),
       summary: `Webhook endpoint for ${hostOf(row.url)}: signing secret rotated`,
-      realMoney: false,
     });
     return { endpoint: (await repo.endpointById(trx, actor.workspaceId, id))!, secret };
   });

@@ -551,8 +551,8 @@ describe('enterprise deals', () => {
       const ref = d.deal.reference as string;
       await inTransaction(undefined, async (trx) => {
         for (let i = 0; i < 110; i++) {
-          await appendEvent(trx, w.workspace.id, { event: 'deal.updated', entityType: 'deal', entityId: d.deal.id, dealId: d.deal.id, dealReference: ref, summary: `note ${i}`, realMoney: false });
-          if (i % 10 === 0) await appendEvent(trx, w.workspace.id, { event: 'deal.updated', entityType: 'deal', entityId: other.deal.id, dealId: other.deal.id, summary: 'other', realMoney: false });
+          await appendEvent(trx, w.workspace.id, { event: 'deal.updated', entityType: 'deal', entityId: d.deal.id, dealId: d.deal.id, dealReference: ref, summary: `note ${i}`, sandbox: true });
+          if (i % 10 === 0) await appendEvent(trx, w.workspace.id, { event: 'deal.updated', entityType: 'deal', entityId: other.deal.id, dealId: other.deal.id, summary: 'other', sandbox: true });
         }
       });
       const res = await get(w.h.viewer, d.deal.id);

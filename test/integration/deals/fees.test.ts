@@ -424,7 +424,7 @@ describe('enterprise platform fee routes', () => {
   });
 
   describe('PUT /fees/default-allocation', () => {
-    it('the owner sets the default: the Fee terms answer, the event (livemode false), existing deals unchanged, later previews use it', async () => {
+    it('the owner sets the default: the Fee terms answer, the event (live: the workspace is, issue 42), existing deals unchanged, later previews use it', async () => {
       const { workspace, session, owner } = await setup();
       await makeLive(workspace.id);
       const existing = await insertDeal(workspace.id, owner.id, { isTest: false });
@@ -438,7 +438,7 @@ describe('enterprise platform fee routes', () => {
 
       const events = await db('workspace_events').where({ workspace_id: workspace.id, event: 'fees.default_allocation_changed' });
       expect(events).to.have.length(1);
-      expect(events[0]).to.deep.include({ entity_type: 'account', entity_id: workspace.id, actor_id: owner.id, actor_name: owner.full_name, livemode: false });
+      expect(events[0]).to.deep.include({ entity_type: 'account', entity_id: workspace.id, actor_id: owner.id, actor_name: owner.full_name, livemode: true });
       expect(events[0].summary).to.include('split').and.include('37%');
       expect(await db('deals').where({ id: existing }).first()).to.deep.equal(dealBefore);
 

@@ -117,6 +117,22 @@ describe('enterprise deal notes', () => {
     }
   });
 
+  it('issue 42: account numbers written with dots, dashes, spaces, a bank word or a currency are refused; grouped amounts, dates and short numbers pass', async () => {
+    const { w, d } = await world();
+    for (const text of ['Rek. 1234.5678.90 a.n. PT Maju', 'BRI 1234-5678-9012', 'Mandiri 1234 5678 9012', 'IDR 1234567890', 'Rp1500000000 ke rekening', 'rekening 0123.456.789']) {
+      const res = await add(w.h.operator, d.deal.id, { body: text });
+      expectError(res, 400, 'INVALID_BODY', 'body');
+      expect(res.body.error.details.fieldErrors.body, text).to.deep.equal([SECRET_MESSAGES.account_number]);
+    }
+    expect(await countRows('deal_notes', { deal_id: d.deal.id })).to.equal(0);
+    const passing = ['Termin 2 Rp 1.500.000.000 dibayar 15.01.2024 pukul 10.30', 'USD 1,000,000.50 (invoice 12345, PO-2024-001)', 'IDR 10 000 000 000 total kontrak', 'Harga Rp 1.500.000-2.000.000 per unit'];
+    for (const text of passing) {
+      const res = await add(w.h.operator, d.deal.id, { body: text });
+      expect(res.status, `${text}: ${JSON.stringify(res.body)}`).to.equal(201);
+      expect(res.body.data.body).to.equal(text);
+    }
+  });
+
   it('deletes a note: { id, deleted: true }, note.deleted; again, on another deal or malformed: 404', async () => {
     const { w, d } = await world();
     const other = await activeDeal(client, w);

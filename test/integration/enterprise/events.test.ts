@@ -7,6 +7,8 @@
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { createWorkspace, headersOf, sessionOf, type Cred } from '../../factories/enterprise.js';
+import { createDealVia, dealBody, dealWorld, DEALS } from '../../factories/deals.js';
+import { notesPath } from '../../factories/documents.js';
 import { db } from '../../../shared/db.js';
 import { appendEvent, appendEvents, operatorLabel } from '../../../shared/enterprise/events.js';
 import { createCounterparty, type WorkspaceActor } from '../../../shared/enterprise/service.js';
@@ -93,7 +95,7 @@ describe('enterprise event feed', () => {
       appendEvents(trx, a.workspace.id, [
         { event: 'milestone.released', entityType: 'milestone', summary: 'first', amount: 900 },
         { event: 'disbursement.queued', entityType: 'disbursement', summary: 'second', amount: 400 },
-        { event: 'disbursement.queued', entityType: 'disbursement', summary: 'third', amount: 500, realMoney: false },
+        { event: 'disbursement.queued', entityType: 'disbursement', summary: 'third', amount: 500, sandbox: true },
       ]),
     );
     expect(rows.map((r) => [Number(r.seq), r.summary, r.livemode])).to.deep.equal([
@@ -154,11 +156,39 @@ describe('enterprise event feed', () => {
     }
   });
 
+  it('issue 42: every event of a live workspace is live, moving money or not (templates, counterparties, notes, deals); a sandbox deal after going live and a sandbox workspace are not', async () => {
+    const w = await dealWorld(client);
+    const sandboxDeal = await createDealVia(client, w.h.operator, dealBody(w.cpId));
+    const sandboxSeq = Number((await db('workspaces').where({ id: w.workspace.id }).first()).last_event_seq);
+    await db('workspaces').where({ id: w.workspace.id }).update({ is_sandbox: false });
+    const writes = [
+      await client.post('/v1/enterprise/counterparties').set(w.h.operator).send({ name: 'PT Live' }),
+      await client.post('/v1/enterprise/templates').set(w.h.operator).send({ name: 'Live template', milestones: [{ title: 'Semua', amount_pct: 100 }] }),
+      await client.post(DEALS).set(w.h.operator).send(dealBody(w.cpId)),
+    ];
+    for (const r of writes) expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    const liveDeal = writes[2]!.body.data.deal.id as string;
+    expect((await client.post(notesPath(liveDeal)).set(w.h.operator).send({ body: 'Catatan live' })).status).to.equal(201);
+    // A deal made in the sandbox, cancelled after the switch: its event moves no real money.
+    expect((await client.post(`${DEALS}/${sandboxDeal.deal.id}/cancel`).set(w.h.operator).send({})).status).to.equal(200);
+    const res = await client.get(`/v1/enterprise/events?after=${sandboxSeq}&limit=100`).set(w.h.viewer);
+    const items = (res.body.data as (Item & { deal_id: string | null })[]).map((e) => [e.event, e.livemode]);
+    expect(items).to.deep.equal([
+      ['counterparty.created', true],
+      ['template.created', true],
+      ['deal.created', true],
+      ['note.added', true],
+      ['deal.cancelled', false],
+    ]);
+    const before = await client.get(`/v1/enterprise/events?after=0&limit=${sandboxSeq}`).set(w.h.viewer);
+    expect((before.body.data as Item[]).map((e) => e.livemode)).to.deep.equal(Array.from({ length: sandboxSeq }, () => false));
+  });
+
   it('livemode is fixed when the event happens; operator actions carry actor_label; no IP address anywhere', async () => {
     const a = await world();
     await db('workspaces').where({ id: a.workspace.id }).update({ is_sandbox: false });
     await db.transaction((trx) => appendEvent(trx, a.workspace.id, { event: 'milestone.funded', entityType: 'milestone', actorLabel: 'Operator', summary: 'funds confirmed', amount: 5_000_000 }));
-    await db.transaction((trx) => appendEvent(trx, a.workspace.id, { event: 'milestone.released', entityType: 'milestone', summary: 'sandbox deal', realMoney: false }));
+    await db.transaction((trx) => appendEvent(trx, a.workspace.id, { event: 'milestone.released', entityType: 'milestone', summary: 'sandbox deal', sandbox: true }));
     await db('workspaces').where({ id: a.workspace.id }).update({ is_sandbox: true });
     const page = await feed(a.cred, 'after=0');
     expect(page.data.map((e) => e.livemode)).to.deep.equal([false, true, false]);

@@ -99,17 +99,40 @@ describe('enterprise workspace API keys', () => {
     expect((await db('workspace_api_keys').where({ id }).first()).revoked_at).to.not.equal(null);
   });
 
-  it('a creator who is no longer active makes the key inactive (401) while it keeps its slot until revoked', async () => {
-    const { workspace, admin, owner: ownerUser } = await setup();
+  it('a creator who is no longer active makes the key inactive (401): left out of the list, counted in inactive_count, keeping its slot until revoked', async () => {
+    const { workspace, admin, owner: ownerUser, ownerMember } = await setup();
     const { id, key } = await workspaceKey(workspace.id, admin, ['read']);
     await db('workspace_members').where({ id: admin.member.id }).update({ status: 'suspended' });
     const res = await client.get('/v1/enterprise/settings').set(headersOf(wk(key)));
     expect(res.status).to.equal(401);
     expect(res.body.error.code).to.equal('INVALID_TOKEN');
     const owner = await sessionOf(ownerUser);
+    const active = await workspaceKey(workspace.id, { member: ownerMember, user: ownerUser }, ['read']);
+    // 4.10 "List: active keys newest first": the inactive key is left out, counted as holding a slot.
     const list = await client.get('/v1/enterprise/api-keys').set(headersOf(owner));
-    const items = list.body.data.items as { id: string; status: string }[];
-    expect(items.find((k) => k.id === id)?.status).to.equal('inactive');
+    expect(list.status).to.equal(200);
+    expect((list.body.data.items as { id: string; status: string }[]).map((k) => [k.id, k.status])).to.deep.equal([[active.id, 'active']]);
+    expect(list.body.data).to.include({ limit: 10, inactive_count: 1 });
+    expect(await countRows('workspace_api_keys', { workspace_id: workspace.id, revoked_at: null })).to.equal(2);
+    // It can still be revoked by id (freeing its slot); a revoked key is neither listed nor counted.
+    expect((await client.delete(`/v1/enterprise/api-keys/${id}`).set(headersOf(owner))).status).to.equal(200);
+    const after = await client.get('/v1/enterprise/api-keys').set(headersOf(owner));
+    expect(after.body.data.items).to.have.length(1);
+    expect(after.body.data.inactive_count).to.equal(0);
+  });
+
+  it('the list shows active keys only: revoked and inactive keys are left out, an inactive key listed again once its creator is active', async () => {
+    const { workspace, admin, owner: ownerUser } = await setup();
+    const owner = await sessionOf(ownerUser);
+    const a = await workspaceKey(workspace.id, admin, ['read']);
+    const b = await workspaceKey(workspace.id, admin, ['read', 'write']);
+    expect((await client.delete(`/v1/enterprise/api-keys/${a.id}`).set(headersOf(owner))).status).to.equal(200);
+    const ids = async () => ((await client.get('/v1/enterprise/api-keys').set(headersOf(owner))).body.data.items as { id: string }[]).map((k) => k.id);
+    expect(await ids()).to.deep.equal([b.id]);
+    await db('workspace_members').where({ id: admin.member.id }).update({ status: 'suspended' });
+    expect(await ids()).to.deep.equal([]);
+    await db('workspace_members').where({ id: admin.member.id }).update({ status: 'active' });
+    expect(await ids()).to.deep.equal([b.id]);
   });
 
   it("a suspended or closed creator's account refuses the key (403 SUSPENDED / ACCOUNT_INACTIVE, the key's wording)", async () => {

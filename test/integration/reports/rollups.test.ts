@@ -64,7 +64,7 @@ describe('enterprise reports: the rollups behind the summary match the feed', ()
       }
       clock.set(at);
       await db.transaction((trx) =>
-        appendEvent(trx, workspace.id, { event, entityType: 'milestone', entityId: milestone, dealId: deal?.id ?? null, amount, summary: event, actor: null, realMoney: false }),
+        appendEvent(trx, workspace.id, { event, entityType: 'milestone', entityId: milestone, dealId: deal?.id ?? null, amount, summary: event, actor: null, sandbox: true }),
       );
       made.push({ event, at, amount, cp: deal?.counterparty_id ?? null, hours });
     }

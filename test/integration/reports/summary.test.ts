@@ -220,7 +220,7 @@ describe('enterprise reports: summary', () => {
       const h = headersOf(await personalKeyOf(owner)); // a session would idle out as the clock moves
       const amount = async (iso: string, value: number) => {
         at(iso);
-        await db.transaction((trx) => appendEvent(trx, workspace.id, { event: 'milestone.funded', entityType: 'milestone', amount: value, summary: 'funded', realMoney: false }));
+        await db.transaction((trx) => appendEvent(trx, workspace.id, { event: 'milestone.funded', entityType: 'milestone', amount: value, summary: 'funded', sandbox: true }));
       };
       await amount('2026-08-29T23:59:59.999Z', 1); // one day before the default range
       await amount('2026-08-30T00:00:00.000Z', 10); // its first instant

@@ -83,15 +83,19 @@ describe('webhook delivery', function () {
     expect(Number((await endpointRow(w.endpoint.id)).cursor_seq)).to.equal((item as unknown as { seq: number }).seq);
   });
 
-  it('livemode equals the event\'s: true for real money in a live workspace, false otherwise', async () => {
+  it('livemode equals the event\'s: every event of a live workspace is live (issue 42), a sandbox deal\'s event after going live is not', async () => {
     const w = await world();
     await db('workspaces').where({ id: w.workspace.id }).update({ is_sandbox: false });
     await feedEvent(w.workspace.id, { event: 'milestone.funded', amount: 1_000_000 });
-    await feedEvent(w.workspace.id, { event: 'template.created', realMoney: false });
+    await createCounterparty(undefined, w.ownerActor, { name: 'PT Live', country_code: 'ID', relationship: 'seller' });
+    await feedEvent(w.workspace.id, { event: 'template.created' });
+    await feedEvent(w.workspace.id, { event: 'deal.cancelled', sandbox: true });
     await webhookJobs();
     expect(rx.received.map((r) => [r.json.type, r.json.livemode, r.json.data.livemode])).to.deep.equal([
       ['milestone.funded', true, true],
-      ['template.created', false, false],
+      ['counterparty.created', true, true],
+      ['template.created', true, true],
+      ['deal.cancelled', false, false],
     ]);
   });
 
