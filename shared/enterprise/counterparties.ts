@@ -84,7 +84,6 @@ export async function updateCounterparty(trx: Db | undefined, actor: WorkspaceAc
         entityId: row.id,
         actor: byOf(actor),
         summary: `Counterparty ${row.name} is no longer verified: its ${what.join(' and ')} changed; live deals wait in terms review until it is verified again`,
-        realMoney: false,
       });
     }
     return row;

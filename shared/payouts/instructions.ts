@@ -304,7 +304,6 @@ export async function unverifyForLive(trx: Db, workspaceId: string, operatorLabe
       entityId: row.id,
       actorLabel: operatorLabelText,
       summary: `Payout instruction ${named(row)} waiting for verification again: the workspace is live`,
-      realMoney: true,
     });
   }
   return was.length;
