@@ -7,8 +7,8 @@ import type { Knex } from 'knex';
  *
  * - `deal_statuses_list` serves `status=…` with its order: the page is the first `limit`
  *   entries of one index range read backwards (offset included), and the total counts that
- *   range alone (an index-only scan). Without a status the list reads `deal_statuses_range`
- *   (workspace_id, created_at) backwards, ties on the same instant put in order by id.
+ *   range alone (an index-only scan). Without a status: `deal_statuses_order`
+ *   (20261209050100_deal-statuses-order-index).
  * - The list orders by the rollup's copy of the deal's creation time, so the copy follows
  *   the deal: the rollup's insert trigger copies `created_at` and `counterparty_id` once,
  *   and nothing refreshed them after (no code path changes them today; a correction by SQL

@@ -256,8 +256,10 @@ export interface DealListFilter {
  * The status filter reads the `deal_statuses` rollup (the rule of `dealStatus`, kept by
  * triggers in the writing transaction), so neither the filter nor the page loads another
  * deal's milestones: with a status, the page is one range of `deal_statuses_list` read
- * backwards; without, of `deal_statuses_range`. `q` (title or reference contains, `%`, `_`
- * and `\` taken literally) is checked on the deal rows met along the way. The total is a
+ * backwards; without, of `deal_statuses_order`; the page's ids are cut there first, so an
+ * offset skips index entries, and only the page's deals are joined with their names. `q`
+ * (title or reference contains, `%`, `_` and `\` taken literally) is checked on the deal
+ * rows met along the way. The total is a
  * scalar subquery of the same statement (one snapshot, one round trip); a page past the end
  * has no row to carry it, so only then is it counted alone. Every value is bound.
  */
@@ -273,14 +275,22 @@ export async function listDealsPage(trx: Db, workspaceId: string, f: DealListFil
     }
     return q;
   };
-  // The count reads the rollup alone unless q needs the deal row (its own aliases, inside its subquery).
-  const counted = () => filtered(like === undefined ? trx('deal_statuses as s') : trx('deal_statuses as s').join('deals as d', 'd.id', 's.deal_id'));
-  const rows = await filtered(
-    trx('deal_statuses as s')
-      .join('deals as d', 'd.id', 's.deal_id')
-      .join('users as u', 'u.id', 'd.owner_id')
-      .join('counterparties as c', 'c.id', 'd.counterparty_id'),
-  )
+  // The rollup alone unless q needs the deal row (deals joined by its own alias inside each subquery).
+  const matching = () => filtered(like === undefined ? trx('deal_statuses as s') : trx('deal_statuses as s').join('deals as d', 'd.id', 's.deal_id'));
+  // The page's ids first (an offset then skips index entries, not joined deals), then those deals with their names.
+  const page = matching()
+    .select('s.deal_id', 's.created_at')
+    .orderBy([
+      { column: 's.created_at', order: 'desc' },
+      { column: 's.deal_id', order: 'desc' },
+    ])
+    .limit(f.limit)
+    .offset(f.offset);
+  const rows = await trx
+    .from(page.as('p'))
+    .join('deals as d', 'd.id', 'p.deal_id')
+    .join('users as u', 'u.id', 'd.owner_id')
+    .join('counterparties as c', 'c.id', 'd.counterparty_id')
     .select<(DealWithNames & { total: string })[]>(
       'd.*',
       'u.full_name as owner_name',
@@ -288,16 +298,14 @@ export async function listDealsPage(trx: Db, workspaceId: string, f: DealListFil
       'c.country_code as counterparty_country_code',
       'c.kyb_status as counterparty_kyb_status',
       'c.relationship as counterparty_relationship',
-      counted().count('*').as('total'),
+      matching().count('*').as('total'),
     )
     .orderBy([
-      { column: 's.created_at', order: 'desc' },
-      { column: 's.deal_id', order: 'desc' },
-    ])
-    .limit(f.limit)
-    .offset(f.offset);
+      { column: 'p.created_at', order: 'desc' },
+      { column: 'p.deal_id', order: 'desc' },
+    ]);
   if (rows.length === 0) {
-    const [row] = await counted().count<{ count: string }[]>('* as count');
+    const [row] = await matching().count<{ count: string }[]>('* as count');
     return { deals: [], total: Number(row?.count ?? 0) };
   }
   const total = Number(rows[0]!.total);
