@@ -3,6 +3,9 @@
  * decision 0020 "Overview and reconciliation"). The overview is cached 15 seconds per
  * workspace and user (shared/overview/cache.ts); the caller's own writes clear it
  * (api/middleware/overview-cache.ts, run by enterpriseAuth after every enterprise write).
+ * The reconciliation reads every milestone of the workspace with its ledger lines on each
+ * request, so it is limited as the other whole-workspace reads are (the exports: 5 per
+ * minute per user; decision 0018 "Issue 42").
  */
 import * as overview from '../../shared/overview/service.js';
 import * as recon from '../../shared/reconciliation/service.js';
@@ -13,8 +16,11 @@ import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
 
 export const overviewRouter = createRouter();
 
-/** Section 8: the overview 60 per minute. */
-export const LIMITS: { overview: RateLimitRule } = { overview: { name: 'ent-overview', points: 60, durationSeconds: 60, by: 'user' } };
+/** Section 8: the overview 60 per minute; the reconciliation (a whole-workspace read, spec silent) 5 per minute, as the exports. */
+export const LIMITS: { overview: RateLimitRule; reconciliation: RateLimitRule } = {
+  overview: { name: 'ent-overview', points: 60, durationSeconds: 60, by: 'user' },
+  reconciliation: { name: 'ent-reconciliation', points: 5, durationSeconds: 60, by: 'user' },
+};
 
 const P = '/v1/enterprise';
 
@@ -22,6 +28,6 @@ overviewRouter.get(`${P}/overview`, enterpriseAuth({ role: 'viewer' }), rateLimi
   ok(ctx, await overview.overview(ctx.redis, workspaceActorOf(ctx), workspaceOf(ctx)));
 });
 
-overviewRouter.get(`${P}/reconciliation`, enterpriseAuth({ role: 'viewer' }), async (ctx) => {
+overviewRouter.get(`${P}/reconciliation`, enterpriseAuth({ role: 'viewer' }), rateLimit(LIMITS.reconciliation), async (ctx) => {
   ok(ctx, serializeReconciliation(await recon.reconciliationFor(workspaceActorOf(ctx))));
 });

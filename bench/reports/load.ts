@@ -21,6 +21,12 @@
  * user's counter of it every 5 ms during the run (the limiter still counts every request).
  * Afterwards the cache entry is read back: one stored after the run began is a
  * recomputation (a miss) during the run, and is counted.
+ *
+ * The deal list (issue 42, "No tenant can slow the others"): `GET /v1/enterprise/deals`
+ * one request at a time (one connection), `listRequests` answers per round, each by the
+ * next of the workspace's users as for the summary (the list has no limit of its own; the
+ * shared per-user one is raised). `BENCH_REPORT_ONLY=list` runs the list alone (its own
+ * results block), `=reports` the summary and overview alone; by default both.
  */
 import { badCount, statusSummary, type AutocannonOptions, type AutocannonRequestSpec, type AutocannonResult } from '../lib/autocannon.js';
 import { deleteRedisKeys } from '../lib/db.js';
@@ -33,6 +39,7 @@ import type { ReportCaller, ReportSeed } from './seed.js';
 
 export const SUMMARY = '/v1/enterprise/reports/summary';
 export const OVERVIEW = '/v1/enterprise/overview';
+export const LIST = '/v1/enterprise/deals';
 
 export const settings = {
   deals: intFromEnv('BENCH_REPORT_DEALS', 100_000, 1000, 999_999),
@@ -45,6 +52,11 @@ export const settings = {
   summaryRequests: intFromEnv('BENCH_SUMMARY_REQUESTS', 40, 4, 10_000),
   connections: intFromEnv('BENCH_CONNECTIONS', 4, 1, 100),
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
+  /** Deal list runs: answers per round, one at a time (a warm-up of `listWarmup` answers). */
+  listRequests: intFromEnv('BENCH_LIST_REQUESTS', 300, 10, 100_000),
+  listWarmup: 30,
+  /** `list`: the deal list alone; `reports`: the summary and the overview alone; unset: both. */
+  only: process.env.BENCH_REPORT_ONLY === 'list' || process.env.BENCH_REPORT_ONLY === 'reports' ? process.env.BENCH_REPORT_ONLY : undefined,
   summaryLimit: 30,
   overviewLimit: 60,
 };
@@ -55,17 +67,37 @@ export interface RouteDef {
   path: string;
   /** Goal on p95 in ms (null: none). */
   goalP95: number | null;
-  kind: 'summary' | 'overview';
+  kind: 'summary' | 'overview' | 'list';
 }
 
 /** `YYYY-MM-DD` of a UTC day `daysBack` before today. */
 const day = (daysBack: number): string => new Date(Date.now() - daysBack * 86_400_000).toISOString().slice(0, 10);
 
 export function routes(): RouteDef[] {
-  return [
+  const all: RouteDef[] = [
     { key: 'summary-90', label: `\`GET ${SUMMARY}\` (default range: the last 90 days)`, path: SUMMARY, goalP95: 100, kind: 'summary' },
     { key: 'summary-366', label: `\`GET ${SUMMARY}?from=…&to=…\` (366 days)`, path: `${SUMMARY}?from=${day(365)}&to=${day(0)}`, goalP95: 100, kind: 'summary' },
     { key: 'overview-cached', label: `\`GET ${OVERVIEW}\` (cached)`, path: OVERVIEW, goalP95: 50, kind: 'overview' },
+    ...listRoutes(),
+  ];
+  return all.filter((r) => settings.only === undefined || (settings.only === 'list') === (r.kind === 'list'));
+}
+
+/** The deal list: a status filter (the goal of issue 42: a common and a rarer status), the default order, and (no goal) a search and a deep page. */
+function listRoutes(): RouteDef[] {
+  const list = (key: string, query: string, goalP95: number | null, what: string): RouteDef => ({
+    key,
+    label: `\`GET ${LIST}?${query}\`${what}`,
+    path: `${LIST}?${query}`,
+    goalP95,
+    kind: 'list',
+  });
+  return [
+    list('list-status', 'status=completed&limit=20', 50, ' (the most common status)'),
+    list('list-status-rare', 'status=disputed&limit=20', 50, ''),
+    list('list-default', 'limit=20', 50, ' (no filter: the default order)'),
+    list('list-search', 'q=DL-0990&limit=20', null, ' (a reference search, 100 matches)'),
+    list('list-deep', 'limit=20&page=2500', null, ' (page 2,500: offset 49,980)'),
   ];
 }
 
@@ -198,6 +230,8 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
   // answer cached by one request just before the run (an uncached answer takes most of a second on
   // this workspace, too long to fill many users' 15-second entries before a run).
   const callers = route.kind === 'overview' ? seed.callers.slice(0, 1) : seed.callers;
+  const counted = route.kind !== 'overview';
+  const amount = route.kind === 'list' ? (seconds === 0 ? settings.listWarmup : settings.listRequests) : seconds === 0 ? settings.connections : settings.summaryRequests;
   if (route.kind === 'overview') {
     await clearOverviewCache();
     await fill(api.base, callers, 1);
@@ -206,10 +240,11 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
   const load = () =>
     timed(api.child, `${route.key}: GET ${route.path}`, {
       url: `${api.base}${route.path}`,
-      connections: settings.connections,
+      // The deal list one request at a time; the others over `connections`.
+      connections: route.kind === 'list' ? 1 : settings.connections,
       pipelining: 1,
-      // The summary: a number of answers (`amount`, warm-up: one per connection); the overview: seconds.
-      ...(route.kind === 'summary' ? { duration: 3600, amount: seconds === 0 ? settings.connections : settings.summaryRequests } : { duration: seconds }),
+      // The summary and the list: a number of answers (`amount`; warm-up: one per connection, or `listWarmup`); the overview: seconds.
+      ...(counted ? { duration: 3600, amount } : { duration: seconds }),
       timeout: 120,
       requests: cycling(route.path, callers),
     });
@@ -226,8 +261,9 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
 export async function runRounds(api: { base: string; child: Child }, seed: ReportSeed, defs: readonly RouteDef[]): Promise<Map<string, Run[]>> {
   if (settings.warmup > 0) {
     for (const r of defs) {
-      console.log(`bench: warming up ${r.key} (${r.kind === 'summary' ? `${settings.connections} answers` : `${settings.warmup} s`})`);
-      await runRoute(api, r, seed, r.kind === 'summary' ? 0 : settings.warmup);
+      const answers = r.kind === 'list' ? settings.listWarmup : settings.connections;
+      console.log(`bench: warming up ${r.key} (${r.kind === 'overview' ? `${settings.warmup} s` : `${answers} answers`})`);
+      await runRoute(api, r, seed, r.kind === 'overview' ? settings.warmup : 0);
     }
   }
   uncached.length = 0;

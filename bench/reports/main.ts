@@ -11,6 +11,9 @@
  * report.ts writes each route's median round by p95 against its goal to
  * bench/reports/README.md and the table of bench/README.md. A round with more than 1%
  * non-2xx answers or errors stops the run. Tunables: see load.ts and bench/reports/README.md.
+ * The deal list of issue 42 (`GET /v1/enterprise/deals`, one request at a time) is checked
+ * against the rows (verify.ts checkList), measured in the same rounds and written to a block
+ * of its own; `BENCH_REPORT_ONLY=list` (or `=reports`) runs one part alone.
  */
 import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
@@ -18,9 +21,9 @@ import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { routes, runRounds, settings, type Run } from './load.js';
-import { report } from './report.js';
+import { report, reportList } from './report.js';
 import { seedReports } from './seed.js';
-import { checkRoutes, checkSeed } from './verify.js';
+import { checkList, checkRoutes, checkSeed } from './verify.js';
 
 async function main(): Promise<void> {
   requireStores('npm run bench:reports');
@@ -36,10 +39,13 @@ async function main(): Promise<void> {
   const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
   await waitFor(`${base}/readyz`, child, 30_000);
   console.log(`bench: API on ${base}`);
-  const { overview } = await checkRoutes(base, seed);
+  const all = routes();
+  const reports = all.some((d) => d.kind !== 'list');
+  const lists = all.some((d) => d.kind === 'list');
+  const { overview } = reports ? await checkRoutes(base, seed) : { overview: true };
+  const checked = lists ? await checkList(base, seed) : [];
 
   const notMeasured = new Map<string, string>();
-  const all = routes();
   if (!overview) notMeasured.set('overview-cached', 'route not built yet');
   const defs = all.filter((d) => !notMeasured.has(d.key));
 
@@ -50,9 +56,17 @@ async function main(): Promise<void> {
   const loadEnd = loadavg();
 
   const webhooks = ['- Webhook delivery throughput: `npm run bench:webhooks` (bench/webhooks/README.md).'];
-  const { markdown, headlines } = report(all, results, { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks });
-  console.log(`\n${markdown}\n`);
-  await publish({ page: 'reports', marker: 'results', markdown, headlines, at, tag: 'bench' });
+  const info = { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks };
+  if (reports) {
+    const { markdown, headlines } = report(all, results, info);
+    console.log(`\n${markdown}\n`);
+    await publish({ page: 'reports', marker: 'results', markdown, headlines, at, tag: 'bench' });
+  }
+  if (lists) {
+    const { markdown, headlines } = reportList(all, results, { ...info, checked });
+    console.log(`\n${markdown}\n`);
+    await publish({ page: 'reports', marker: 'list-results', markdown, headlines, at, tag: 'bench' });
+  }
 }
 
 await runMain('bench', main, closeBenchDb);

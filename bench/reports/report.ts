@@ -26,7 +26,7 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
   const rows: string[][] = [];
   const headlines: Headline[] = [];
   const notes: string[] = [];
-  for (const def of defs) {
+  for (const def of defs.filter((d) => d.kind !== 'list')) {
     const why = info.notMeasured.get(def.key);
     const goal = def.goalP95 === null ? '—' : `p95 < ${def.goalP95} ms`;
     const id = `reports/${def.key}`;
@@ -91,6 +91,62 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       `\`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` (the shared per-user limit, still checked on every request). No answer in any round was a 429 ` +
       `(a round with more than 1% non-2xx stops the run).`,
     ...info.webhooks,
+    `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null).`,
+    `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}. ` +
+      `The machine is shared with other engineers' test runs: read the load average above before the figures.`,
+  ];
+  return { markdown: markdown.join('\n'), headlines };
+}
+
+/**
+ * The deal list's block (issue 42): per route its median round by p95, every round's p95,
+ * the goal; the page's rows and total as checked before the load; the load average.
+ */
+export function reportList(defs: readonly RouteDef[], results: Map<string, Run[]>, info: RunInfo & { checked: string[] }): { markdown: string; headlines: Headline[] } {
+  const rows: string[][] = [];
+  const headlines: Headline[] = [];
+  for (const def of defs.filter((d) => d.kind === 'list')) {
+    const runs = results.get(def.key) ?? [];
+    if (runs.length === 0) continue;
+    const goal = def.goalP95 === null ? '—' : `p95 < ${def.goalP95} ms`;
+    const mid = medianBy(runs, (r) => p(r, 0.95));
+    const p95 = p(mid, 0.95);
+    const met = def.goalP95 === null ? undefined : p95 < def.goalP95;
+    rows.push([
+      def.label,
+      goal,
+      `**${fmtNum(p95)}**${met === undefined ? '' : met ? ' met' : ' **not met**'}`,
+      fmtNum(p(mid, 0.5)),
+      fmtNum(p(mid, 0.99)),
+      fmtInt(mid.result.requests.average),
+      runs.map((r) => fmtNum(p(r, 0.95))).join(' / '),
+      fmtInt(runs.reduce((a, r) => a + r.times.length, 0)),
+    ]);
+    if (def.goalP95 !== null) {
+      headlines.push({
+        id: `reports/${def.key}`,
+        figure: `${def.label} on ${fmtInt(info.seed.deals)} deals, one request at a time: p95 (load average ${info.loadStart.split(',')[0]} at the start)`,
+        goal,
+        measured: `${fmtNum(p95)} ms`,
+        met,
+      });
+    }
+  }
+  const s = info.seed;
+  const markdown = [
+    `${measuredLine(info.at).replace(/\.$/, '')} (${Math.round(info.seconds)} s of load). ` +
+      `Load average (1, 5, 15 min) when the load started: ${info.loadStart}; when it ended: ${info.loadEnd}.`,
+    '',
+    ...mdTable(['Route', 'Goal', 'p95 (ms)', 'p50 (ms)', 'p99 (ms)', 'Requests/s', 'p95 (ms) per round', 'Answers timed'], 'llrrrrlr', rows),
+    '',
+    `- Each row is that route's median round by p95 (its p50, p99 and requests/s are that round's); percentiles are nearest-rank over every ` +
+      `2xx answer of the round, each timed by autocannon from the request's write to the end of its answer. ${plural(settings.rounds, 'round')} per route, ` +
+      `each ${fmtInt(settings.listRequests)} answers one at a time (1 connection, pipelining 1) after a warm-up of ${settings.listWarmup}; ` +
+      `each request by the next of the workspace's ${fmtInt(s.callers.length)} users (the list has no limit of its own; ` +
+      `\`AUTH_RATE_LIMIT_PER_MINUTE=${settings.authLimit}\` raises the shared one); the routes back to back, forward in odd rounds and backward in even ones.`,
+    ...info.checked.map((c) => `- Checked before the load: ${c}.`),
+    `- The workspace: live, ${fmtInt(s.deals)} deals (1-3 milestones each, ${fmtInt(s.milestones)} in all), as for the summary above ` +
+      `(bench/reports/seed.ts; ${s.seededNow ? `made in this run, ${fmtNum(s.seedSeconds)} s` : 'made by an earlier run'}).`,
     `- The API is the compiled build, \`node dist/api/server.js\` (${SERVICE_ENV_NOTE}, \`LOG_LEVEL=${LOG_LEVEL}\`, stdout to /dev/null).`,
     `- ${machine(isPinned() ? 'load generator pinned to core 0, the API to core 1; Postgres and Redis unpinned' : 'no pinning')}. ` +
       `The machine is shared with other engineers' test runs: read the load average above before the figures.`,

@@ -6,10 +6,10 @@
  * default range (deals created, the sums of the funded and released events), so the bench
  * times right answers; `GET /v1/enterprise/overview` answers 200 when the route exists.
  */
-import { one } from '../lib/db.js';
+import { all, one } from '../lib/db.js';
 import { call, dataOf, expect } from '../lib/http.js';
 import { fmtInt } from '../lib/format.js';
-import { OVERVIEW, SUMMARY } from './load.js';
+import { LIST, OVERVIEW, SUMMARY } from './load.js';
 import type { ReportSeed } from './seed.js';
 
 export async function checkSeed(seed: ReportSeed): Promise<void> {
@@ -66,4 +66,40 @@ export async function checkRoutes(base: string, seed: ReportSeed): Promise<{ ove
   }
   expect(o.status === 200 && dataOf(o) !== undefined, `GET ${OVERVIEW} as owner`, o);
   return { overview: true };
+}
+
+interface ListAnswer {
+  data?: { id?: string; status?: string }[];
+  pagination?: { total?: number };
+}
+
+/**
+ * The deal list answers what the rows say (issue 42): for a status and for no filter, the
+ * page's ids and the total against Postgres's own reading of every deal of the workspace
+ * (the status of `deal_status_now`, computed from the milestones, not the rollup the route
+ * reads), newest first by (created_at, id). Answers one line per check for the report.
+ */
+export async function checkList(base: string, seed: ReportSeed): Promise<string[]> {
+  const viewer = seed.callers[seed.callers.length - 1]!;
+  const lines: string[] = [];
+  for (const status of ['completed', 'disputed', undefined]) {
+    const query = `${status ? `status=${status}&` : ''}limit=20&page=3`;
+    const a = await call(`${base}${LIST}?${query}`, { headers: { Cookie: viewer.cookie } });
+    const d = a.body as ListAnswer | undefined;
+    expect(a.status === 200 && Array.isArray(d?.data), `GET ${LIST}?${query} as viewer`, a);
+    const rows = await all<{ id: string; status: string; total: string }>(
+      `SELECT id, status, count(*) OVER () AS total FROM (SELECT d.id, d.created_at, deal_status_now(d.id) AS status FROM deals d WHERE d.workspace_id = ?) x
+        WHERE (?::text IS NULL OR status = ?::text) ORDER BY created_at DESC, id DESC`,
+      [seed.workspaceId, status ?? null, status ?? null],
+    );
+    const want = rows.slice(40, 60).map((r) => r.id);
+    const total = rows.length;
+    const got = d!.data!.map((i) => i.id);
+    if (JSON.stringify(got) !== JSON.stringify(want) || d!.pagination?.total !== total) {
+      throw new Error(`check failed: GET ${LIST}?${query} answered ${got.length} deals (total ${String(d!.pagination?.total)}), not the rows' ${want.length} (total ${total}) in the same order`);
+    }
+    lines.push(`\`GET ${LIST}?${query}\` answered the 20 deals and the total (${fmtInt(total)}) that Postgres reads from every deal's milestones`);
+    console.log(`bench: reports: ${lines[lines.length - 1]}`);
+  }
+  return lines;
 }

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
-import type { MilestoneStatus, MilestoneTransition } from './states.js';
+import type { DealStatus, MilestoneStatus, MilestoneTransition } from './states.js';
 
 export interface DealRow {
   id: string;
@@ -243,17 +243,80 @@ export async function moveDealMilestones(trx: Db, dealId: string, move: Mileston
     .update({ ...changes, status: move.to });
 }
 
-/** Deals of the workspace, newest first, with their names (the status filter is applied by the caller over computed statuses). */
-export async function listDeals(trx: Db, workspaceId: string, f: { q?: string }): Promise<DealWithNames[]> {
-  const q = dealWithNames(trx).where('d.workspace_id', workspaceId);
-  if (f.q) {
-    const like = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q.andWhere((w) => {
-      void w.whereILike('d.title', like).orWhereILike('d.reference', like);
-    });
+export interface DealListFilter {
+  status?: DealStatus;
+  q?: string;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * One page of the workspace's deals, newest first (`created_at DESC, id DESC`), with their
+ * names, and how many match (GET /deals; decision 0018 "Issue 42: the deal list in SQL").
+ * The status filter reads the `deal_statuses` rollup (the rule of `dealStatus`, kept by
+ * triggers in the writing transaction), so neither the filter nor the page loads another
+ * deal's milestones: with a status, the page is one range of `deal_statuses_list` read
+ * backwards; without, of `deal_statuses_order`; the page's ids are cut there first, so an
+ * offset skips index entries, and only the page's deals are joined with their names. `q`
+ * (title or reference contains, `%`, `_` and `\` taken literally) is checked on the deal
+ * rows met along the way. The total is a
+ * scalar subquery of the same statement (one snapshot, one round trip); a page past the end
+ * has no row to carry it, so only then is it counted alone. Every value is bound.
+ */
+export async function listDealsPage(trx: Db, workspaceId: string, f: DealListFilter): Promise<{ deals: DealWithNames[]; total: number }> {
+  const like = f.q ? `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const filtered = (q: Knex.QueryBuilder): Knex.QueryBuilder => {
+    q.where('s.workspace_id', workspaceId);
+    if (f.status) q.andWhere('s.status', f.status);
+    if (like !== undefined) {
+      q.andWhere((w) => {
+        void w.whereILike('d.title', like).orWhereILike('d.reference', like);
+      });
+    }
+    return q;
+  };
+  // The rollup alone unless q needs the deal row (deals joined by its own alias inside each subquery).
+  const matching = () => filtered(like === undefined ? trx('deal_statuses as s') : trx('deal_statuses as s').join('deals as d', 'd.id', 's.deal_id'));
+  // The page's ids first (an offset then skips index entries, not joined deals), then those deals with their names.
+  const page = matching()
+    .select('s.deal_id', 's.created_at')
+    .orderBy([
+      { column: 's.created_at', order: 'desc' },
+      { column: 's.deal_id', order: 'desc' },
+    ])
+    .limit(f.limit)
+    .offset(f.offset);
+  const rows = await trx
+    .from(page.as('p'))
+    .join('deals as d', 'd.id', 'p.deal_id')
+    .join('users as u', 'u.id', 'd.owner_id')
+    .join('counterparties as c', 'c.id', 'd.counterparty_id')
+    .select<(DealWithNames & { total: string })[]>(
+      'd.*',
+      'u.full_name as owner_name',
+      'c.name as counterparty_name',
+      'c.country_code as counterparty_country_code',
+      'c.kyb_status as counterparty_kyb_status',
+      'c.relationship as counterparty_relationship',
+      matching().count('*').as('total'),
+    )
+    .orderBy([
+      { column: 'p.created_at', order: 'desc' },
+      { column: 'p.deal_id', order: 'desc' },
+    ]);
+  if (rows.length === 0) {
+    const [row] = await matching().count<{ count: string }[]>('* as count');
+    return { deals: [], total: Number(row?.count ?? 0) };
   }
-  const rows = await q.orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }]).select<DealWithNames[]>();
-  return rows.map(toDeal);
+  const total = Number(rows[0]!.total);
+  return {
+    deals: rows.map((r) => {
+      const deal: Partial<typeof r> = { ...r };
+      delete deal.total;
+      return toDeal(deal as DealWithNames);
+    }),
+    total,
+  };
 }
 
 /** Draft deals held in terms_review for this counterparty (it was just verified). */

@@ -130,21 +130,21 @@ export interface DealListItem {
 }
 
 /**
- * GET /deals: newest first, filtered by the computed status and by `q` (title or
- * reference). The status is computed from milestones, so the filter runs over the
- * workspace's deals in memory before the page is cut.
+ * GET /deals: newest first, filtered by the deal status and by `q` (title or reference),
+ * filtered and paged in SQL (repo.listDealsPage, over the `deal_statuses` rollup); only the
+ * page's deals have their milestones read, and each item's status and totals are computed
+ * from them as on every other read.
  */
 export async function listDeals(actor: WorkspaceActor, q: { status?: DealStatus; q?: string; page: number; limit: number }): Promise<{ items: DealListItem[]; total: number }> {
-  const deals = await repo.listDeals(db, actor.workspaceId, { q: q.q });
+  const { deals, total } = await repo.listDealsPage(db, actor.workspaceId, { status: q.status, q: q.q, limit: q.limit, offset: (q.page - 1) * q.limit });
   const milestones = await repo.milestonesOfDeals(db, deals.map((d) => d.id));
   const byDeal = new Map<string, MilestoneRow[]>();
   for (const m of milestones) byDeal.set(m.deal_id, [...(byDeal.get(m.deal_id) ?? []), m]);
-  const all = deals.map((deal) => {
+  const items = deals.map((deal) => {
     const ms = byDeal.get(deal.id) ?? [];
     return { deal, milestones: ms, status: dealStatus(deal, ms) };
   });
-  const matching = q.status ? all.filter((d) => d.status === q.status) : all;
-  return { items: matching.slice((q.page - 1) * q.limit, q.page * q.limit), total: matching.length };
+  return { items, total };
 }
 
 // ---- Draft edits ---------------------------------------------------------------------------

@@ -1,18 +1,48 @@
 /**
  * Every statement the code sends to Postgres while `work` runs, by its text, in order
  * (pg's Client.query, under knex, named statements and folded transactions alike): for
- * tests of how many round trips a route takes and what travels in each.
+ * tests of how many round trips a route takes and what travels in each. `rows[i]` is how
+ * many rows the i-th statement answered (all its results together for several statements
+ * in one query; undefined until it answered, or when it failed): for tests that a route
+ * reads no more rows as a table grows.
  */
 import pg from 'pg';
 
-export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sent: string[]; result: T }> {
+type Answer = { rows?: unknown[] } | { rows?: unknown[] }[] | undefined;
+
+const rowCount = (answer: Answer): number =>
+  (Array.isArray(answer) ? answer : [answer]).reduce((n, r) => n + (Array.isArray(r?.rows) ? r.rows.length : 0), 0);
+
+export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sent: string[]; rows: (number | undefined)[]; result: T }> {
   const sent: string[] = [];
+  const rows: (number | undefined)[] = [];
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
   proto.query = function (this: unknown, ...args: unknown[]) {
     const config = args[0];
-    sent.push(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? ''));
-    return original.apply(this, args);
+    const at = sent.push(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '')) - 1;
+    rows.push(undefined);
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      // knex's form: the answer comes to the callback.
+      args[last] = (err: unknown, answer: Answer) => {
+        if (!err) rows[at] = rowCount(answer);
+        return (callback as (e: unknown, a: Answer) => unknown)(err, answer);
+      };
+      return original.apply(this, args);
+    }
+    const out = original.apply(this, args);
+    // The promise form (no callback): the answer is the promise's.
+    if (out && typeof (out as PromiseLike<Answer>).then === 'function') {
+      (out as PromiseLike<Answer>).then(
+        (answer) => {
+          rows[at] = rowCount(answer);
+        },
+        () => undefined,
+      );
+    }
+    return out;
   };
   let result: T;
   try {
@@ -20,5 +50,5 @@ export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sen
   } finally {
     proto.query = original;
   }
-  return { sent, result };
+  return { sent, rows, result };
 }

@@ -38,6 +38,9 @@ import { db, inTransaction } from '../../../shared/db.js';
 import { appendEvent } from '../../../shared/enterprise/events.js';
 import { templateMilestones } from '../../../shared/deals/templates.js';
 import { createDeal } from '../../../shared/deals/service.js';
+import { DEAL_STATUSES, MILESTONE_STATUSES, dealStatus, type DealStatus, type MilestoneStatus } from '../../../shared/deals/states.js';
+import { seeded } from '../../helpers/seeded.js';
+import { statementsOf } from '../../helpers/statements.js';
 
 const DAY = 86_400_000;
 const KEY = () => randomUUID();
@@ -540,6 +543,105 @@ describe('enterprise deals', () => {
       expect(filtered.body.pagination).to.deep.equal({ page: 1, limit: 1, total: 1, total_pages: 1 });
       expect((await list(w.h.viewer, '?limit=50')).status).to.equal(200);
       for (const q of ['?limit=51', '?limit=0', '?page=0', '?status=open', `?q=${'x'.repeat(101)}`]) expectError(await list(w.h.viewer, q), 400, 'INVALID_QUERY');
+    });
+
+    /**
+     * GET /deals as it answered before issue 42 (every deal and milestone of the workspace
+     * read, the status computed with `dealStatus`, then filtered, ordered and cut in memory),
+     * from the rows: the ids of the page, their statuses and the total.
+     */
+    async function listedBefore(workspaceId: string, f: { status?: DealStatus; q?: string; page: number; limit: number }) {
+      const deals = await db('deals')
+        .where({ workspace_id: workspaceId })
+        .select<{ id: string; title: string; reference: string; created_at: Date; cancelled_at: Date | null; terms_review: boolean }[]>('id', 'title', 'reference', 'created_at', 'cancelled_at', 'terms_review');
+      const ms = await db('deal_milestones').where({ workspace_id: workspaceId }).select<{ deal_id: string; status: MilestoneStatus }[]>('deal_id', 'status');
+      const needle = f.q?.toLowerCase();
+      const all = deals
+        .map((d) => ({ ...d, status: dealStatus(d, ms.filter((m) => m.deal_id === d.id)) }))
+        .filter((d) => (f.status === undefined || d.status === f.status) && (!needle || d.title.toLowerCase().includes(needle) || d.reference.toLowerCase().includes(needle)))
+        .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+      const page = all.slice((f.page - 1) * f.limit, f.page * f.limit);
+      return { ids: page.map((d) => d.id), statuses: page.map((d) => d.status), total: all.length };
+    }
+
+    it('filters, orders, pages and counts as before issue 42 (every deal read and filtered in memory), over random deals, ties on the same instant included', async () => {
+      pinNow();
+      const random = seeded(20261209);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+      const w = await dealWorld(client);
+      const other = await dealWorld(client);
+      const titles = ['Kabel tembaga', 'Server rak', 'KABEL serat optik', 'Gudang 100% baru', 'Rak under_score', 'Jasa pasang'];
+      for (let i = 0; i < 36; i++) {
+        // Some deals share their instant with the one before (the order then goes by id, newest id first).
+        if (random() < 0.6) clock.advance(1000);
+        const amounts = Array.from({ length: 1 + Math.floor(random() * 3) }, () => 1_000_000);
+        const d = await createDealVia(client, w.h.operator, dealBody(w.cpId, amounts, { title: pick(titles) }));
+        if (i % 4 === 0) await createDealVia(client, other.h.operator, dealBody(other.cpId, amounts, { title: pick(titles) }));
+        for (const m of d.milestones) await setMilestoneStatus(m.id, pick(MILESTONE_STATUSES));
+        const r = random();
+        if (r < 0.08) await db('deals').where({ id: d.deal.id }).update({ cancelled_at: clock.now() });
+        else if (r < 0.25) await db('deals').where({ id: d.deal.id }).update({ terms_review: true });
+      }
+      let compared = 0;
+      for (const status of [undefined, ...DEAL_STATUSES]) {
+        for (const q of [undefined, 'kabel', 'dl-00001', '100%', '_', '']) {
+          for (const limit of [7, 50]) {
+            for (let page = 1; ; page++) {
+              const want = await listedBefore(w.workspace.id, { status, q: q || undefined, page, limit });
+              const query = new URLSearchParams({ page: String(page), limit: String(limit), ...(status ? { status } : {}), ...(q !== undefined ? { q } : {}) });
+              const res = await list(w.h.viewer, `?${query.toString()}`);
+              const what = query.toString();
+              expect(res.status, what).to.equal(200);
+              expect(ids(res), what).to.deep.equal(want.ids);
+              expect((res.body.data as { status: string }[]).map((d) => d.status), what).to.deep.equal(want.statuses);
+              expect(res.body.pagination, what).to.deep.equal({ page, limit, total: want.total, total_pages: Math.ceil(want.total / limit) });
+              compared += 1;
+              if (page * limit >= want.total) break;
+            }
+          }
+        }
+      }
+      expect(compared).to.be.greaterThan(100);
+      // The random mix reached most statuses.
+      const seen = new Set((await listedBefore(w.workspace.id, { page: 1, limit: 1000 })).statuses);
+      expect(seen.size).to.be.greaterThan(5);
+    });
+
+    it("one page's rows only: a workspace of 40 deals sends the same statements as one of 3, and each answers as many rows", async () => {
+      pinNow();
+      const small = await dealWorld(client);
+      const big = await dealWorld(client);
+      for (let i = 0; i < 40; i++) {
+        clock.advance(1000);
+        if (i < 3) await createDealVia(client, small.h.operator, dealBody(small.cpId));
+        await createDealVia(client, big.h.operator, dealBody(big.cpId));
+      }
+      for (const query of ['?limit=2', '?status=draft&limit=1&page=3', '?q=pengadaan&limit=2']) {
+        const read = async (h: Record<string, string>) => {
+          expect((await list(h, query)).status).to.equal(200); // warm: sessions and plans
+          const { sent, rows, result } = await statementsOf(() => list(h, query));
+          expect(result.status).to.equal(200);
+          return { sent, rows, result };
+        };
+        const a = await read(small.h.viewer);
+        const b = await read(big.h.viewer);
+        expect(b.sent, query).to.deep.equal(a.sent);
+        expect(b.rows, query).to.deep.equal(a.rows);
+        expect(a.result.body.pagination.total, query).to.equal(3);
+        expect(b.result.body.pagination.total, query).to.equal(40);
+        // No statement answered more rows than the page's deals and their milestones (2 each).
+        for (const n of b.rows) expect(n ?? 0, query).to.be.at.most(4);
+      }
+    });
+
+    it("the list's order follows a deal's creation time even when it is corrected by SQL (the rollup's copy follows the deal)", async () => {
+      const { w, draft, awaiting, funded, cancelled, progress } = await listWorld();
+      await db('deals').where({ id: draft.deal.id }).update({ created_at: new Date(clock.nowMs() + DAY) });
+      expect(ids(await list(w.h.viewer))).to.deep.equal([draft, progress, cancelled, funded, awaiting].map((d) => d.deal.id));
+      expect(ids(await list(w.h.viewer, '?status=draft'))).to.deep.equal([draft.deal.id]);
+      const cp2 = await counterpartyVia(client, w.h.owner, { name: 'PT Lain' });
+      await db('deals').where({ id: draft.deal.id }).update({ counterparty_id: cp2 });
+      expect(await db('deal_statuses').where({ deal_id: draft.deal.id }).first('counterparty_id', 'created_at')).to.deep.equal({ counterparty_id: cp2, created_at: new Date(clock.nowMs() + DAY) });
     });
   });
 

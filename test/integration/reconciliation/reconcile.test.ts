@@ -15,7 +15,9 @@ import { balance } from '../../factories/releases.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { checkLedger, post } from '../../../shared/ledger/index.js';
-import { liveBooks, moneyOf, reconciliationOf, sandboxDeal, type Books, type Figures, type MilestoneMoney } from './support.js';
+import { headersOf, workspaceKey } from '../../factories/enterprise.js';
+import type { MemberRow } from '../../../shared/enterprise/repo.js';
+import { liveBooks, moneyOf, RECONCILIATION, reconciliationOf, sandboxDeal, type Books, type Figures, type MilestoneMoney } from './support.js';
 
 /** The figures worked out by hand from the fixture's milestones (see liveBooks). */
 function expected(ms: MilestoneMoney[]): Figures {
@@ -67,6 +69,22 @@ describe('enterprise reconciliation', () => {
       refunds: await balance('enterprise:refunds_sent'),
     }).to.deep.equal(want);
     expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('5 reads per minute per user, a workspace key of the member counted with its sessions: the 6th answers 429 RATE_LIMITED with Retry-After; another member is not affected', async () => {
+    clock.set(new Date('2026-12-09T05:00:00Z'));
+    const w = await dealWorld(client);
+    await sandboxDeal(client, w);
+    const viewer = await db('workspace_members').where({ workspace_id: w.workspace.id, user_id: w.users.viewer.id }).first<MemberRow>('*');
+    const key = await workspaceKey(w.workspace.id, { member: viewer, user: w.users.viewer }, ['read']);
+    expect((await client.get(RECONCILIATION).set(headersOf({ kind: 'workspace_key', key: key.key }))).status).to.equal(200);
+    for (let i = 2; i <= 5; i++) expect((await client.get(RECONCILIATION).set(w.h.viewer)).status, `request ${i}`).to.equal(200);
+    const over = await client.get(RECONCILIATION).set(w.h.viewer);
+    expect(over.status).to.equal(429);
+    expect(over.body.error.code).to.equal('RATE_LIMITED');
+    expect(Number(over.headers['retry-after'])).to.be.within(1, 60);
+    expect((await client.get(RECONCILIATION).set(headersOf({ kind: 'workspace_key', key: key.key }))).status).to.equal(429);
+    expect((await reconciliationOf(client, w.h.finance)).balanced).to.equal(true);
   });
 
   it('a sandbox workspace: its deals move no money, every figure is 0 on both sides', async () => {
