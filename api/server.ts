@@ -1,7 +1,7 @@
 /** API entry: listens, and shuts down gracefully on SIGTERM/SIGINT. */
 import type { Server } from 'node:http';
 import { config } from '../shared/config.js';
-import { db } from '../shared/db.js';
+import { db, limitStatements } from '../shared/db.js';
 import { flushLogs, logger } from '../shared/logger.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
@@ -10,6 +10,8 @@ import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
 import { shutdownStreamHubs } from '../shared/notifications/streams.js';
 import { createApp } from './app.js';
 
+// Before any connection is made: every API connection gets the statement timeout (issue 42).
+limitStatements(config.apiStatementTimeoutMs);
 const app = createApp();
 const server: Server = app.listen(config.port, config.host, () => {
   logger.info({ host: config.host, port: config.port }, 'api listening');

@@ -21,6 +21,12 @@ export interface Config {
    * asks the same pool for a second one fails loudly (ARCHITECTURE rule 7).
    */
   databasePoolGuard: boolean;
+  /**
+   * The API process's `statement_timeout` in ms (0: none): no tenant request holds a
+   * Postgres backend longer (issue 42, review R3). Set on the API's connections only
+   * (api/server.ts); workers, migrations and scripts run without it.
+   */
+  apiStatementTimeoutMs: number;
   redisUrl: string;
   queuePrefix: string;
   logLevel: string;
@@ -106,6 +112,7 @@ const schema = Joi.object({
     .default('postgres://postgres@127.0.0.1:5432/escrow'),
   DATABASE_POOL_MAX: Joi.number().integer().min(1).max(200).default(10),
   DATABASE_POOL_GUARD: bool,
+  API_STATEMENT_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(10_000),
   REDIS_URL: Joi.string().uri({ scheme: ['redis', 'rediss'] }).default('redis://127.0.0.1:6379/0'),
   QUEUE_PREFIX: Joi.string().pattern(/^[a-z0-9_-]+$/i).default('escrow'),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
@@ -175,6 +182,7 @@ interface RawEnv {
   DATABASE_URL: string;
   DATABASE_POOL_MAX: number;
   DATABASE_POOL_GUARD?: boolean;
+  API_STATEMENT_TIMEOUT_MS: number;
   REDIS_URL: string;
   QUEUE_PREFIX: string;
   LOG_LEVEL: string;
@@ -280,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: v.DATABASE_URL,
     databasePoolMax: v.DATABASE_POOL_MAX,
     databasePoolGuard: v.DATABASE_POOL_GUARD ?? v.NODE_ENV !== 'production',
+    apiStatementTimeoutMs: v.API_STATEMENT_TIMEOUT_MS,
     redisUrl: v.REDIS_URL,
     queuePrefix: v.QUEUE_PREFIX,
     logLevel: v.LOG_LEVEL,

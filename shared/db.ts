@@ -16,11 +16,50 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
 
 export type Db = Knex | Knex.Transaction;
 
-export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax, guard = config.databasePoolGuard): Knex {
+/**
+ * The `statement_timeout` (ms, 0: none) given to each new connection of the process-wide
+ * pool (`db`); see `limitStatements`.
+ */
+let processStatementTimeoutMs = 0;
+
+/**
+ * From now on every new connection of `db` runs with `statement_timeout` = `ms` (0: none).
+ * The API entry (api/server.ts) calls it before it takes any connection, with
+ * API_STATEMENT_TIMEOUT_MS (issue 42, review R3: no tenant request holds a Postgres backend
+ * longer); workers, migrations, the CLI and the bench seeds never do, so their long
+ * statements run. A connection already open keeps the timeout it was made with.
+ */
+export function limitStatements(ms: number): void {
+  processStatementTimeoutMs = ms;
+}
+
+/** What knex's pool hands `afterCreate`: the new node-postgres client. */
+type NewConnection = pg.Client;
+
+/**
+ * `statementTimeoutMs`: the `statement_timeout` of each new connection (undefined: the
+ * process's, see `limitStatements`; 0: none). Set with a bound `set_config` in knex's
+ * documented `pool.afterCreate`, before the connection is handed out.
+ */
+export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax, guard = config.databasePoolGuard, statementTimeoutMs?: number): Knex {
   const knex = knexFactory({
     client: 'pg',
     connection: { connectionString: url, application_name: 'escrow' },
-    pool: { min: 0, max: poolMax },
+    pool: {
+      min: 0,
+      max: poolMax,
+      afterCreate(conn: NewConnection, done: (err: Error | null, conn: NewConnection) => void) {
+        const ms = statementTimeoutMs ?? processStatementTimeoutMs;
+        if (ms <= 0) {
+          done(null, conn);
+          return;
+        }
+        conn.query('SELECT set_config($1, $2, false)', ['statement_timeout', String(ms)]).then(
+          () => done(null, conn),
+          (err: Error) => done(err, conn),
+        );
+      },
+    },
     acquireConnectionTimeout: 10_000,
   });
   if (guard) guardPool(knex);

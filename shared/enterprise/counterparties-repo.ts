@@ -26,6 +26,12 @@ export async function listCounterparties(trx: Db, workspaceId: string, page: num
   return { rows, total: Number(countRow?.count ?? 0) };
 }
 
+/** How many counterparties the workspace has (index counterparties by workspace). */
+export async function countCounterparties(trx: Db, workspaceId: string): Promise<number> {
+  const [count] = await trx('counterparties').where({ workspace_id: workspaceId }).count<{ count: string }[]>('* as count');
+  return Number(count?.count ?? 0);
+}
+
 export async function insertCounterparty(
   trx: Db,
   input: Omit<CounterpartyRow, 'id' | 'kyb_status'> & { kyb_status: 'not_started' },

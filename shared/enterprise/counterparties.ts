@@ -24,8 +24,20 @@ export async function listCounterparties(actor: WorkspaceActor, page: number, li
   return repo.listCounterparties(db, actor.workspaceId, page, limit);
 }
 
+/**
+ * At most this many counterparties per workspace (issue 42, review R3; decision 0020 "Issue 42:
+ * one tenant's counterparties"): every per-counterparty read of the workspace (the overview's
+ * alerts, the list's count) stays bounded. Counted under the workspace lock, so two creates
+ * racing for the last place cannot both pass; counterparties are never deleted.
+ */
+export const COUNTERPARTIES_PER_WORKSPACE = 10_000;
+
 export async function createCounterparty(trx: Db | undefined, actor: WorkspaceActor, input: CounterpartyInput): Promise<CounterpartyRow> {
   return inTransaction(trx, async (t) => {
+    await lockWorkspace(t, actor.workspaceId);
+    if ((await repo.countCounterparties(t, actor.workspaceId)) >= COUNTERPARTIES_PER_WORKSPACE) {
+      throw enterpriseErrors.counterpartyLimit(COUNTERPARTIES_PER_WORKSPACE);
+    }
     const now = clock.now();
     const row = await repo.insertCounterparty(t, {
       workspace_id: actor.workspaceId,

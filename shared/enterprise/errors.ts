@@ -98,6 +98,11 @@ export const enterpriseErrors = {
   // ---- Counterparties, keys, exports
   counterpartyNotFound: () =>
     errors.notFound({ en: 'No counterparty with this id in the workspace', id: 'Tidak ada pihak lawan dengan id ini di workspace' }),
+  counterpartyLimit: (max: number) =>
+    fail.conflict('COUNTERPARTY_LIMIT', {
+      en: `A workspace can have at most ${max} counterparties`,
+      id: `Satu workspace paling banyak memiliki ${max} pihak lawan`,
+    }),
   keyLimit: (max: number) =>
     fail.conflict('KEY_LIMIT', {
       en: `A workspace can have at most ${max} keys; revoke one first`,

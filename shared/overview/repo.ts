@@ -333,24 +333,45 @@ const OPEN_DEALS = `LEFT JOIN LATERAL (
   ) od ON true`;
 
 /**
+ * The watchlist alert's page, read from the stored match (`counterparties.watchlist_term`,
+ * kept by triggers when a name or the watchlist changes: migration
+ * 20261209090000_counterparty-watchlist-term; issue 42, review R3). Its cost follows what the
+ * page shows, never what the workspace holds: the counterparties with open deals are taken
+ * from the workspace's open deals (`deal_statuses`, index-only, status neither cancelled nor
+ * completed, which is OPEN_DEALS' "not cancelled, some milestone unfinished"), at most
+ * `limit` of those that match; those without open deals are read from the partial index of
+ * matching counterparties in name order, stopping after `limit`. Counterparties that match
+ * nothing are never read. OPEN_DEALS then runs for the page's rows only.
+ * Bindings: ws, limit.
+ */
+export const WATCHLIST_HITS_SQL = `WITH open_cp AS MATERIALIZED (
+       SELECT DISTINCT s.counterparty_id FROM deal_statuses s
+        WHERE s.workspace_id = :ws AND s.status NOT IN ('cancelled', 'completed')
+     ), busy AS (
+       SELECT c.id, c.name, false AS quiet FROM open_cp o JOIN counterparties c ON c.id = o.counterparty_id
+        WHERE c.workspace_id = :ws AND c.watchlist_term IS NOT NULL
+        ORDER BY c.name, c.id LIMIT :limit
+     ), quiet AS (
+       SELECT c.id, c.name, true AS quiet FROM counterparties c
+        WHERE c.workspace_id = :ws AND c.watchlist_term IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM open_cp o WHERE o.counterparty_id = c.id)
+        ORDER BY c.name, c.id LIMIT :limit
+     ), page AS (
+       SELECT * FROM busy UNION ALL SELECT * FROM quiet ORDER BY quiet, name, id LIMIT :limit
+     )
+     SELECT c.id AS counterparty_id, c.name, c.kyb_status, od.deal_id, od.reference, od.open_deals, c.watchlist_term AS term
+       FROM page JOIN counterparties c ON c.id = page.id
+       ${OPEN_DEALS}
+      ORDER BY (od.open_deals = 0), c.name, c.id`;
+
+/**
  * Counterparties whose name contains an entry of the watchlist (case-insensitive; blank
- * entries ignored): those with open deals first, then by name.
+ * entries ignored; the first entry in the watchlist's order that matches): those with open
+ * deals first, then by name. An empty watchlist matches nothing (and no stored term is left).
  */
 export function watchlistHits(trx: Db, workspaceId: string, watchlist: string[], limit: number): Promise<CounterpartyAlertRow[]> {
   if (watchlist.length === 0) return Promise.resolve([]);
-  return rows(
-    trx,
-    `SELECT c.id AS counterparty_id, c.name, c.kyb_status, od.deal_id, od.reference, od.open_deals, hit.term
-       FROM counterparties c
-       CROSS JOIN LATERAL (
-         SELECT btrim(t) AS term FROM jsonb_array_elements_text(:watchlist::jsonb) AS t
-          WHERE btrim(t) <> '' AND strpos(lower(c.name), lower(btrim(t))) > 0 LIMIT 1
-       ) hit
-       ${OPEN_DEALS}
-      WHERE c.workspace_id = :ws
-      ORDER BY (od.open_deals = 0), c.name, c.id LIMIT :limit`,
-    { ws: workspaceId, watchlist: JSON.stringify(watchlist), limit },
-  );
+  return rows(trx, WATCHLIST_HITS_SQL, { ws: workspaceId, limit });
 }
 
 /** Counterparties with open deals that are not KYB-verified, by name. */
