@@ -26,7 +26,7 @@ describe('issue 42: a verified counterparty renamed or moved is no longer verifi
     expect(await status(w.cpId)).to.equal('pending');
     const feed = (await feedRows(w.workspace.id)).filter((e) => e.entity_id === w.cpId);
     expect(feed.slice(-2).map((e) => e.event)).to.deep.equal(['counterparty.updated', 'counterparty.unverified']);
-    expect(feed.at(-1)).to.deep.include({ entity_type: 'counterparty', actor_id: w.users.operator.id, livemode: false });
+    expect(feed.at(-1)).to.deep.include({ entity_type: 'counterparty', actor_id: w.users.operator.id, livemode: true });
     expect(feed.at(-1)!.summary).to.match(/no longer verified: its name \(was PT Pemasok Jaya\) changed/);
     // The consequence of D7: activation on a live workspace waits for the counterparty's verification.
     const d = await activateVia(client, w.h.operator, (await createDealVia(client, w.h.operator, dealBody(w.cpId))).deal.id);

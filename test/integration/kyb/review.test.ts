@@ -186,7 +186,8 @@ describe('KYB staff review', () => {
     const evs = (await events(workspace.id)).filter((e) => ['kyb.approved', 'workspace.live'].includes(e.event));
     // The decision first, then what follows from it.
     expect(evs.map((e) => e.event)).to.deep.equal(['kyb.approved', 'workspace.live']);
-    for (const e of evs) expect([e.event, e.actor_label, e.actor_id, e.actor_name, e.livemode]).to.deep.equal([e.event, 'Operator', null, null, false]);
+    // The decision is the sandbox's last event; the switch is the live workspace's first (issue 42: a live workspace's events are live).
+    for (const e of evs) expect([e.event, e.actor_label, e.actor_id, e.actor_name, e.livemode]).to.deep.equal([e.event, 'Operator', null, null, e.event === 'workspace.live']);
     expect(JSON.stringify(await events(workspace.id))).to.not.include('Rina Reviewer');
     const rows = await audit(applicationId);
     expect(rows.map((r) => [r.actor_id, r.action, r.note, r.details])).to.deep.equal([[staffUser.id, 'kyb.approved', 'Checked with AHU online', { risk_tier: 'elevated' }]]);
