@@ -102,10 +102,11 @@ kybRouter.post(
   '/v1/enterprise/counterparties/:id/kyb-invite',
   admin,
   rateLimit(LIMITS.invite),
-  validate({ params: S.idParams, body: S.empty }),
+  validate({ params: S.idParams, body: S.invite }),
   enterpriseIdempotent,
   async (ctx) => {
-    ok(ctx, out.serializeInvite(await createInvite(txOf(ctx), workspaceActorOf(ctx), idOf(ctx))), 201);
+    const body = bodyOf<{ fresh_start: boolean }>(ctx);
+    ok(ctx, out.serializeInvite(await createInvite(txOf(ctx), workspaceActorOf(ctx), idOf(ctx), { freshStart: body.fresh_start })), 201);
   },
 );
 

@@ -60,6 +60,11 @@ export const kybErrors = {
       en: 'Another user has already opened this verification link',
       id: 'Pengguna lain sudah membuka tautan verifikasi ini',
     }),
+  underReview: () =>
+    fail.conflict('APPLICATION_LOCKED', {
+      en: 'The application is under review; a fresh start is possible once staff have decided it',
+      id: 'Aplikasi sedang ditinjau; mulai ulang dapat dilakukan setelah staf memutuskannya',
+    }),
   counterpartyVerified: () =>
     fail.conflict('INVALID_STATE', { en: 'This counterparty is already verified', id: 'Pihak lawan ini sudah terverifikasi' }),
 };

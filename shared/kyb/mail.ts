@@ -1,6 +1,7 @@
-/** The e-mails of a review's outcome (Indonesian first, then English, as the consumer mails). */
+/** The e-mails of KYB: a counterparty's verification link and a review's outcome (Indonesian first, then English, as the consumer mails). */
 import { config } from '../config.js';
 import type { MemberMail } from '../enterprise/mail.js';
+import { plainName } from '../mail/plain.js';
 import type { KybApplicationRow } from './repo.js';
 import { subjectName, type KybSubject } from './subject.js';
 
@@ -28,5 +29,31 @@ export function outcomeMail(action: string, subject: KybSubject, app: KybApplica
     template: action.replace('.', '-'),
     subject: `KYB ${name}: ${outcome.id} / ${outcome.en}`,
     text: lines.filter((l): l is string => l !== null).join('\n'),
+  };
+}
+
+/**
+ * A counterparty's verification link (issue 42). It goes to an address the workspace typed,
+ * so it carries the platform's own words only: the workspace's display name as a plain name
+ * (shared/mail/plain.ts: no URL, e-mail address, line break or control character, at most
+ * 60 characters), the link and its lifetime. Nothing else the workspace wrote (not the
+ * counterparty's name, not the inviter's) reaches it.
+ */
+export function inviteMail(workspaceDisplayName: string, url: string, ttlDays: number): MemberMail {
+  const by = plainName(workspaceDisplayName) || 'Workspace';
+  return {
+    template: 'kyb-invite',
+    subject: `Verifikasi bisnis untuk ${by} / Business verification for ${by}`,
+    text: [
+      `Workspace "${by}" meminta perusahaan Anda menyelesaikan verifikasi bisnis (KYB) di ${config.publicBaseUrl}.`,
+      `Buka tautan ini untuk mengisi aplikasi (berlaku ${ttlDays} hari): ${url}`,
+      'Tautan ini hanya untuk satu orang; jangan diteruskan. Jika Anda tidak mengenal workspace ini, abaikan pesan ini.',
+      '',
+      '---',
+      '',
+      `The workspace "${by}" asks your company to complete business verification (KYB) at ${config.publicBaseUrl}.`,
+      `Open this link to fill in the application (valid for ${ttlDays} days): ${url}`,
+      'The link is for one person only; do not forward it. If you do not know this workspace, you can ignore this message.',
+    ].join('\n'),
   };
 }

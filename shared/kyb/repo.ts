@@ -48,6 +48,12 @@ export interface KybApplicationRow {
   decided_by: string | null;
   decision_reason: string | null;
   risk_tier_assigned: string | null;
+  /**
+   * A counterparty's application: the user who claimed a link to this version, the only one
+   * who reads or writes it through a link (issue 42; null until a link is claimed, and for a
+   * workspace's own application).
+   */
+  holder_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -122,7 +128,7 @@ export async function versions(trx: Db, s: SubjectKey): Promise<KybApplicationRo
 /** A new version (version 1 at registration or at a counterparty's first invite). */
 export async function insertApplication(
   trx: Db,
-  row: DraftPatch & { workspace_id: string; counterparty_id: string | null; version: number; change_requests?: ChangeRequest[] },
+  row: DraftPatch & { workspace_id: string; counterparty_id: string | null; version: number; change_requests?: ChangeRequest[]; holder_id?: string | null },
   now: Date,
 ): Promise<KybApplicationRow> {
   const [created] = (await trx('kyb_applications')
@@ -136,6 +142,26 @@ export async function updateDraft(trx: Db, id: string, patch: DraftPatch, now: D
   const [row] = (await trx('kyb_applications')
     .where({ id, status: 'draft' })
     .update(toDb({ ...patch, updated_at: now }))
+    .returning('*')) as KybApplicationRow[];
+  return row;
+}
+
+/** The first claim of a link to this version makes its user the holder (compare-and-set: only while nobody holds it). */
+export async function setHolder(trx: Db, id: string, userId: string): Promise<boolean> {
+  return (await trx('kyb_applications').where({ id }).whereNull('holder_id').update({ holder_id: userId })) === 1;
+}
+
+/**
+ * A fresh start of a draft (issue 42): every field the representative entered goes (people
+ * and their numbers, bank, company details, the reviewer's notes) and nobody holds it; the
+ * company's name and country are the counterparty's again, as at the first link.
+ */
+export async function clearDraft(trx: Db, id: string, start: { legal_name: string; country_code: string }, now: Date): Promise<KybApplicationRow | undefined> {
+  const cleared: Record<string, unknown> = {};
+  for (const k of CARRIED) if (k !== 'workspace_id' && k !== 'counterparty_id') cleared[k] = k === 'people' ? [] : null;
+  const [row] = (await trx('kyb_applications')
+    .where({ id, status: 'draft' })
+    .update(toDb({ ...cleared, ...start, change_requests: [], holder_id: null, updated_at: now }))
     .returning('*')) as KybApplicationRow[];
   return row;
 }
@@ -284,9 +310,31 @@ export interface InviteWithInviter extends InviteRow {
   inviter_name: string;
 }
 
-export async function insertInvite(trx: Db, row: Pick<InviteRow, 'workspace_id' | 'counterparty_id' | 'created_by' | 'expires_at'>, now: Date): Promise<InviteRow> {
-  const [created] = (await trx('kyb_invites').insert({ ...row, created_at: now }).returning('*')) as InviteRow[];
+/** A new link; `boundTo` claims it at creation for the application's holder (nobody else can claim it). */
+export async function insertInvite(
+  trx: Db,
+  row: Pick<InviteRow, 'workspace_id' | 'counterparty_id' | 'created_by' | 'expires_at'>,
+  boundTo: string | null,
+  now: Date,
+): Promise<InviteRow> {
+  const claim = boundTo === null ? {} : { claimed_by: boundTo, claimed_at: now };
+  const [created] = (await trx('kyb_invites').insert({ ...row, ...claim, created_at: now }).returning('*')) as InviteRow[];
   return created!;
+}
+
+/**
+ * When the workspace made its `limit`-th newest link of the window starting at `since`
+ * (undefined while it made fewer): the daily cap of links (issue 42) frees a place when
+ * that one leaves the window.
+ */
+export async function nthNewestInviteSince(trx: Db, workspaceId: string, since: Date, limit: number): Promise<Date | undefined> {
+  const row = (await trx('kyb_invites')
+    .where('workspace_id', workspaceId)
+    .where('created_at', '>', since)
+    .orderBy('created_at', 'desc')
+    .offset(limit - 1)
+    .first<{ created_at: Date } | undefined>('created_at'));
+  return row?.created_at;
 }
 
 /** Revokes the counterparty's earlier live links (a new link replaces them). */
@@ -305,17 +353,6 @@ export async function inviteById(trx: Db, id: string): Promise<InviteWithInviter
 export async function claimInvite(trx: Db, id: string, userId: string, now: Date): Promise<boolean> {
   const n = await trx('kyb_invites').where({ id }).whereNull('claimed_by').whereNull('revoked_at').update({ claimed_by: userId, claimed_at: now });
   return n === 1;
-}
-
-/** The user who claimed the counterparty's newest claimed, unrevoked link (who hears the review's outcome). */
-export async function claimantOf(trx: Db, counterpartyId: string): Promise<string | null> {
-  const row = (await trx('kyb_invites')
-    .where({ counterparty_id: counterpartyId })
-    .whereNotNull('claimed_by')
-    .whereNull('revoked_at')
-    .orderBy('created_at', 'desc')
-    .first<{ claimed_by: string } | undefined>('claimed_by'));
-  return row?.claimed_by ?? null;
 }
 
 // ---- The operator console -------------------------------------------------------------------

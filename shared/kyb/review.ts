@@ -6,7 +6,7 @@
  * compare-and-set from `submitted`, is recorded in the staff audit and in the workspace's
  * event feed with the operator label (no staff name reaches a workspace), and e-mails the
  * people who hear the outcome: the workspace's members who opted in to e-mail, or the
- * user who opened a counterparty's verification link.
+ * user who holds a counterparty's application (who filled it through its link).
  */
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
@@ -65,8 +65,8 @@ async function record(trx: Knex.Transaction, staff: StaffActor, label: string, a
   });
   const mail = outcomeMail(action, r.subject, r.app);
   if (r.subject.counterparty) {
-    const claimant = await repo.claimantOf(trx, r.subject.counterparty.id);
-    if (claimant) await mailUser(trx, claimant, mail);
+    // The reviewed version's holder: the one person who filled it through its link.
+    if (r.app.holder_id) await mailUser(trx, r.app.holder_id, mail);
   } else {
     await mailOptedInMembers(trx, r.subject.workspace.id, mail);
   }

@@ -64,6 +64,8 @@ export const attach = Joi.object({
 });
 
 export const empty = Joi.object({});
+/** POST .../kyb-invite (issue 42): `fresh_start` true gives the next claimant an application without the holder's data. */
+export const invite = Joi.object({ fresh_start: Joi.boolean().strict().default(false) });
 export const idParams = Joi.object({ id: Joi.string().required() });
 export const tokenParams = Joi.object({ token: Joi.string().max(200).required() });
 export const tokenDocParams = Joi.object({ token: Joi.string().max(200).required(), id: Joi.string().required() });

@@ -22,7 +22,7 @@ import { enterpriseUploadError, kybErrors } from './errors.js';
 import * as repo from './repo.js';
 import type { DocumentRow, KybApplicationRow, StoredPerson } from './repo.js';
 import { MAX_DOCUMENTS, PERSON_DOC_TYPES, progressOf, slotOf, slotsOf, type DocType } from './slots.js';
-import { editableVersion, keyOf, lockCurrent, subjectName, transition, type KybSubject } from './subject.js';
+import { assertHolder, editableVersion, keyOf, lockCurrent, subjectName, transition, type KybSubject } from './subject.js';
 import { EDITABLE } from './states.js';
 
 export type { KybSubject } from './subject.js';
@@ -50,11 +50,18 @@ export interface KybView {
 /** Document links last 5 minutes (4.2). */
 export const DOCUMENT_LINK_SECONDS = 300;
 
+/**
+ * What the caller sees of the subject's current version. Through a link (a counterparty's
+ * application) only its holder sees it, and the history lists only the versions they held:
+ * nothing of an application someone else filled before a fresh start (issue 42).
+ */
 export async function viewOf(subject: KybSubject, caller: KybCaller, trx: Db = db): Promise<KybView> {
   const application = await repo.currentApplication(trx, keyOf(subject));
   if (!application) throw kybErrors.applicationNotFound();
+  assertHolder(subject, application, caller.userId);
   if (!caller.full) return { full: false, subject, application, documents: [], history: [], canEdit: false };
-  const [documents, history] = await Promise.all([repo.documentsOf(trx, application.id), repo.versions(trx, keyOf(subject))]);
+  const [documents, versions] = await Promise.all([repo.documentsOf(trx, application.id), repo.versions(trx, keyOf(subject))]);
+  const history = subject.counterparty ? versions.filter((v) => v.holder_id === caller.userId) : versions;
   return { full: true, subject, application, documents, history, canEdit: caller.mayEdit && EDITABLE.includes(application.status) };
 }
 
@@ -128,7 +135,7 @@ function draftPatch(app: KybApplicationRow, input: DraftInput): repo.DraftPatch 
 /** PATCH of the draft: company and bank merge field by field, people replace the list; 409 APPLICATION_LOCKED once submitted. */
 export async function saveDraft(trx: Db | undefined, caller: KybCaller, subject: KybSubject, input: DraftInput): Promise<KybView> {
   return inTransaction(trx, async (t) => {
-    const { app, subject: s } = await editableVersion(t, subject);
+    const { app, subject: s } = await editableVersion(t, subject, caller.userId);
     const patch = draftPatch(app, input);
     const merged = { ...app, ...patch };
     checkMerged(merged);
@@ -173,7 +180,7 @@ export interface AttachInput {
 /** Attaches the caller's own unattached KYB upload to a slot of the draft. */
 export async function attachDocument(trx: Db | undefined, caller: KybCaller, subject: KybSubject, input: AttachInput): Promise<KybView> {
   return inTransaction(trx, async (t) => {
-    const { app, subject: s } = await editableVersion(t, subject);
+    const { app, subject: s } = await editableVersion(t, subject, caller.userId);
     const personId = PERSON_DOC_TYPES.includes(input.doc_type) ? (input.person_id ?? null) : null;
     if (personId !== null && !app.people.some((p) => p.id === personId)) throw kybErrors.invalidField('person_id', 'is not a person of this application');
     if (!slotOf(slotsOf(app), input.doc_type, personId)) {
@@ -195,9 +202,9 @@ export async function attachDocument(trx: Db | undefined, caller: KybCaller, sub
 /** Removes a document from the draft; its file is purged once no version holds it. */
 export async function removeDocument(trx: Db | undefined, caller: KybCaller, subject: KybSubject, documentId: string): Promise<KybView> {
   return inTransaction(trx, async (t) => {
-    const current = await lockCurrent(t, subject);
+    const current = await lockCurrent(t, subject, caller.userId);
     if (!isUuid(documentId) || !(await repo.documentById(t, current.id, documentId))) throw kybErrors.documentNotFound();
-    const { app, subject: s } = await editableVersion(t, subject);
+    const { app, subject: s } = await editableVersion(t, subject, caller.userId);
     // A restart after rejection copied the rows: the document has a new id in the new version.
     const target = app.id === current.id ? documentId : await sameDocumentIn(t, current.id, documentId, app.id);
     const uploadId = await repo.deleteDocument(t, app.id, target);
@@ -217,6 +224,7 @@ async function sameDocumentIn(trx: Db, fromApp: string, documentId: string, toAp
 /** A 5-minute link to one document of the current version, signed for the caller alone. */
 export async function documentLink(caller: KybCaller, subject: KybSubject, documentId: string): Promise<{ url: string; expires_at: Date }> {
   const app = await repo.currentApplication(db, keyOf(subject));
+  if (app) assertHolder(subject, app, caller.userId);
   const doc = app && isUuid(documentId) ? await repo.documentById(db, app.id, documentId) : undefined;
   if (!doc) throw kybErrors.documentNotFound();
   // signLink counts whole seconds: the answer's expiry is the link's own.
@@ -229,7 +237,7 @@ export async function documentLink(caller: KybCaller, subject: KybSubject, docum
 /** Submits a complete draft for review (1 to 3 business days); an incomplete one is refused with what is missing. */
 export async function submit(trx: Db | undefined, caller: KybCaller, subject: KybSubject): Promise<KybView> {
   return inTransaction(trx, async (t) => {
-    const app = await lockCurrent(t, subject);
+    const app = await lockCurrent(t, subject, caller.userId);
     if (app.status !== 'draft') throw kybErrors.locked();
     const progress = progressOf(app, await repo.documentsOf(t, app.id));
     if (!progress.complete) {

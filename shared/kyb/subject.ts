@@ -42,21 +42,37 @@ export async function syncSubjectStatus(trx: Db, s: KybSubject, app: KybApplicat
   return { ...s, workspace: { ...s.workspace, kyb_status: status } };
 }
 
-/** The subject's current version, under the subject's lock (every edit and move takes it first, so they run one at a time). */
-export async function lockCurrent(trx: Db, s: KybSubject): Promise<KybApplicationRow> {
+/**
+ * Through a link, a counterparty's application is its holder's alone (issue 42): whoever
+ * else asks is refused before anything of it is read or written. 403 INVITE_CLAIMED when
+ * another user holds it; 404 INVITE_INVALID when nobody does (a fresh start cleared it
+ * after the caller's link was checked: that link was revoked with it). A workspace's own
+ * application has no holder: its routes decide who reads it (role and credential).
+ */
+export function assertHolder(s: KybSubject, app: KybApplicationRow, userId: string): void {
+  if (s.counterparty === null || app.holder_id === userId) return;
+  throw app.holder_id === null ? kybErrors.inviteInvalid() : kybErrors.inviteClaimed();
+}
+
+/**
+ * The subject's current version, under the subject's lock (every edit and move takes it
+ * first, so they run one at a time), for `userId` (its holder, for a counterparty).
+ */
+export async function lockCurrent(trx: Db, s: KybSubject, userId: string): Promise<KybApplicationRow> {
   await repo.lockSubject(trx, keyOf(s));
   const app = await repo.currentApplication(trx, keyOf(s), true);
   if (!app) throw kybErrors.applicationNotFound();
+  assertHolder(s, app, userId);
   return app;
 }
 
-/** Opens the next version as a draft: the previous one's fields and documents, with the reviewer's notes. */
+/** Opens the next version as a draft: the previous one's fields, documents and holder, with the reviewer's notes. */
 export async function nextVersion(trx: Db, prev: KybApplicationRow, changeRequests: ChangeRequest[]): Promise<KybApplicationRow> {
   const carried: repo.DraftPatch = {};
   for (const k of repo.CARRIED) (carried as Record<string, unknown>)[k] = prev[k];
   const next = await repo.insertApplication(
     trx,
-    { ...carried, workspace_id: prev.workspace_id, counterparty_id: prev.counterparty_id, version: prev.version + 1, change_requests: changeRequests },
+    { ...carried, workspace_id: prev.workspace_id, counterparty_id: prev.counterparty_id, version: prev.version + 1, change_requests: changeRequests, holder_id: prev.holder_id },
     clock.now(),
   );
   await repo.copyDocuments(trx, prev.id, next.id);
@@ -68,8 +84,8 @@ export async function nextVersion(trx: Db, prev: KybApplicationRow, changeReques
  * was a rejection ("saving again starts a new version"); 409 APPLICATION_LOCKED while
  * submitted or once approved.
  */
-export async function editableVersion(trx: Db, s: KybSubject): Promise<{ app: KybApplicationRow; subject: KybSubject }> {
-  const current = await lockCurrent(trx, s);
+export async function editableVersion(trx: Db, s: KybSubject, userId: string): Promise<{ app: KybApplicationRow; subject: KybSubject }> {
+  const current = await lockCurrent(trx, s, userId);
   if (current.status === 'draft') return { app: current, subject: s };
   if (current.status !== 'rejected') throw kybErrors.locked();
   const app = await nextVersion(trx, current, []);

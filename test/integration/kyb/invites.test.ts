@@ -166,7 +166,7 @@ describe('kyb: counterparty verification links', function () {
       expect((await inviteRow(first.id)).revoked_at).to.equal(null);
     });
 
-    it('a new link revokes the old one: the old token answers 404 INVITE_INVALID (claimed or not); the new claimant continues the same application', async () => {
+    it("a new link revokes the old one (404 INVITE_INVALID) and is bound to the application's holder: she continues the same application; anyone else 403 INVITE_CLAIMED", async () => {
       const s = await setup();
       const first = await makeInvite(s);
       const alice = await outsider('Alice');
@@ -175,19 +175,23 @@ describe('kyb: counterparty verification links', function () {
       const second = await makeInvite(s);
       expect(second.id).to.not.equal(first.id);
       expect((await inviteRow(first.id)).revoked_at).to.not.equal(null);
+      expect((await inviteRow(second.id)).claimed_by, 'bound at creation').to.equal(alice.user.id);
       expectError(await client.get(`${I}/${first.token}`).set(headersOf(alice.session)), 404, 'INVITE_INVALID');
       expectError(await client.get(`${I}/${first.token}`).set(headersOf((await outsider()).session)), 404, 'INVITE_INVALID');
 
+      // Whoever opens the new link first: it is Alice's already.
       const bob = await outsider('Bob');
-      const got = await client.get(`${I}/${second.token}`).set(headersOf(bob.session));
+      const refused = await client.get(`${I}/${second.token}`).set(headersOf(bob.session));
+      expectError(refused, 403, 'INVITE_CLAIMED');
+      expect(JSON.stringify(refused.body)).to.not.include('Textiles');
+      const got = await client.get(`${I}/${second.token}`).set(headersOf(alice.session));
       expectOk(got);
       expect(got.body.data.application).to.include({ version: 1, status: 'draft', industry: 'Textiles' });
       expect(await db('kyb_applications').where({ counterparty_id: s.cpId })).to.have.length(1);
-      // The new link is Bob's now; Alice is refused on it.
-      expectError(await client.get(`${I}/${second.token}`).set(headersOf(alice.session)), 403, 'INVITE_CLAIMED');
+      expect((await inviteRow(second.id)).claimed_by).to.equal(alice.user.id);
     });
 
-    it('a counterparty with an e-mail address gets the link by e-mail (sealed body naming the workspace and the link); one without gets none', async () => {
+    it("a counterparty with an e-mail address gets the link by e-mail (sealed body naming the workspace and the link, never the counterparty's name); one without gets none", async () => {
       const s = await setup({ email: 'finance@pemasok.example' });
       const inv = await makeInvite(s);
       const rows = (await db('outbound_emails').orderBy('created_at')) as { to_address: string; template: string; subject: string; body_sealed: string; user_id: string | null }[];
@@ -196,7 +200,8 @@ describe('kyb: counterparty verification links', function () {
       expect(rows[0]!.subject).to.include('Acme Logistik');
       const body = decryptSecret(rows[0]!.body_sealed);
       expect(body).to.include(inv.url);
-      expect(body).to.include('PT Pemasok Jaya');
+      expect(body).to.include('Acme Logistik');
+      expect(body + rows[0]!.subject).to.not.include('Pemasok');
       expect(body).to.include('7');
       expect(await db('outbox').where({ job: 'mail.send' })).to.have.length(1);
 
@@ -266,7 +271,10 @@ describe('kyb: counterparty verification links', function () {
     it('two users racing to claim one link: exactly one 200 and one 403 INVITE_CLAIMED, and the row names the winner', async () => {
       const s = await setup();
       for (let round = 0; round < 5; round++) {
-        const inv = await makeInvite(s);
+        // A fresh start each round: a re-issued link would be bound to the last round's winner.
+        const made = await client.post(kybInvite(s.cpId)).set(headersOf(s.ownerSession)).send({ fresh_start: true });
+        expectOk(made, 201);
+        const inv = made.body.data as MadeInvite;
         const [a, b] = [await outsider(`Racer A${round}`), await outsider(`Racer B${round}`)];
         const [ra, rb] = await Promise.all([client.get(`${I}/${inv.token}`).set(headersOf(a.session)), client.get(`${I}/${inv.token}`).set(headersOf(b.session))]);
         const statuses = [ra.status, rb.status].sort();
@@ -324,8 +332,15 @@ describe('kyb: counterparty verification links', function () {
       expectError(await client.post(`${I}/${inv.token}/documents`).set(headersOf(sari.key)).send({ upload_id: randomUUID(), doc_type: 'bank_proof' }), 410, 'INVITE_EXPIRED');
       expectError(await client.get(`${I}/${inv.token}`).set(headersOf(await sessionOf((await createUser()).user))), 410, 'INVITE_EXPIRED');
 
+      // A new link (bound to Sari, who holds the application) works, and expires the same way.
+      const again = await client.post(kybInvite(s.cpId)).set(headersOf(await sessionOf(s.owner))).send({});
+      expectOk(again, 201);
+      expectOk(await client.get(`${I}/${again.body.data.token}`).set(headersOf(await sessionOf(sari.user))));
+      clock.advance(INVITE_TTL_DAYS * DAY + 1000);
+      expectError(await client.get(`${I}/${again.body.data.token}`).set(headersOf(await sessionOf(sari.user))), 410, 'INVITE_EXPIRED');
+
       // An unclaimed link expires the same way.
-      const fresh = await client.post(kybInvite(s.cpId)).set(headersOf(await sessionOf(s.owner))).send({});
+      const fresh = await client.post(kybInvite(s.cpId)).set(headersOf(await sessionOf(s.owner))).send({ fresh_start: true });
       expectOk(fresh, 201);
       clock.advance(INVITE_TTL_DAYS * DAY + 1000);
       const newcomer = await outsider();

@@ -42,7 +42,7 @@ import type { Role } from '../../../shared/enterprise/states.js';
 import { rotateLinkSecret } from '../../../shared/escrows/links.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import type { EscrowStatus } from '../../../shared/escrows/states.js';
-import { createInvite, openInvite } from '../../../shared/kyb/invites.js';
+import { createInvite, INVITES_PER_WORKSPACE_PER_DAY, openInvite } from '../../../shared/kyb/invites.js';
 import * as kyb from '../../../shared/kyb/service.js';
 import { MAX_DOCUMENTS } from '../../../shared/kyb/slots.js';
 import * as orders from '../../../shared/orders/service.js';
@@ -879,12 +879,13 @@ const ROUTES: Record<string, Entry> = {
     return { headers: app.headers, answers: ['200', '409 APPLICATION_LOCKED'], request: () => ({ path: `${app.base}/submit`, body: {} }) };
   },
   'POST /v1/enterprise/counterparties/:id/kyb-invite': async () => {
-    // Each link revokes the ones before it; the counterparty has an address, so each is e-mailed in the key's transaction.
+    // Each link revokes the ones before it; the counterparty has an address, so each is e-mailed in the key's transaction
+    // (at most INVITES_PER_WORKSPACE_PER_DAY links a workspace a day: the burst stays under that too).
     const ws = await createWorkspace(await person());
     const cpId = await counterpartyOf(ws, `pemasok_${randomUUID().slice(0, 8)}@example.com`);
     return {
       headers: await sessionHeaders(ws.owner, ws.workspace.id),
-      limits: [KYB_LIMITS.invite.points],
+      limits: [KYB_LIMITS.invite.points, INVITES_PER_WORKSPACE_PER_DAY],
       answers: ['201'],
       request: () => ({ path: `/v1/enterprise/counterparties/${cpId}/kyb-invite`, body: {} }),
     };
