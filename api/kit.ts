@@ -93,7 +93,7 @@ export function publicGet(router: AppRouter, path: string, options: PublicOption
 // CSV exports built by the exports worker (the audit export, the reports' deals.csv and
 // disbursements.csv: decisions 0011, 0020).
 
-/** Only a new export (no `export_id`) spends the route's limit; fetching one being built does not. */
+/** Only a new export (no `export_id`) spends the route's limit; polling one being built does not (its download does: EXPORT_DOWNLOAD_LIMIT). */
 export function newExportLimit(rule: RateLimitRule): Middleware {
   return async (ctx, next) => {
     if (queryOf<{ export_id?: string }>(ctx).export_id === undefined) await consume(ctx, rule);
@@ -102,18 +102,27 @@ export function newExportLimit(rule: RateLimitRule): Middleware {
 }
 
 /**
+ * Downloads of a ready export by `export_id`, per user, across the three CSV routes (issue 42,
+ * review R13): each streams up to a few MB out of the shared Postgres, so only the poll of a
+ * pending export is free. A new export answered ready in its own request is covered by the
+ * route's export limit instead.
+ */
+export const EXPORT_DOWNLOAD_LIMIT: RateLimitRule = { name: 'ent-export-download', points: 10, durationSeconds: 60, by: 'user' };
+
+/**
  * An export's answer: 202 `{ export_id, status, from, to }` with `Location` (the path with
  * the export id) and `Retry-After` while the worker builds it; then the CSV as an
  * attachment named `<name>-<id>.csv`, streamed from its stored parts, with
  * `X-Export-Truncated: true` when more rows existed than the file holds.
  */
-export function answerExport(ctx: Ctx, row: ExportRow, path: string, name: string): void {
+export async function answerExport(ctx: Ctx, row: ExportRow, path: string, name: string): Promise<void> {
   if (row.status !== 'ready') {
     ctx.set('Retry-After', '2');
     ctx.set('Location', `${path}?export_id=${row.id}`);
     ok(ctx, serializeExportPending(row), 202);
     return;
   }
+  if (queryOf<{ export_id?: string }>(ctx).export_id !== undefined) await consume(ctx, EXPORT_DOWNLOAD_LIMIT);
   ctx.set('Content-Type', 'text/csv; charset=utf-8');
   ctx.set('Content-Disposition', `attachment; filename="${name}-${row.id}.csv"`);
   if (row.truncated) ctx.set('X-Export-Truncated', 'true');

@@ -35,6 +35,7 @@ export type JobPayloads = {
   'maintenance.reconcile-enterprise': NoPayload;
   'exports.audit-csv': { export_id: string };
   'exports.report-csv': { export_id: string };
+  'exports.purge-expired': NoPayload;
   /** The declared type of the file (as the client named it) is checked by the sanitiser, not here. */
   'uploads.sanitise': { upload_id: string; purpose: string; declared_mime: string; declared_ext: string };
   'uploads.purge-unbound': NoPayload;
@@ -83,6 +84,7 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
   'maintenance.reconcile-enterprise': noPayload,
   'exports.audit-csv': Joi.object({ export_id: id.required() }),
   'exports.report-csv': Joi.object({ export_id: id.required() }),
+  'exports.purge-expired': noPayload,
   'uploads.sanitise': Joi.object({
     upload_id: id.required(),
     purpose: Joi.string().required(),

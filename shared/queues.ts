@@ -45,6 +45,7 @@ export const JOBS = {
   'maintenance.reconcile-enterprise': 'timers',
   'exports.audit-csv': 'exports',
   'exports.report-csv': 'exports',
+  'exports.purge-expired': 'exports',
   'uploads.sanitise': 'upload-sanitise',
   'uploads.purge-unbound': 'upload-sanitise',
   'webhooks.dispatch': 'webhooks',

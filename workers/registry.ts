@@ -107,6 +107,8 @@ export const MAINTENANCE_SCHEDULES: readonly ({ id: string; job: JobName } & ({ 
   { id: 'sweep-disbursements', job: 'payouts.sweep-disbursements', everyMs: PAYOUT_SWEEP_MS },
   // Outbound webhooks whose nudge was lost, and delivery records past 30 days (decision 0020).
   { id: 'sweep-webhooks', job: 'webhooks.sweep', everyMs: 60_000 },
+  // CSV exports past their 24 hours (issue 42, review R10).
+  { id: 'purge-exports', job: 'exports.purge-expired', everyMs: 3600_000 },
   // Nightly at 02:00 WIB (19:00 UTC): the enterprise reconciliation (decision 0020).
   { id: 'reconcile-enterprise', job: 'maintenance.reconcile-enterprise', pattern: RECONCILE_PATTERN },
 ];

@@ -172,7 +172,7 @@ enterpriseRouter.get(`${P}/events`, enterpriseAuth({ role: 'viewer' }), validate
 // 4.9 Audit export (finance; 5 per minute; built by the exports worker) --------------------
 
 enterpriseRouter.get(`${P}/audit/export.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.auditExport }), newExportLimit(LIMITS.auditExport), async (ctx) => {
-  answerExport(ctx, await ent.auditExport(workspaceActorOf(ctx), queryOf<{ from?: string; to?: string; export_id?: string }>(ctx)), `${P}/audit/export.csv`, 'audit');
+  await answerExport(ctx, await ent.auditExport(workspaceActorOf(ctx), queryOf<{ from?: string; to?: string; export_id?: string }>(ctx)), `${P}/audit/export.csv`, 'audit');
 });
 
 // 4.10 Workspace API keys (dashboard session only; admin; 60 per minute) --------------------

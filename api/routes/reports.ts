@@ -30,9 +30,9 @@ reportsRouter.get(`${P}/summary`, enterpriseAuth({ role: 'viewer' }), rateLimit(
 });
 
 reportsRouter.get(`${P}/deals.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.csvExport }), newExportLimit(LIMITS.dealsExport), async (ctx) => {
-  answerExport(ctx, await reports.dealsExport(workspaceActorOf(ctx), queryOf<S.ExportQuery>(ctx)), `${P}/deals.csv`, 'deals');
+  await answerExport(ctx, await reports.dealsExport(workspaceActorOf(ctx), queryOf<S.ExportQuery>(ctx)), `${P}/deals.csv`, 'deals');
 });
 
 reportsRouter.get(`${P}/disbursements.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.csvExport }), newExportLimit(LIMITS.disbursementsExport), async (ctx) => {
-  answerExport(ctx, await reports.disbursementsExport(workspaceActorOf(ctx), queryOf<S.ExportQuery>(ctx)), `${P}/disbursements.csv`, 'disbursements');
+  await answerExport(ctx, await reports.disbursementsExport(workspaceActorOf(ctx), queryOf<S.ExportQuery>(ctx)), `${P}/disbursements.csv`, 'disbursements');
 });

@@ -61,3 +61,9 @@ export async function finishExport(trx: Db, id: string, built: { row_count: numb
   const updated = await trx('enterprise_exports').where({ id, status: 'pending' }).update({ status: 'ready', ...built });
   return updated > 0;
 }
+
+/** Deletes up to `batch` exports created before `cutoff` (their parts go with them: ON DELETE CASCADE); answers how many. */
+export async function deleteExportsBefore(trx: Db, cutoff: Date, batch: number): Promise<number> {
+  const doomed = trx('enterprise_exports').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(batch);
+  return trx('enterprise_exports').whereIn('id', doomed).delete();
+}

@@ -209,5 +209,24 @@ export async function buildExport(exportId: string, knex: Db = db): Promise<{ st
   );
 }
 
+/**
+ * How long an export (row and stored parts) is kept (issue 42, review R10): a day to fetch
+ * it, then job `exports.purge-expired` (hourly) deletes it; its id then answers 404.
+ */
+export const EXPORT_RETENTION_MS = 24 * 3600_000;
+/** Exports deleted per statement by the purge (short transactions; it loops until none is left). */
+const PURGE_BATCH = 100;
+
+/** Job `exports.purge-expired`: deletes every export created more than EXPORT_RETENTION_MS ago. */
+export async function purgeExpiredExports(knex: Db = db): Promise<{ purged: number }> {
+  const cutoff = new Date(clock.now().getTime() - EXPORT_RETENTION_MS);
+  let purged = 0;
+  for (;;) {
+    const n = await repo.deleteExportsBefore(knex, cutoff, PURGE_BATCH);
+    purged += n;
+    if (n < PURGE_BATCH) return { purged };
+  }
+}
+
 /** The audit job's step (the same builder for every kind). */
 export const buildAuditExport = buildExport;

@@ -11,7 +11,8 @@ import { addMember, createWorkspace, headersOf, sessionOf, workspaceKey, type Cr
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
 import { appendEvent } from '../../../shared/enterprise/events.js';
-import { buildAuditExport } from '../../../shared/enterprise/exports.js';
+import { buildAuditExport, EXPORT_RETENTION_MS, purgeExpiredExports } from '../../../shared/enterprise/exports.js';
+import { MAINTENANCE_SCHEDULES } from '../../../workers/registry.js';
 
 const PATH = '/v1/enterprise/audit/export.csv';
 
@@ -123,5 +124,44 @@ describe('enterprise audit export', () => {
     expect(res.status).to.equal(404);
     expect(res.body.error.code).to.equal('NOT_FOUND');
     expect((await fetchCsv(otherFin, 'nope')).status).to.equal(404);
+  });
+
+  it('downloads of a ready export by id: 10 per minute per user, then 429 RATE_LIMITED with Retry-After (polling a pending one stays free)', async () => {
+    const w = await world();
+    const req = await client.get(PATH).set(headersOf(w.cred));
+    const id = req.body.data.export_id as string;
+    for (let i = 0; i < 15; i += 1) expect((await fetchCsv(w.cred, id)).status).to.equal(202);
+    await runJobs(['exports']);
+    for (let i = 0; i < 10; i += 1) expect((await fetchCsv(w.cred, id)).status).to.equal(200);
+    const over = await fetchCsv(w.cred, id);
+    expect(over.status).to.equal(429);
+    expect(over.body.error.code).to.equal('RATE_LIMITED');
+    expect(Number(over.headers['retry-after'])).to.be.within(1, 60);
+    // Another user's downloads are counted apart.
+    const owner = await sessionOf(w.owner);
+    expect((await fetchCsv(owner, id)).status).to.equal(200);
+  });
+
+  it('an export is kept 24 hours: the hourly purge then deletes its row and parts, and its id answers 404', async () => {
+    expect(MAINTENANCE_SCHEDULES.find((s) => s.job === 'exports.purge-expired')).to.deep.equal({ id: 'purge-exports', job: 'exports.purge-expired', everyMs: 3600_000 });
+    expect(EXPORT_RETENTION_MS).to.equal(24 * 3600_000);
+    const w = await world();
+    const old = (await client.get(PATH).set(headersOf(w.cred))).body.data.export_id as string;
+    clock.set(new Date('2026-11-27T10:00:00Z'));
+    const young = (await client.get(PATH).set(headersOf(w.cred))).body.data.export_id as string;
+    await runJobs(['exports']);
+    const parts = async (id: string) => Number((await db('enterprise_export_parts').where({ export_id: id }).count<{ n: string }[]>('* as n'))[0]!.n);
+    expect(await parts(old)).to.be.above(0);
+    clock.set(new Date('2026-11-28T09:00:00Z'));
+    expect(await purgeExpiredExports()).to.deep.equal({ purged: 0 });
+    clock.set(new Date('2026-11-28T09:00:00.001Z'));
+    expect(await purgeExpiredExports()).to.deep.equal({ purged: 1 });
+    expect(await parts(old)).to.equal(0);
+    const cred = await sessionOf(w.fin.user);
+    expect((await fetchCsv(cred, old)).status).to.equal(404);
+    expect((await fetchCsv(cred, young)).status).to.equal(200);
+    clock.set(new Date('2026-11-28T10:00:00.001Z'));
+    expect(await purgeExpiredExports()).to.deep.equal({ purged: 1 });
+    expect(await db('enterprise_exports').where({ workspace_id: w.workspace.id }).count<{ n: string }[]>('* as n')).to.deep.equal([{ n: 0 }]);
   });
 });
