@@ -17,7 +17,7 @@ import { mailUser, type MemberMail } from './mail.js';
 import { notify } from './notifications.js';
 import * as repo from './repo.js';
 import type { MemberRow, MemberWithUser } from './repo.js';
-import { MEMBER_TRANSITIONS, rankOf, type MemberTransitionName, type Role } from './states.js';
+import { canGrant, INVITE_TTL_MS, MEMBER_TRANSITIONS, rankOf, type MemberTransitionName, type Role } from './states.js';
 
 export interface Preferences {
   email?: boolean;
@@ -61,6 +61,31 @@ async function targetOf(t: Db, actor: WorkspaceActor, memberId: string): Promise
   return target;
 }
 
+/** Invites made at or before this instant have expired (INVITE_TTL_MS). */
+export function inviteCutoff(): Date {
+  return new Date(clock.now().getTime() - INVITE_TTL_MS);
+}
+
+/**
+ * Withdraws the pending invites `inviterUserId` issued that `newRole` (undefined: no longer a
+ * member) may not grant, in the caller's transaction (the removal or demotion): a departing
+ * admin leaves no invite behind that would let a second account back in.
+ */
+async function withdrawInvitesOf(t: Db, actor: WorkspaceActor, inviterUserId: string, newRole: Role | undefined): Promise<void> {
+  const now = clock.now();
+  for (const invite of await repo.invitesIssuedBy(t, actor.workspaceId, inviterUserId)) {
+    if (newRole && canGrant(newRole, invite.role)) continue;
+    if (!(await transitionMember(t, invite, 'remove', { removed_at: now, updated_at: now }))) continue;
+    await appendEvent(t, actor.workspaceId, {
+      event: 'member.removed',
+      entityType: 'member',
+      entityId: invite.id,
+      actor: byOf(actor),
+      summary: 'An invite was withdrawn: its inviter no longer grants this role',
+    });
+  }
+}
+
 export async function listMembers(actor: WorkspaceActor, page: number, limit: number) {
   return repo.listMembers(db, actor.workspaceId, page, limit);
 }
@@ -68,9 +93,12 @@ export async function listMembers(actor: WorkspaceActor, page: number, limit: nu
 export async function acceptInvite(trx: Db | undefined, user: SignedIn, memberId: string): Promise<MemberRow> {
   if (!isUuid(memberId)) throw enterpriseErrors.inviteNotFound();
   return inTransaction(trx, async (t) => {
-    const pending = await repo.pendingInvite(t, memberId, user.userId);
+    const pending = await repo.pendingInvite(t, memberId, user.userId, inviteCutoff());
     if (!pending) throw enterpriseErrors.inviteNotFound();
     await repo.lockWorkspace(t, pending.workspace_id);
+    // The inviter, re-read under the lock, must still be an active member who may grant the role.
+    const inviter = pending.invited_by ? await repo.liveMembership(t, pending.workspace_id, pending.invited_by) : undefined;
+    if (!inviter || inviter.status !== 'active' || !canGrant(inviter.role, pending.role)) throw enterpriseErrors.inviteNotFound();
     const now = clock.now();
     const moved = await transitionMember(t, pending, 'accept', { joined_at: now, updated_at: now });
     if (!moved) throw enterpriseErrors.inviteNotFound();
@@ -121,7 +149,10 @@ export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, 
     assertOwnerMoves(actor, [input.role]);
     const invitee = await users.findByEmail(t, input.email);
     if (!invitee || invitee.status !== 'active') throw enterpriseErrors.inviteeNotFound();
-    if (await repo.liveMembership(t, actor.workspaceId, invitee.id)) throw enterpriseErrors.alreadyMember();
+    const live = await repo.liveMembership(t, actor.workspaceId, invitee.id);
+    if (live && !(live.status === 'invited' && live.created_at <= inviteCutoff())) throw enterpriseErrors.alreadyMember();
+    // An expired invite gives way to the new one.
+    if (live && !(await transitionMember(t, live, 'remove', { removed_at: clock.now() }))) throw enterpriseErrors.alreadyMember();
     const member = await repo.insertMember(
       t,
       { workspace_id: actor.workspaceId, user_id: invitee.id, role: input.role, status: 'invited', invited_by: actor.userId },
@@ -154,6 +185,7 @@ export async function changeRole(trx: Db | undefined, caller: WorkspaceActor, me
     if (target.role === role) return repo.memberWithUser(t, target.id);
     if (target.role === 'owner') await lastOwnerGuard(t, actor.workspaceId, target);
     await repo.updateMember(t, target.id, { role, updated_at: clock.now() });
+    await withdrawInvitesOf(t, actor, target.user_id, target.status === 'active' ? role : undefined);
     await appendEvent(t, actor.workspaceId, {
       event: 'member.role_changed',
       entityType: 'member',
@@ -187,6 +219,7 @@ export async function removeMember(trx: Db | undefined, caller: WorkspaceActor, 
       summary: target.user_id === actor.userId ? 'A member left the workspace' : 'A member was removed from the workspace',
     });
     await revokeKeysWhere(t, actor.workspaceId, { created_by_member: target.id }, by, 'its creator left the workspace');
+    await withdrawInvitesOf(t, actor, target.user_id, undefined);
     return { id: target.id, removed: true as const };
   });
 }

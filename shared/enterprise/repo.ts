@@ -182,9 +182,16 @@ export async function memberById(trx: Db, workspaceId: string, id: string): Prom
     | undefined;
 }
 
-/** The caller's own pending invite. */
-export async function pendingInvite(trx: Db, id: string, userId: string): Promise<MemberRow | undefined> {
-  return (await trx('workspace_members').where({ id, user_id: userId, status: 'invited' }).first()) as MemberRow | undefined;
+/** The caller's own pending invite, unless it was made before `since` (expired). */
+export async function pendingInvite(trx: Db, id: string, userId: string, since: Date): Promise<MemberRow | undefined> {
+  return (await trx('workspace_members').where({ id, user_id: userId, status: 'invited' }).where('created_at', '>', since).first()) as
+    | MemberRow
+    | undefined;
+}
+
+/** The pending invites a user issued in a workspace (to withdraw those their new role no longer grants). */
+export async function invitesIssuedBy(trx: Db, workspaceId: string, userId: string): Promise<MemberRow[]> {
+  return (await trx('workspace_members').where({ workspace_id: workspaceId, invited_by: userId, status: 'invited' })) as MemberRow[];
 }
 
 export async function liveMembership(trx: Db, workspaceId: string, userId: string): Promise<MemberRow | undefined> {
@@ -223,11 +230,12 @@ export async function activeMemberships(trx: Db, userId: string): Promise<Member
     .select<MembershipWithName[]>('m.*', 'w.display_name');
 }
 
-export async function pendingInvites(trx: Db, userId: string): Promise<InviteWithNames[]> {
+export async function pendingInvites(trx: Db, userId: string, since: Date): Promise<InviteWithNames[]> {
   return trx('workspace_members as m')
     .join('workspaces as w', 'w.id', 'm.workspace_id')
     .leftJoin('users as u', 'u.id', 'm.invited_by')
     .where({ 'm.user_id': userId, 'm.status': 'invited' })
+    .where('m.created_at', '>', since)
     .orderBy('m.created_at', 'asc')
     .select<InviteWithNames[]>('m.*', 'w.display_name', 'u.full_name as invited_by_name');
 }

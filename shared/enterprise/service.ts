@@ -14,6 +14,7 @@ import { enterpriseErrors } from './errors.js';
 import { appendEvent } from './events.js';
 import * as repo from './repo.js';
 import type { KybApplicationRow, MemberRow, WorkspaceRow } from './repo.js';
+import { inviteCutoff } from './members.js';
 import type { EntityType } from './states.js';
 
 export type { Access, SignedIn, WorkspaceActor } from './access.js';
@@ -97,7 +98,7 @@ export async function me(access: Access) {
     const first = memberships[0];
     current = { workspace: (await repo.workspaceById(db, first.workspace_id))!, member: first };
   }
-  const invites = await repo.pendingInvites(db, access.userId);
+  const invites = await repo.pendingInvites(db, access.userId, inviteCutoff());
   return { current, memberships, invites };
 }
 

@@ -16,6 +16,14 @@ export function rankOf(role: Role): number {
   return ROLES.indexOf(role);
 }
 
+/** Only an owner grants owner; an admin grants every other role; the rest grant nothing (decision D7). */
+export function canGrant(granter: Role, role: Role): boolean {
+  return role === 'owner' ? granter === 'owner' : rankOf(granter) >= rankOf('admin');
+}
+
+/** A member invite not accepted within this time is gone (issue 42, R5): listed nowhere, accepted never. */
+export const INVITE_TTL_MS = 7 * 24 * 3600_000;
+
 export const MEMBER_STATUSES = ['invited', 'active', 'suspended', 'removed'] as const;
 export type MemberStatus = (typeof MEMBER_STATUSES)[number];
 

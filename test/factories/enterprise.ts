@@ -28,12 +28,15 @@ export async function createWorkspace(owner?: UserRow, name?: string): Promise<{
 export async function addMember(workspaceId: string, role: Role, user?: UserRow, status: 'active' | 'invited' = 'active') {
   const u = user ?? (await createUser({ fullName: `Member ${role} ${++seq}` })).user;
   const now = clock.now();
+  // An invite is issued by someone who may grant it (accept re-reads the inviter): the workspace's first owner.
+  const inviter = status === 'invited' ? ((await db('workspace_members').where({ workspace_id: workspaceId, role: 'owner', status: 'active' }).orderBy('created_at').first()) as MemberRow | undefined) : undefined;
   const [m] = (await db('workspace_members')
     .insert({
       workspace_id: workspaceId,
       user_id: u.id,
       role,
       status,
+      invited_by: inviter?.user_id ?? null,
       joined_at: status === 'active' ? new Date(now.getTime() + 1000) : null,
       created_at: now,
       updated_at: now,

@@ -10,6 +10,7 @@ import { countRows } from '../../helpers/auth-signin-util.js';
 import { createUser } from '../../factories/users.js';
 import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, type Cred } from '../../factories/enterprise.js';
 import { db } from '../../../shared/db.js';
+import { clock } from '../../../shared/clock.js';
 
 describe('enterprise members, settings, notifications, counterparties', () => {
   const client = api();
@@ -219,5 +220,52 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     }
     const res = await client.patch(`/v1/enterprise/members/${m.member.id}`).set(headersOf(s)).send({ role: 'finance' });
     expect(res.status).to.equal(429);
+  });
+
+  it('an invite expires after 7 days: not listed in /me, accept 404, the address may be invited again (R5)', async () => {
+    const { owner } = await createWorkspace(undefined, 'Acme');
+    const s = await sessionOf(owner);
+    const { user: invitee } = await createUser();
+    const inv = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: invitee.email, role: 'viewer' });
+    expect(inv.status).to.equal(201);
+    clock.advance(7 * 24 * 3600_000 + 1000);
+    const hI = headersOf(await sessionOf(invitee));
+    expect((await client.get('/v1/enterprise/me').set(hI)).body.data.invites).to.deep.equal([]);
+    const acc = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(hI).send({});
+    expect(acc.status).to.equal(404);
+    const again = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: invitee.email, role: 'viewer' });
+    expect(again.status, JSON.stringify(again.body)).to.equal(201);
+    expect((await client.post(`/v1/enterprise/invites/${again.body.data.id}/accept`).set(hI).send({})).status).to.equal(200);
+  });
+
+  it("removing or demoting the inviter withdraws the invites they may no longer grant; accept re-reads the inviter (R5)", async () => {
+    const { workspace, owner } = await createWorkspace(undefined, 'Acme');
+    const hOwner = headersOf(await sessionOf(owner));
+    const rogue = await addMember(workspace.id, 'admin');
+    const hRogue = headersOf(await sessionOf(rogue.user));
+    const { user: sock } = await createUser();
+    const inv = await client.post('/v1/enterprise/members').set(hRogue).send({ email: sock.email, role: 'admin' });
+    expect(inv.status).to.equal(201);
+    expect((await client.delete(`/v1/enterprise/members/${rogue.member.id}`).set(hOwner)).status).to.equal(200);
+    expect((await db('workspace_members').where({ id: inv.body.data.id }).first()).status).to.equal('removed');
+    const hSock = headersOf(await sessionOf(sock));
+    expect((await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(hSock).send({})).status).to.equal(404);
+
+    // Demotion: an admin demoted to finance loses the invites he issued; an admin keeps his.
+    const admin2 = await addMember(workspace.id, 'admin');
+    const h2 = headersOf(await sessionOf(admin2.user));
+    const { user: a } = await createUser();
+    const invA = await client.post('/v1/enterprise/members').set(h2).send({ email: a.email, role: 'viewer' });
+    expect(invA.status).to.equal(201);
+    expect((await client.patch(`/v1/enterprise/members/${admin2.member.id}`).set(hOwner).send({ role: 'finance' })).status).to.equal(200);
+    expect((await db('workspace_members').where({ id: invA.body.data.id }).first()).status).to.equal('removed');
+
+    // Accept re-reads the inviter: a row changed behind the service's back is still refused.
+    const admin3 = await addMember(workspace.id, 'admin');
+    const h3 = headersOf(await sessionOf(admin3.user));
+    const { user: b } = await createUser();
+    const invB = await client.post('/v1/enterprise/members').set(h3).send({ email: b.email, role: 'operator' });
+    await db('workspace_members').where({ id: admin3.member.id }).update({ role: 'viewer' });
+    expect((await client.post(`/v1/enterprise/invites/${invB.body.data.id}/accept`).set(headersOf(await sessionOf(b))).send({})).status).to.equal(404);
   });
 });
