@@ -130,18 +130,21 @@ export async function insertMilestones(trx: Db, rows: NewMilestone[]): Promise<v
   if (rows.length > 0) await trx('deal_milestones').insert(rows);
 }
 
+/** A deal's columns with its owner's and counterparty's names (deals as d, users as u, counterparties as c). */
+const DEAL_WITH_NAMES = [
+  'd.*',
+  'u.full_name as owner_name',
+  'c.name as counterparty_name',
+  'c.country_code as counterparty_country_code',
+  'c.kyb_status as counterparty_kyb_status',
+  'c.relationship as counterparty_relationship',
+];
+
 const dealWithNames = (trx: Db) =>
   trx('deals as d')
     .join('users as u', 'u.id', 'd.owner_id')
     .join('counterparties as c', 'c.id', 'd.counterparty_id')
-    .select(
-      'd.*',
-      'u.full_name as owner_name',
-      'c.name as counterparty_name',
-      'c.country_code as counterparty_country_code',
-      'c.kyb_status as counterparty_kyb_status',
-      'c.relationship as counterparty_relationship',
-    );
+    .select(...DEAL_WITH_NAMES);
 
 /**
  * `dealById(trx, workspaceId, id, true)` ahead of time: the same statement as the builder
@@ -292,12 +295,7 @@ export async function listDealsPage(trx: Db, workspaceId: string, f: DealListFil
     .join('users as u', 'u.id', 'd.owner_id')
     .join('counterparties as c', 'c.id', 'd.counterparty_id')
     .select<(DealWithNames & { total: string })[]>(
-      'd.*',
-      'u.full_name as owner_name',
-      'c.name as counterparty_name',
-      'c.country_code as counterparty_country_code',
-      'c.kyb_status as counterparty_kyb_status',
-      'c.relationship as counterparty_relationship',
+      ...DEAL_WITH_NAMES,
       matching().count('*').as('total'),
     )
     .orderBy([

@@ -59,6 +59,13 @@ function openNumber(row: Pick<PayoutInstructionRow, 'account_number_sealed'>): s
   }
 }
 
+/** The decrypted account number for staff (reveal, verify): a number that cannot be opened is a fault, never shown or signed. */
+function sealedNumberOf(row: Pick<PayoutInstructionRow, 'id' | 'account_number_sealed'>): string {
+  const accountNumber = openNumber(row);
+  if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
+  return accountNumber;
+}
+
 /** The destination a signature covers, from a row, its decrypted account number and the kind of money (live or sandbox). */
 function destinationOf(row: PayoutInstructionRow, accountNumber: string, livemode: boolean): Destination {
   return {
@@ -227,8 +234,7 @@ export async function revealInstruction(trx: Db | undefined, staff: StaffActor, 
   return inTransaction(trx, async (t) => {
     const row = isUuid(id) ? await repo.instructionForStaff(t, id) : undefined;
     if (!row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
-    const accountNumber = openNumber(row);
-    if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
+    const accountNumber = sealedNumberOf(row);
     await recordStaffAction(t, {
       actorId: staff.actorId,
       action: 'payout_instruction.revealed',
@@ -262,8 +268,7 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
     if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
     if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
     if (row.status !== 'pending_verification') throw instructionErrors.alreadyVerified();
-    const accountNumber = openNumber(row);
-    if (accountNumber === null) throw new Error(`payout instruction ${row.id}: the sealed account number cannot be opened`);
+    const accountNumber = sealedNumberOf(row);
     const now = clock.now();
     const signature = signDestination(destinationOf(row, accountNumber, !workspace.is_sandbox));
     const verified = await repo.markVerified(t, row.id, destinationVersion, { verification_signature: signature, verified_at: now, verified_by: staff.actorId });
