@@ -691,6 +691,7 @@ export const db: Knex = createDb();
 export const PG = {
   uniqueViolation: '23505',
   checkViolation: '23514',
+  invalidParameterValue: '22023',
   foreignKeyViolation: '23503',
   serializationFailure: '40001',
   deadlock: '40P01',

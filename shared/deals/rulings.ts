@@ -58,7 +58,7 @@ export async function resolveDispute(trx: Db | undefined, staff: StaffActor, mil
     } else if (input.outcome === 'refund') {
       // Whatever is still held (an earlier split ruling may have refunded part already).
       moved = await transition(t, m, 'rule_refund', { ...ruling, refunded_amount: m.amount });
-      if (!deal.is_test) await postRefund(t, moved, m.amount - m.refunded_amount, true);
+      if (!deal.is_test) await postRefund(t, moved, deal.currency, m.amount - m.refunded_amount, true);
       summary = `Dispute on milestone ${m.sequence_no} of deal ${deal.reference} ruled: refunded to the workspace`;
     } else {
       const release = input.release_amount!;
@@ -69,7 +69,7 @@ export async function resolveDispute(trx: Db | undefined, staff: StaffActor, mil
       }
       const refunded = held - release;
       moved = await transition(t, m, 'rule_split', { ...ruling, approved_at: m.approved_at ?? now, refunded_amount: m.refunded_amount + refunded });
-      if (!deal.is_test) await postRefund(t, moved, refunded, false);
+      if (!deal.is_test) await postRefund(t, moved, deal.currency, refunded, false);
       summary = `Dispute on milestone ${m.sequence_no} of deal ${deal.reference} ruled: ${release} to the counterparty, ${refunded} refunded to the workspace`;
     }
     await recordStaffAction(t, {

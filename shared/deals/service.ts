@@ -102,7 +102,7 @@ export async function createDeal(trx: Db | undefined, actor: WorkspaceActor, see
         required_evidence: m.required_evidence || null,
         amount: m.amount,
         due_at: dueAt(now, m.due_offset_days),
-        approvals_required: approvalsFor(m.amount, fourEyes(workspace)),
+        approvals_required: approvalsFor(m.amount, deal.currency, fourEyes(workspace)),
         buyer_fee: s.buyerFee,
         seller_fee: s.sellerFee,
         funding_amount: s.fundingAmount,
@@ -201,7 +201,7 @@ export async function addMilestone(trx: Db | undefined, actor: WorkspaceActor, w
         required_evidence: input.required_evidence || null,
         amount: input.amount,
         due_at: dueAt(deal.created_at, input.due_offset_days),
-        approvals_required: approvalsFor(input.amount, fourEyes(workspace)),
+        approvals_required: approvalsFor(input.amount, deal.currency, fourEyes(workspace)),
         // Placeholder shares, replaced by the re-spread below in the same transaction.
         buyer_fee: 0,
         seller_fee: 0,
@@ -236,7 +236,7 @@ export async function updateMilestone(
     if (patch.title !== undefined) changes.title = patch.title;
     if (patch.required_evidence !== undefined) changes.required_evidence = patch.required_evidence || null;
     if (patch.due_offset_days !== undefined) changes.due_at = dueAt(deal.created_at, patch.due_offset_days);
-    if (patch.amount !== undefined) changes.approvals_required = approvalsFor(patch.amount, fourEyes(workspace));
+    if (patch.amount !== undefined) changes.approvals_required = approvalsFor(patch.amount, deal.currency, fourEyes(workspace));
     await repo.updateMilestone(t, m.id, changes);
     // A new amount is written by the re-spread, in the same row update as its shares (the shares check needs both).
     if (patch.amount !== undefined) await writeSpread(t, deal, milestones.map((x) => (x.id === m.id ? { ...x, amount: patch.amount! } : x)));
@@ -259,7 +259,7 @@ export async function activateDeal(trx: Db | undefined, actor: WorkspaceActor, w
     const now = clock.now();
     const waits = !deal.is_test && deal.counterparty_kyb_status !== 'verified';
     await repo.updateDeal(t, deal.id, { fee_frozen: true, activated_at: now, terms_review: waits, updated_at: now });
-    for (const m of milestones) await repo.updateMilestone(t, m.id, { approvals_required: approvalsFor(m.amount, fourEyes(workspace)) });
+    for (const m of milestones) await repo.updateMilestone(t, m.id, { approvals_required: approvalsFor(m.amount, deal.currency, fourEyes(workspace)) });
     if (!waits) await repo.moveDealMilestones(t, deal.id, MILESTONE_TRANSITIONS.activate, { updated_at: now });
     await dealEvent(t, actor, deal, 'deal.updated', waits ? `Deal ${deal.reference} activated; waiting for the counterparty's verification` : `Deal ${deal.reference} activated`);
     return detail(t, workspace, deal.id);

@@ -51,9 +51,9 @@ export async function confirmFunding(trx: Db | undefined, staff: StaffActor, mil
       postingKey: `ent-fund:${moved.id}`,
       memo: `Funding of milestone ${moved.sequence_no} of deal ${deal.reference}`,
       lines: [
-        { account: { system: 'enterpriseFunding' }, amount: -moved.funding_amount },
-        { account: { milestoneId: moved.id }, amount: moved.amount },
-        ...(moved.buyer_fee > 0 ? [{ account: { system: 'enterpriseFeesHeld' as const }, amount: moved.buyer_fee }] : []),
+        { account: { system: 'enterpriseFunding', currency: deal.currency }, amount: -moved.funding_amount },
+        { account: { milestoneId: moved.id, currency: deal.currency }, amount: moved.amount },
+        ...(moved.buyer_fee > 0 ? [{ account: { system: 'enterpriseFeesHeld' as const, currency: deal.currency }, amount: moved.buyer_fee }] : []),
       ],
     });
     await recordStaffAction(t, { actorId: staff.actorId, action: 'milestone.funding_confirmed', targetType: 'deal_milestone', targetId: moved.id, note: staff.note ?? null, ip: staff.ip });

@@ -46,8 +46,14 @@ export function respread(deal: DealRow, milestones: Pick<MilestoneRow, 'id' | 'a
   };
 }
 
-/** Two different approvers at or above the workspace's four-eyes threshold, one below it. */
-export const approvalsFor = (amount: number, fourEyesThreshold: number): 1 | 2 => (amount >= fourEyesThreshold ? 2 : 1);
+/**
+ * Two different approvers at or above the workspace's four-eyes threshold, one below it.
+ * The threshold is in rupiah: a milestone in another currency cannot be compared with it
+ * without a rate, and the operator has set none, so it always needs two (fail-safe;
+ * decision 0023).
+ */
+export const approvalsFor = (amount: number, currency: string, fourEyesThreshold: number): 1 | 2 =>
+  currency !== 'IDR' || amount >= fourEyesThreshold ? 2 : 1;
 
 /** A milestone's due date: the deal's creation plus its offset in days (none without an offset). */
 export function dueAt(createdAt: Date, offsetDays: number | null | undefined): Date | null {

@@ -39,22 +39,68 @@ export const SYSTEM_ACCOUNTS = {
 
 export type SystemAccount = keyof typeof SYSTEM_ACCOUNTS;
 
-/** Where a posting line goes: a user's balance, an escrow's or an enterprise milestone's held money, or a system account. */
-export type AccountRef = { userId: string } | { escrowId: string } | { milestoneId: string } | { system: SystemAccount };
+/**
+ * The system accounts of the enterprise half, one per currency (decision 0023): a deal may
+ * be in any currency, and its money moves only between accounts of that currency. The IDR
+ * account keeps the code above; another currency's is `<code>:<CUR>`. Every other account
+ * (the consumer half's, users', escrows') is IDR.
+ */
+export const CURRENCY_ACCOUNTS = [
+  'enterpriseFunding',
+  'enterpriseFeesHeld',
+  'enterprisePayoutsInFlight',
+  'enterprisePayoutsSent',
+  'enterpriseFees',
+  'enterpriseRefunds',
+] as const satisfies readonly SystemAccount[];
+export type CurrencyAccount = (typeof CURRENCY_ACCOUNTS)[number];
+type IdrAccount = Exclude<SystemAccount, CurrencyAccount>;
+
+/** The currency every consumer-half account is kept in, and the enterprise default. */
+export const HOME_CURRENCY = 'IDR';
+
+/**
+ * Where a posting line goes: a user's balance, an escrow's held money, an enterprise
+ * milestone's held money (in its deal's currency), an IDR system account, or an enterprise
+ * system account in a currency.
+ */
+export type AccountRef =
+  | { userId: string }
+  | { escrowId: string }
+  | { milestoneId: string; currency: string }
+  | { system: IdrAccount }
+  | { system: CurrencyAccount; currency: string };
 
 export interface AccountSpec {
   code: string;
   kind: AccountKind;
   userId: string | null;
   allowNegative: boolean;
+  currency: string;
+}
+
+function assertCurrency(currency: string): string {
+  if (!/^[A-Z]{3}$/.test(currency)) throw new RangeError(`ledger currency must be three capital letters, not ${JSON.stringify(currency)}`);
+  return currency;
+}
+
+/** The code of an enterprise system account in a currency (`enterprise:payouts_sent`, `enterprise:payouts_sent:USD`). */
+export function currencyAccountCode(account: CurrencyAccount, currency: string): string {
+  const base = SYSTEM_ACCOUNTS[account].code;
+  return assertCurrency(currency) === HOME_CURRENCY ? base : `${base}:${currency}`;
 }
 
 export function accountSpec(ref: AccountRef): AccountSpec {
-  if ('userId' in ref) return { code: `user:${ref.userId}`, kind: 'user', userId: ref.userId, allowNegative: false };
-  if ('escrowId' in ref) return { code: `escrow:${ref.escrowId}`, kind: 'escrow', userId: null, allowNegative: false };
-  if ('milestoneId' in ref) return { code: `milestone:${ref.milestoneId}`, kind: 'escrow', userId: null, allowNegative: false };
+  if ('userId' in ref) return { code: `user:${ref.userId}`, kind: 'user', userId: ref.userId, allowNegative: false, currency: HOME_CURRENCY };
+  if ('escrowId' in ref) return { code: `escrow:${ref.escrowId}`, kind: 'escrow', userId: null, allowNegative: false, currency: HOME_CURRENCY };
+  if ('milestoneId' in ref) {
+    return { code: `milestone:${ref.milestoneId}`, kind: 'escrow', userId: null, allowNegative: false, currency: assertCurrency(ref.currency) };
+  }
   const s = SYSTEM_ACCOUNTS[ref.system];
-  return { code: s.code, kind: s.kind, userId: null, allowNegative: s.allowNegative };
+  if ('currency' in ref) {
+    return { code: currencyAccountCode(ref.system, ref.currency), kind: s.kind, userId: null, allowNegative: s.allowNegative, currency: ref.currency };
+  }
+  return { code: s.code, kind: s.kind, userId: null, allowNegative: s.allowNegative, currency: HOME_CURRENCY };
 }
 
 /**
@@ -76,6 +122,7 @@ export async function ensureAccounts(trx: Db, specs: AccountSpec[]): Promise<Map
           kind: s.kind,
           user_id: s.userId,
           allow_negative: s.allowNegative,
+          currency: s.currency,
           created_at: clock.now(),
         })),
       )

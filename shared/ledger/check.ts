@@ -1,5 +1,5 @@
 /**
- * Verifies every ledger invariant; `npm run ledger:check` prints the result and exits
+ * Verifies every ledger invariant, each currency on its own (decision 0023); `npm run ledger:check` prints the result and exits
  * non-zero on any violation.
  */
 import type { Db } from '../db.js';
@@ -81,45 +81,59 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
       detail: `${r.is_test ? 'sandbox' : 'live'} milestone ${r.id} (${r.status}, amount ${r.amount}) has a ledger balance of ${r.balance ?? 'no account'}`,
     });
   }
-  const [fees] = await rows<{ held: string; expected: string }>(
+  // Per currency (decision 0023): each enterprise account of a currency against the live
+  // milestones and payouts of deals in that currency.
+  const account = (base: string) =>
+    `SELECT currency, balance FROM ledger_accounts WHERE code = '${base}' OR starts_with(code, '${base}:')`;
+  for (const r of await rows<{ rule: string; currency: string; got: string; want: string }>(
     trx,
-    `SELECT COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:buyer_fees_held'), 0)::text AS held,
-            COALESCE((SELECT SUM(m.buyer_fee) FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
-                       WHERE NOT d.is_test AND m.status IN ${HELD}), 0)::text AS expected`,
-  );
-  if (fees && fees.held !== fees.expected) {
-    out.push({ rule: 'enterprise-fees-held', detail: `buyer fees held ${fees.held} but live held milestones carry ${fees.expected}` });
+    `WITH live AS (SELECT m.*, d.currency FROM deal_milestones m JOIN deals d ON d.id = m.deal_id WHERE NOT d.is_test),
+          pays AS (SELECT * FROM disbursements WHERE NOT is_test),
+          figures AS (
+       SELECT 'enterprise-fees-held' AS rule, currency, 0::numeric AS got, SUM(buyer_fee) AS want FROM live WHERE status IN ${HELD} GROUP BY currency
+       UNION ALL SELECT 'enterprise-fees-held', currency, balance, 0 FROM (${account('enterprise:buyer_fees_held')}) a
+       UNION ALL SELECT 'enterprise-payouts-in-flight', currency, 0, SUM(amount) FROM pays WHERE status IN ('queued', 'processing') GROUP BY currency
+       UNION ALL SELECT 'enterprise-payouts-in-flight', currency, balance, 0 FROM (${account('enterprise:payouts_in_flight')}) a
+       UNION ALL SELECT 'enterprise-payouts-sent', currency, 0, SUM(amount) FROM pays WHERE status = 'settled' GROUP BY currency
+       UNION ALL SELECT 'enterprise-payouts-sent', currency, balance, 0 FROM (${account('enterprise:payouts_sent')}) a
+       UNION ALL SELECT 'enterprise-fees', currency, 0, SUM(buyer_fee + seller_fee) FROM live WHERE status = 'released' GROUP BY currency
+       UNION ALL SELECT 'enterprise-fees', currency, balance, 0 FROM (${account('platform:enterprise_fees')}) a
+       UNION ALL SELECT 'enterprise-refunds', currency, 0, SUM(refunded_amount + CASE WHEN ruling = 'refund' THEN buyer_fee ELSE 0 END) FROM live GROUP BY currency
+       UNION ALL SELECT 'enterprise-refunds', currency, balance, 0 FROM (${account('enterprise:refunds_sent')}) a)
+     SELECT rule, currency, SUM(got)::text AS got, SUM(want)::text AS want FROM figures
+      GROUP BY rule, currency HAVING SUM(got) <> SUM(want) ORDER BY rule, currency`,
+  )) {
+    out.push({ rule: r.rule, detail: `${r.rule.replace(/-/g, ' ')} (${r.currency}): ledger ${r.got}, derived from milestones and payouts ${r.want}` });
   }
 
-  // Enterprise payouts and fees (issue 27): in flight = open live payouts, sent = settled
-  // ones, fees = the platform fee of every live milestone released, refunds = what rulings returned (a full refund returns the buyer fee too).
-  const [ent] = await rows<Record<'in_flight' | 'in_flight_expected' | 'sent' | 'sent_expected' | 'fees' | 'fees_expected' | 'refunds' | 'refunds_expected', string>>(
+  // A milestone's account is in its deal's currency.
+  for (const r of await rows<{ id: string; deal: string; account: string }>(
     trx,
-    `SELECT COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:payouts_in_flight'), 0)::text AS in_flight,
-            COALESCE((SELECT SUM(amount) FROM disbursements WHERE NOT is_test AND status IN ('queued', 'processing')), 0)::text AS in_flight_expected,
-            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:payouts_sent'), 0)::text AS sent,
-            COALESCE((SELECT SUM(amount) FROM disbursements WHERE NOT is_test AND status = 'settled'), 0)::text AS sent_expected,
-            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'platform:enterprise_fees'), 0)::text AS fees,
-            COALESCE((SELECT SUM(m.buyer_fee + m.seller_fee) FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
-                       WHERE NOT d.is_test AND m.status = 'released'), 0)::text AS fees_expected,
-            COALESCE((SELECT balance FROM ledger_accounts WHERE code = 'enterprise:refunds_sent'), 0)::text AS refunds,
-            COALESCE((SELECT SUM(m.refunded_amount + CASE WHEN m.ruling = 'refund' THEN m.buyer_fee ELSE 0 END)
-                        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id WHERE NOT d.is_test), 0)::text AS refunds_expected`,
-  );
-  if (ent) {
-    for (const [name, got, want] of [
-      ['enterprise-payouts-in-flight', ent.in_flight, ent.in_flight_expected],
-      ['enterprise-payouts-sent', ent.sent, ent.sent_expected],
-      ['enterprise-fees', ent.fees, ent.fees_expected],
-      ['enterprise-refunds', ent.refunds, ent.refunds_expected],
-    ] as const) {
-      if (got !== want) out.push({ rule: name, detail: `${name.replace(/-/g, ' ')}: ledger ${got}, derived from milestones and payouts ${want}` });
-    }
+    `SELECT m.id, d.currency AS deal, a.currency AS account
+       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id JOIN ledger_accounts a ON a.code = 'milestone:' || m.id::text
+      WHERE a.currency <> d.currency`,
+  )) {
+    out.push({ rule: 'milestone-currency', detail: `milestone ${r.id} is a ${r.deal} deal's but its ledger account is in ${r.account}` });
   }
 
-  const [total] = await rows<{ total: string }>(trx, `SELECT COALESCE(SUM(balance), 0)::text AS total FROM ledger_accounts`);
-  if (total && total.total !== '0') {
-    out.push({ rule: 'books-balance', detail: `all account balances sum to ${total.total}, not 0` });
+  // Every entry's lines in one currency; the only exceptions are the entries that moved
+  // history onto per-currency accounts (migration 20261209300000; the database refuses any other).
+  for (const r of await rows<{ entry_id: number; currencies: string }>(
+    trx,
+    `SELECT l.entry_id, string_agg(DISTINCT a.currency, ', ') AS currencies
+       FROM journal_lines l JOIN ledger_accounts a ON a.id = l.account_id JOIN journal_entries e ON e.id = l.entry_id
+      WHERE e.kind <> 'ledger.currency_reclassified'
+      GROUP BY l.entry_id HAVING count(DISTINCT a.currency) > 1`,
+  )) {
+    out.push({ rule: 'entry-one-currency', detail: `journal entry ${r.entry_id} has lines in ${r.currencies}` });
+  }
+
+  // The books balance in each currency on its own: amounts of two currencies are never added.
+  for (const r of await rows<{ currency: string; total: string }>(
+    trx,
+    `SELECT currency, SUM(balance)::text AS total FROM ledger_accounts GROUP BY currency HAVING SUM(balance) <> 0 ORDER BY currency`,
+  )) {
+    out.push({ rule: 'books-balance', detail: `the ${r.currency} account balances sum to ${r.total}, not 0` });
   }
   return out;
 }

@@ -1,3 +1,3 @@
-export { post, postMany, InsufficientFundsError, UnbalancedPostingError, type Posting, type PostingLine, type PostedEntry } from './post.js';
-export { balanceOf, ensureAccounts, accountSpec, SYSTEM_ACCOUNTS, type AccountRef, type SystemAccount } from './accounts.js';
+export { post, postMany, InsufficientFundsError, UnbalancedPostingError, MixedCurrencyError, type Posting, type PostingLine, type PostedEntry } from './post.js';
+export { balanceOf, ensureAccounts, accountSpec, currencyAccountCode, SYSTEM_ACCOUNTS, CURRENCY_ACCOUNTS, HOME_CURRENCY, type AccountRef, type CurrencyAccount, type SystemAccount } from './accounts.js';
 export { checkLedger, type LedgerViolation } from './check.js';

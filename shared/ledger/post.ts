@@ -43,6 +43,9 @@ export { InsufficientFundsError } from './errors.js';
 
 export class UnbalancedPostingError extends Error {}
 
+/** A posting whose lines are in more than one currency, or a line in another currency than its account's (decision 0023). */
+export class MixedCurrencyError extends Error {}
+
 function validate(posting: Posting): void {
   if (posting.lines.length < 2) throw new UnbalancedPostingError('a posting needs at least two lines');
   for (const line of posting.lines) {
@@ -52,6 +55,8 @@ function validate(posting: Posting): void {
   if (sumRupiah(posting.lines.map((l) => l.amount)) !== 0) {
     throw new UnbalancedPostingError('posting lines must sum to zero');
   }
+  const currencies = new Set(posting.lines.map((l) => accountSpec(l.account).currency));
+  if (currencies.size > 1) throw new MixedCurrencyError(`a posting's lines must share one currency, not ${[...currencies].join(' and ')}`);
 }
 
 /** The CHECK constraints that keep balances at or above zero (the last line of defence). */
@@ -89,13 +94,14 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
     lines.map((l) => l.spec.userId),
     lines.map((l) => l.spec.allowNegative),
     lines.map((l) => l.amount),
+    lines.map((l) => l.spec.currency),
     clock.now(),
   ];
   let rows: { posting: number; entry_id: string | number; duplicate: boolean }[];
   try {
     rows = await prepared(
-      'ledger_post_many',
-      'SELECT * FROM ledger_post_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+      'ledger_post_many_v2',
+      'SELECT * FROM ledger_post_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       values,
       (trxOrDb ?? db) as Knex,
     );
@@ -105,6 +111,8 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
     if (code === PG.uniqueViolation && constraint === 'journal_entries_posting_key_unique') throw ledgerErrors.postingTaken();
     // The function's own check, and the schema's non-negative constraints behind it.
     if (code === PG.checkViolation && NON_NEGATIVE.has(constraint)) throw ledgerErrors.insufficientBalance();
+    // An entry across currencies, or a line in another currency than its account (decision 0023).
+    if ((code === PG.checkViolation && constraint === 'journal_entries_one_currency') || code === PG.invalidParameterValue) throw new MixedCurrencyError(String((err as Error).message));
     throw err;
   }
   // One row per posting, by its 1-based index.

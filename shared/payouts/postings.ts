@@ -1,6 +1,7 @@
 /**
  * The ledger side of enterprise releases, payouts and rulings (ARCHITECTURE rule 2;
- * decision 0019). Each posting has a key unique to its business event, so a second one is
+ * decision 0019). Every posting is in its deal's currency, on that currency's accounts
+ * (decision 0023). Each posting has a key unique to its business event, so a second one is
  * refused by the ledger; sandbox deals never post (spec 4.5 rule 4). The milestone account
  * holds `amount - refunded_amount` while money is held, `returned_amount` once released.
  *
@@ -21,7 +22,7 @@ import type { DisbursementRow } from './repo.js';
 const nonZero = (lines: PostingLine[]): PostingLine[] => lines.filter((l) => l.amount !== 0);
 
 /** First release of an approved live milestone: its held money to payouts in flight, the fee to the platform. */
-export async function postRelease(trx: Db, m: MilestoneRow, releaseNo: number): Promise<void> {
+export async function postRelease(trx: Db, m: MilestoneRow, currency: string, releaseNo: number): Promise<void> {
   const held = m.amount - m.refunded_amount;
   await post(trx, {
     kind: 'enterprise.milestone_released',
@@ -30,16 +31,16 @@ export async function postRelease(trx: Db, m: MilestoneRow, releaseNo: number): 
     postingKey: `ent-release:${m.id}:${releaseNo}`,
     memo: `Release of milestone ${m.id}`,
     lines: nonZero([
-      { account: { milestoneId: m.id }, amount: -held },
-      { account: { system: 'enterpriseFeesHeld' }, amount: -m.buyer_fee },
-      { account: { system: 'enterprisePayoutsInFlight' }, amount: m.payout_amount - m.refunded_amount },
-      { account: { system: 'enterpriseFees' }, amount: m.buyer_fee + m.seller_fee },
+      { account: { milestoneId: m.id, currency }, amount: -held },
+      { account: { system: 'enterpriseFeesHeld', currency }, amount: -m.buyer_fee },
+      { account: { system: 'enterprisePayoutsInFlight', currency }, amount: m.payout_amount - m.refunded_amount },
+      { account: { system: 'enterpriseFees', currency }, amount: m.buyer_fee + m.seller_fee },
     ]),
   });
 }
 
 /** A retry of returned payouts: what failed payouts brought back to the milestone goes out again. */
-export async function postReRelease(trx: Db, m: MilestoneRow, amount: number, releaseNo: number): Promise<void> {
+export async function postReRelease(trx: Db, m: MilestoneRow, currency: string, amount: number, releaseNo: number): Promise<void> {
   await post(trx, {
     kind: 'enterprise.payout_retried',
     refType: 'deal_milestone',
@@ -47,8 +48,8 @@ export async function postReRelease(trx: Db, m: MilestoneRow, amount: number, re
     postingKey: `ent-release:${m.id}:${releaseNo}`,
     memo: `Payouts of milestone ${m.id} sent again`,
     lines: [
-      { account: { milestoneId: m.id }, amount: -amount },
-      { account: { system: 'enterprisePayoutsInFlight' }, amount },
+      { account: { milestoneId: m.id, currency }, amount: -amount },
+      { account: { system: 'enterprisePayoutsInFlight', currency }, amount },
     ],
   });
 }
@@ -61,8 +62,8 @@ export async function postSettled(trx: Db, d: DisbursementRow): Promise<void> {
     postingKey: `ent-settle:${d.id}`,
     memo: `Payout ${d.id} settled`,
     lines: [
-      { account: { system: 'enterprisePayoutsInFlight' }, amount: -d.amount },
-      { account: { system: 'enterprisePayoutsSent' }, amount: d.amount },
+      { account: { system: 'enterprisePayoutsInFlight', currency: d.currency }, amount: -d.amount },
+      { account: { system: 'enterprisePayoutsSent', currency: d.currency }, amount: d.amount },
     ],
   });
 }
@@ -75,8 +76,8 @@ export async function postFailed(trx: Db, d: DisbursementRow): Promise<void> {
     postingKey: `ent-fail:${d.id}`,
     memo: `Payout ${d.id} failed; back to milestone ${d.milestone_id}`,
     lines: [
-      { account: { system: 'enterprisePayoutsInFlight' }, amount: -d.amount },
-      { account: { milestoneId: d.milestone_id }, amount: d.amount },
+      { account: { system: 'enterprisePayoutsInFlight', currency: d.currency }, amount: -d.amount },
+      { account: { milestoneId: d.milestone_id, currency: d.currency }, amount: d.amount },
     ],
   });
 }
@@ -86,7 +87,7 @@ export async function postFailed(trx: Db, d: DisbursementRow): Promise<void> {
  * refunded money), or the part a split does not release. `m` is the milestone after the
  * ruling: its `refunded_amount` only grows, so it keys each refund of the milestone once.
  */
-export async function postRefund(trx: Db, m: MilestoneRow, refunded: number, withBuyerFee: boolean): Promise<void> {
+export async function postRefund(trx: Db, m: MilestoneRow, currency: string, refunded: number, withBuyerFee: boolean): Promise<void> {
   await post(trx, {
     kind: 'enterprise.milestone_refunded',
     refType: 'deal_milestone',
@@ -94,9 +95,9 @@ export async function postRefund(trx: Db, m: MilestoneRow, refunded: number, wit
     postingKey: `ent-refund:${m.id}:${m.refunded_amount}`,
     memo: `Ruling on milestone ${m.id}: refund to the workspace`,
     lines: nonZero([
-      { account: { milestoneId: m.id }, amount: -refunded },
-      { account: { system: 'enterpriseFeesHeld' }, amount: withBuyerFee ? -m.buyer_fee : 0 },
-      { account: { system: 'enterpriseRefunds' }, amount: refunded + (withBuyerFee ? m.buyer_fee : 0) },
+      { account: { milestoneId: m.id, currency }, amount: -refunded },
+      { account: { system: 'enterpriseFeesHeld', currency }, amount: withBuyerFee ? -m.buyer_fee : 0 },
+      { account: { system: 'enterpriseRefunds', currency }, amount: refunded + (withBuyerFee ? m.buyer_fee : 0) },
     ]),
   });
 }

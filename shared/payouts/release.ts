@@ -93,10 +93,10 @@ export async function releaseMilestone(trx: Db | undefined, actor: WorkspaceActo
       // Compare-and-set on the returned amount: a payout failing meanwhile adds to it, and this release sends what it read.
       const n = await t('deal_milestones').where({ id: m.id, status: 'released', returned_amount: due }).update({ returned_amount: 0, updated_at: now });
       if (n !== 1) throw payoutErrors.notReleasable();
-      if (!deal.is_test) await postReRelease(t, m, due, releaseNo);
+      if (!deal.is_test) await postReRelease(t, m, deal.currency, due, releaseNo);
     } else {
       const moved = await transition(t, m, 'release', { released_at: now });
-      if (!deal.is_test) await postRelease(t, moved, releaseNo);
+      if (!deal.is_test) await postRelease(t, moved, deal.currency, releaseNo);
       after = moved;
     }
     const splits = input.splits.map((s, i) => {

@@ -57,16 +57,18 @@ export async function reconcileRows(trx: Db, workspaceId: string): Promise<Recon
        SELECT b.milestone_id, 'disbursement'::text, b.id::text FROM disbursements b WHERE b.workspace_id = :ws
      ), led AS (
        SELECT r.milestone_id,
-              -COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:funding_received'), 0) AS funded,
-              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:buyer_fees_held'), 0) AS buyer_fees_held,
-              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:payouts_in_flight'), 0) AS in_flight,
-              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:payouts_sent'), 0) AS paid_out,
-              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'platform:enterprise_fees'), 0) AS fees,
-              COALESCE(SUM(l.amount) FILTER (WHERE a.code = 'enterprise:refunds_sent'), 0) AS refunds
+              -COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:funding_received' OR starts_with(a.code, 'enterprise:funding_received:'))), 0) AS funded,
+              COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:buyer_fees_held' OR starts_with(a.code, 'enterprise:buyer_fees_held:'))), 0) AS buyer_fees_held,
+              COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:payouts_in_flight' OR starts_with(a.code, 'enterprise:payouts_in_flight:'))), 0) AS in_flight,
+              COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:payouts_sent' OR starts_with(a.code, 'enterprise:payouts_sent:'))), 0) AS paid_out,
+              COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'platform:enterprise_fees' OR starts_with(a.code, 'platform:enterprise_fees:'))), 0) AS fees,
+              COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:refunds_sent' OR starts_with(a.code, 'enterprise:refunds_sent:'))), 0) AS refunds
          FROM refs r
+         JOIN ms ON ms.id = r.milestone_id
          JOIN journal_entries e ON e.ref_type = r.ref_type AND e.ref_id = r.ref_id
          JOIN journal_lines l ON l.entry_id = e.id
-         JOIN ledger_accounts a ON a.id = l.account_id
+         -- Each enterprise account in the milestone's currency (decision 0023): a line in another currency is a difference.
+         JOIN ledger_accounts a ON a.id = l.account_id AND a.currency = ms.currency
         GROUP BY r.milestone_id
      ), pay AS (
        SELECT milestone_id,
@@ -94,7 +96,7 @@ export async function reconcileRows(trx: Db, workspaceId: string): Promise<Recon
          FROM ms
          LEFT JOIN led ON led.milestone_id = ms.id
          LEFT JOIN pay ON pay.milestone_id = ms.id
-         LEFT JOIN ledger_accounts acc ON acc.code = 'milestone:' || ms.id::text
+         LEFT JOIN ledger_accounts acc ON acc.code = 'milestone:' || ms.id::text AND acc.currency = ms.currency
      )
      SELECT * FROM (
        SELECT 'total' AS row_kind, currency, NULL::uuid AS milestone_id, NULL::uuid AS deal_id, NULL::text AS deal_reference,

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { hashPassword } from '../auth/passwords.js';
-import { accountSpec, ensureAccounts, SYSTEM_ACCOUNTS, type SystemAccount } from '../ledger/index.js';
+import { accountSpec, CURRENCY_ACCOUNTS, ensureAccounts, HOME_CURRENCY, SYSTEM_ACCOUNTS, type SystemAccount } from '../ledger/index.js';
 import * as users from '../users/repo.js';
 
 export const DEFAULT_FEE_SETTINGS = {
@@ -56,7 +56,12 @@ export async function seedSandbox(knex: Knex): Promise<SeedResult> {
   const now = clock.now();
   await ensureAccounts(
     knex,
-    (Object.keys(SYSTEM_ACCOUNTS) as SystemAccount[]).map((system) => accountSpec({ system })),
+    // The IDR system accounts; an enterprise account in another currency opens with its first posting.
+    (Object.keys(SYSTEM_ACCOUNTS) as SystemAccount[]).map((system) =>
+      (CURRENCY_ACCOUNTS as readonly SystemAccount[]).includes(system)
+        ? accountSpec({ system: system as (typeof CURRENCY_ACCOUNTS)[number], currency: HOME_CURRENCY })
+        : accountSpec({ system: system as Exclude<SystemAccount, (typeof CURRENCY_ACCOUNTS)[number]> }),
+    ),
   );
   for (const [key, value] of Object.entries(DEFAULT_FEE_SETTINGS)) {
     await knex('settings').insert({ key, value: JSON.stringify(value), updated_at: now }).onConflict('key').ignore();

@@ -76,7 +76,7 @@ describe('operator console deals in headless Chromium (decision 0018)', function
     expect(r1).to.deep.include({ status: 'funded', funding_method: 'wire', buyer_fee: 19_999, seller_fee: 0, funding_amount: 1_019_999 });
     expect(r2).to.deep.include({ status: 'awaiting_funding', buyer_fee: 10_001, seller_fee: 30_000, funding_amount: 2_010_002, payout_amount: 1_970_001 });
     expect(await dealRow(deal.deal.id)).to.deep.include({ fee_allocation: 'split', fee_buyer_percent: 50, buyer_fee: 30_000, seller_fee: 30_000 });
-    expect(await balanceOf(db, { milestoneId: m1! })).to.equal(1_000_000);
+    expect(await balanceOf(db, { milestoneId: m1!, currency: 'IDR' })).to.equal(1_000_000);
     expect(await checkLedger(db)).to.deep.equal([]);
     const audit = (await db('staff_audit').where({ actor_id: admin.id }).orderBy('id')) as { action: string; target_id: string; note: string }[];
     expect(audit.map((a) => [a.action, a.target_id, a.note])).to.deep.equal([

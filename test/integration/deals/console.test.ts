@@ -149,10 +149,10 @@ describe('operator console: enterprise deals (decision 0018)', () => {
     expect(m2!.status).to.equal('awaiting_funding');
 
     expect(await checkLedger(db)).to.deep.equal([]);
-    expect(await balanceOf(db, { milestoneId: ids[0]! })).to.equal(1_000_000);
-    expect(await balanceOf(db, { system: 'enterpriseFeesHeld' })).to.equal(19_999);
-    expect(await balanceOf(db, { system: 'enterpriseFunding' })).to.equal(-1_019_999);
-    expect(await balanceOf(db, { milestoneId: ids[1]! })).to.equal(0);
+    expect(await balanceOf(db, { milestoneId: ids[0]!, currency: 'IDR' })).to.equal(1_000_000);
+    expect(await balanceOf(db, { system: 'enterpriseFeesHeld', currency: 'IDR' })).to.equal(19_999);
+    expect(await balanceOf(db, { system: 'enterpriseFunding', currency: 'IDR' })).to.equal(-1_019_999);
+    expect(await balanceOf(db, { milestoneId: ids[1]!, currency: 'IDR' })).to.equal(0);
 
     const audit = (await db('staff_audit').where({ target_id: ids[0] })) as { action: string; actor_id: string; target_type: string; note: string }[];
     expect(audit).to.have.length(1);
@@ -169,7 +169,7 @@ describe('operator console: enterprise deals (decision 0018)', () => {
     const again = await browser.post(url).type('form').send({ _csrf: token });
     expect(again.status).to.equal(409);
     expect(again.text).to.include('data-code="CONCURRENT_MODIFICATION"');
-    expect(await balanceOf(db, { milestoneId: ids[0]! })).to.equal(1_000_000);
+    expect(await balanceOf(db, { milestoneId: ids[0]!, currency: 'IDR' })).to.equal(1_000_000);
     expect(await db('staff_audit').where({ target_id: ids[0] })).to.have.length(1);
 
     // A sandbox deal is funded by its workspace, never confirmed by the operator.

@@ -141,7 +141,7 @@ describe('enterprise reconciliation', () => {
         postingKey: `test-stray:${b.mids[3]}`,
         memo: 'planted',
         lines: [
-          { account: { milestoneId: b.mids[3]! }, amount: 5000 },
+          { account: { milestoneId: b.mids[3]!, currency: 'IDR' }, amount: 5000 },
           { account: { system: 'adjustments' }, amount: -5000 },
         ],
       });
@@ -179,7 +179,7 @@ describe('enterprise reconciliation', () => {
         refId: sandbox.mids[0]!,
         postingKey: `test-stray:${sandbox.mids[0]}`,
         lines: [
-          { account: { milestoneId: sandbox.mids[0]! }, amount: 900 },
+          { account: { milestoneId: sandbox.mids[0]!, currency: 'IDR' }, amount: 900 },
           { account: { system: 'adjustments' }, amount: -900 },
         ],
       });
