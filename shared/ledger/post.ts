@@ -11,7 +11,6 @@
  * (migrations/20261208000100_ledger-post-function.ts) explains each step and why the users
  * rows are locked FOR NO KEY UPDATE before the accounts.
  */
-import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { db, pgConstraint, pgErrorCode, PG, prepared, type Db } from '../db.js';
 import { assertRupiah, sumRupiah } from '../money.js';
@@ -103,7 +102,7 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
       'ledger_post_many_v2',
       'SELECT * FROM ledger_post_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       values,
-      (trxOrDb ?? db) as Knex,
+      (trxOrDb ?? db),
     );
   } catch (err) {
     const code = pgErrorCode(err);

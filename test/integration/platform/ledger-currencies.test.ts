@@ -79,7 +79,7 @@ describe('ledger currencies (issue 42 point 4, decision 0023)', () => {
     err = undefined;
     try {
       await db.transaction(async (trx) => {
-        const [e] = (await trx('journal_entries').insert({ kind: 'test.raw_mixed', created_at: new Date() }).returning('id')) as { id: number }[];
+        const [e] = await trx('journal_entries').insert({ kind: 'test.raw_mixed', created_at: new Date() }).returning<{ id: number }[]>('id');
         const milestone = (await trx('ledger_accounts').where({ code: `milestone:${mid}` }).first<{ id: number }>('id')).id;
         await trx('journal_lines').insert([
           { entry_id: e!.id, account_id: milestone, amount: -100 },
@@ -108,7 +108,7 @@ describe('ledger currencies (issue 42 point 4, decision 0023)', () => {
     const violations = await db
       .transaction(async (trx) => {
         await trx.raw('SET LOCAL session_replication_role = replica');
-        const [e] = (await trx('journal_entries').insert({ kind: 'test.planted', created_at: new Date() }).returning('id')) as { id: number }[];
+        const [e] = await trx('journal_entries').insert({ kind: 'test.planted', created_at: new Date() }).returning<{ id: number }[]>('id');
         const usd = (await trx('ledger_accounts').where({ code: 'enterprise:funding_received:USD' }).first<{ id: number }>('id')).id;
         const idr = await adjustmentsId(trx);
         await trx('journal_lines').insert([
@@ -121,8 +121,8 @@ describe('ledger currencies (issue 42 point 4, decision 0023)', () => {
         throw Object.assign(new Error('rollback'), { found });
       })
       .catch((e: { found?: Awaited<ReturnType<typeof checkLedger>> }) => { if (!e.found) throw e; return e.found; });
-    expect(violations!.map((v) => v.rule).sort()).to.deep.equal(['books-balance', 'books-balance', 'entry-one-currency']);
-    expect(violations!.filter((v) => v.rule === 'books-balance').map((v) => v.detail)).to.deep.equal([
+    expect(violations.map((v) => v.rule).sort()).to.deep.equal(['books-balance', 'books-balance', 'entry-one-currency']);
+    expect(violations.filter((v) => v.rule === 'books-balance').map((v) => v.detail)).to.deep.equal([
       'the IDR account balances sum to -7, not 0',
       'the USD account balances sum to 7, not 0',
     ]);
