@@ -116,13 +116,17 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
     out.push({ rule: 'milestone-currency', detail: `milestone ${r.id} is a ${r.deal} deal's but its ledger account is in ${r.account}` });
   }
 
-  // Every entry's lines in one currency; the only exceptions are the entries that moved
-  // history onto per-currency accounts (migration 20261209300000; the database refuses any other).
+  // Every entry's lines in one currency. The exceptions are history: entries of non-IDR deals
+  // made before accounts had a currency (their milestone's account is in the deal's currency,
+  // the shared accounts were IDR) and the entries that moved that history onto per-currency
+  // accounts (migration 20261209300000), all before its first reclassifying entry. The
+  // database refuses any other since.
   for (const r of await rows<{ entry_id: number; currencies: string }>(
     trx,
     `SELECT l.entry_id, string_agg(DISTINCT a.currency, ', ') AS currencies
        FROM journal_lines l JOIN ledger_accounts a ON a.id = l.account_id JOIN journal_entries e ON e.id = l.entry_id
       WHERE e.kind <> 'ledger.currency_reclassified'
+        AND e.id > COALESCE((SELECT min(id) FROM journal_entries WHERE kind = 'ledger.currency_reclassified'), 0)
       GROUP BY l.entry_id HAVING count(DISTINCT a.currency) > 1`,
   )) {
     out.push({ rule: 'entry-one-currency', detail: `journal entry ${r.entry_id} has lines in ${r.currencies}` });

@@ -102,7 +102,7 @@ export async function postMany(trxOrDb: Db | undefined, postings: Posting[]): Pr
       'ledger_post_many_v2',
       'SELECT * FROM ledger_post_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       values,
-      (trxOrDb ?? db),
+      trxOrDb ?? db,
     );
   } catch (err) {
     const code = pgErrorCode(err);
