@@ -83,7 +83,10 @@ async function highValuePending(trx: Db, w: WorkspaceRow, now: Date): Promise<Al
     kind: 'high_value_pending',
     severity: 'warning',
     title: 'High-value milestone waiting for approval',
-    detail: `${where(m)} (${formatAmount(m.amount, m.currency)}, at or above the four-eyes threshold of ${formatAmount(threshold, 'IDR')}) has waited ${plural(hoursSince(m.since, now), 'hour')} for approval.`,
+    detail:
+      m.currency === 'IDR'
+        ? `${where(m)} (${formatAmount(m.amount, m.currency)}, at or above the four-eyes threshold of ${formatAmount(threshold, 'IDR')}) has waited ${plural(hoursSince(m.since, now), 'hour')} for approval.`
+        : `${where(m)} (${formatAmount(m.amount, m.currency)}, not in rupiah: always four-eyes) has waited ${plural(hoursSince(m.since, now), 'hour')} for approval.`,
     deal_id: m.deal_id,
     milestone_id: m.milestone_id,
   }));
@@ -117,17 +120,19 @@ async function payoutVelocity(trx: Db, w: WorkspaceRow, now: Date): Promise<Aler
       milestone_id: m.milestone_id,
     });
   }
-  const v = await repo.payoutVolume(trx, w.id, now, new Date(now.getTime() - DAY), new Date(now.getTime() - 8 * DAY));
-  const dailyMean = v.previous_7d / 7;
-  if (v.previous_7d > 0 && v.last_24h > ALERT_LIMITS.volumeFactor * dailyMean) {
-    out.push({
-      kind: 'payout_velocity',
-      severity: 'warning',
-      title: 'Unusual payout volume',
-      detail: `Payouts of ${formatAmount(v.last_24h, 'IDR')} were created in the last 24 hours, more than ${ALERT_LIMITS.volumeFactor} times the daily mean of the 7 days before (${formatAmount(Math.round(dailyMean), 'IDR')}).`,
-      deal_id: null,
-      milestone_id: null,
-    });
+  // Each currency against its own past (amounts of two currencies are never added).
+  for (const v of await repo.payoutVolume(trx, w.id, now, new Date(now.getTime() - DAY), new Date(now.getTime() - 8 * DAY))) {
+    const dailyMean = v.previous_7d / 7;
+    if (v.previous_7d > 0 && v.last_24h > ALERT_LIMITS.volumeFactor * dailyMean) {
+      out.push({
+        kind: 'payout_velocity',
+        severity: 'warning',
+        title: 'Unusual payout volume',
+        detail: `Payouts of ${formatAmount(v.last_24h, v.currency)} were created in the last 24 hours, more than ${ALERT_LIMITS.volumeFactor} times the daily mean of the 7 days before (${formatAmount(Math.round(dailyMean), v.currency)}).`,
+        deal_id: null,
+        milestone_id: null,
+      });
+    }
   }
   return out;
 }

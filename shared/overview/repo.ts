@@ -34,7 +34,8 @@ export interface StatsRow {
 
 /**
  * The headline figures: active deals (activated, not cancelled, some milestone unfinished) and
- * the value of their live milestones; milestones ever funded; the amount of milestone.released
+ * the value of their live milestones (money figures in rupiah, IDR deals only: amounts of two
+ * currencies are never added; `byCurrency` gives each currency's, decision 0023); milestones ever funded; the amount of milestone.released
  * events in (since24h, now]; the median hours from evidence to the approving decision
  * (milestone.approved events, as the summary report counts them; staff rulings are no
  * approval) in (since, now]; the mean minutes from a payout's creation to its settlement for payouts
@@ -44,17 +45,18 @@ export async function stats(trx: Db, workspaceId: string, now: Date, since24h: D
   const [row] = await rows<StatsRow>(
     trx,
     `WITH active AS (
-       SELECT d.id, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
+       SELECT d.id, d.currency, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
          FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
         WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.cancelled_at IS NULL
         GROUP BY d.id
        HAVING COUNT(*) FILTER (WHERE m.status IN ${UNFINISHED}) > 0
      )
      SELECT (SELECT COUNT(*) FROM active) AS deals_active,
-            (SELECT COALESCE(SUM(total), 0)::bigint FROM active) AS active_deal_value,
+            (SELECT COALESCE(SUM(total), 0)::bigint FROM active WHERE currency = 'IDR') AS active_deal_value,
             (SELECT COUNT(*) FROM deal_milestones WHERE workspace_id = :ws AND funded_at IS NOT NULL) AS transactions_secured,
-            (SELECT COALESCE(SUM(amount), 0)::bigint FROM workspace_events
-              WHERE workspace_id = :ws AND event = 'milestone.released' AND created_at > :since24h AND created_at <= :now) AS released_24h,
+            (SELECT COALESCE(SUM(e.amount), 0)::bigint FROM workspace_events e JOIN deals d ON d.id = e.deal_id
+              WHERE e.workspace_id = :ws AND e.event = 'milestone.released' AND e.created_at > :since24h AND e.created_at <= :now
+                AND d.currency = 'IDR') AS released_24h,
             (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, EXTRACT(EPOCH FROM e.created_at - m.evidence_submitted_at)) / 3600)
                FROM workspace_events e JOIN deal_milestones m ON m.id = e.entity_id AND m.workspace_id = e.workspace_id
               WHERE e.workspace_id = :ws AND e.event = 'milestone.approved' AND e.created_at > :since AND e.created_at <= :now
@@ -64,6 +66,36 @@ export async function stats(trx: Db, workspaceId: string, now: Date, since24h: D
     { ws: workspaceId, now, since24h, since },
   );
   return row!;
+}
+
+export interface CurrencyStatsRow {
+  currency: string;
+  active_deal_value: number;
+  released_24h: number;
+}
+
+/** The money figures of the headline per currency (decision 0023): every currency with an active deal or a release in (since24h, now]. */
+export async function statsByCurrency(trx: Db, workspaceId: string, now: Date, since24h: Date): Promise<CurrencyStatsRow[]> {
+  return rows<CurrencyStatsRow>(
+    trx,
+    `WITH active AS (
+       SELECT d.currency, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
+         FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
+        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.cancelled_at IS NULL
+        GROUP BY d.id
+       HAVING COUNT(*) FILTER (WHERE m.status IN ${UNFINISHED}) > 0
+     ), released AS (
+       SELECT d.currency, SUM(e.amount) AS amount FROM workspace_events e JOIN deals d ON d.id = e.deal_id
+        WHERE e.workspace_id = :ws AND e.event = 'milestone.released' AND e.created_at > :since24h AND e.created_at <= :now
+        GROUP BY d.currency
+     ), per AS (
+       SELECT currency, SUM(total) AS active, 0 AS released FROM active GROUP BY currency
+       UNION ALL SELECT currency, 0, amount FROM released
+     )
+     SELECT currency, COALESCE(SUM(active), 0)::bigint AS active_deal_value, COALESCE(SUM(released), 0)::bigint AS released_24h
+       FROM per GROUP BY currency ORDER BY currency <> 'IDR', currency`,
+    { ws: workspaceId, now, since24h },
+  );
 }
 
 export interface HourRow {
@@ -195,7 +227,7 @@ export async function counterparties(trx: Db, workspaceId: string, now: Date, si
   );
 }
 
-/** What each counterparty was paid per UTC day in [from, to): payout amounts of milestones released that day. */
+/** What each counterparty was paid per UTC day in [from, to): payout amounts of IDR milestones released that day (one currency: decision 0023). */
 export async function releasedToByDay(trx: Db, workspaceId: string, counterpartyIds: string[], from: Date, to: Date): Promise<{ counterparty_id: string; day: string; amount: number }[]> {
   if (counterpartyIds.length === 0) return [];
   return rows(
@@ -203,6 +235,7 @@ export async function releasedToByDay(trx: Db, workspaceId: string, counterparty
     `SELECT d.counterparty_id, (m.released_at AT TIME ZONE 'UTC')::date::text AS day, SUM(m.payout_amount - m.refunded_amount)::bigint AS amount
        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
       WHERE m.workspace_id = :ws AND d.counterparty_id IN (SELECT jsonb_array_elements_text(:ids::jsonb)::uuid) AND m.status = 'released' AND m.released_at >= :from AND m.released_at < :to
+        AND d.currency = 'IDR'
       GROUP BY 1, 2`,
     { ws: workspaceId, ids: JSON.stringify(counterpartyIds), from, to },
   );
@@ -254,7 +287,7 @@ export function highValuePending(trx: Db, workspaceId: string, threshold: number
     trx,
     `SELECT ${MILESTONE_COLUMNS}, m.evidence_submitted_at AS since
        FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
-      WHERE m.workspace_id = :ws AND m.status = 'evidence_submitted' AND m.amount >= :threshold
+      WHERE m.workspace_id = :ws AND m.status = 'evidence_submitted' AND (m.amount >= :threshold OR d.currency <> 'IDR')
       ORDER BY m.evidence_submitted_at, m.id LIMIT :limit`,
     { ws: workspaceId, threshold, limit },
   );
@@ -298,16 +331,16 @@ export function stuckPayouts(trx: Db, workspaceId: string, cutoff: Date, limit: 
   );
 }
 
-/** Payout amounts created in (since24h, now] and in (since8d, since24h] (the seven days before). */
-export async function payoutVolume(trx: Db, workspaceId: string, now: Date, since24h: Date, since8d: Date): Promise<{ last_24h: number; previous_7d: number }> {
-  const [row] = await rows<{ last_24h: number; previous_7d: number }>(
+/** Payout amounts created in (since24h, now] and in (since8d, since24h] (the seven days before), per currency (decision 0023). */
+export async function payoutVolume(trx: Db, workspaceId: string, now: Date, since24h: Date, since8d: Date): Promise<{ currency: string; last_24h: number; previous_7d: number }[]> {
+  return rows<{ currency: string; last_24h: number; previous_7d: number }>(
     trx,
-    `SELECT COALESCE(SUM(amount) FILTER (WHERE created_at > :since24h), 0)::bigint AS last_24h,
+    `SELECT currency, COALESCE(SUM(amount) FILTER (WHERE created_at > :since24h), 0)::bigint AS last_24h,
             COALESCE(SUM(amount) FILTER (WHERE created_at <= :since24h), 0)::bigint AS previous_7d
-       FROM disbursements WHERE workspace_id = :ws AND created_at > :since8d AND created_at <= :now`,
+       FROM disbursements WHERE workspace_id = :ws AND created_at > :since8d AND created_at <= :now
+      GROUP BY currency ORDER BY currency`,
     { ws: workspaceId, now, since24h, since8d },
   );
-  return row!;
 }
 
 export interface CounterpartyAlertRow {

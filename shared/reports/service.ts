@@ -19,7 +19,9 @@ export const TOP_COUNTERPARTIES = 10;
 export interface Summary {
   range: DayRange;
   deals: { created: number; byStatus: Record<DealStatus, number> };
+  /** Rupiah (IDR deals); `currencies` has each currency's own (decision 0023). */
   money: { funded: number; released: number; queued: number };
+  currencies: repo.CurrencyMoney[];
   approvals: { medianHours: number | null; decided: number; revisions: number };
   disputes: { opened: number; resolved: number; ratePct: number };
   topCounterparties: repo.CounterpartyFigures[];
@@ -54,6 +56,7 @@ export async function summary(actor: WorkspaceActor, q: RangeQuery): Promise<Sum
         range,
         deals: { created: DEAL_STATUSES.reduce((n, s) => n + byStatus[s], 0), byStatus },
         money: { funded: ev.funded, released: ev.released, queued: await repo.queuedPayouts(trx, ws) },
+        currencies: await repo.moneyByCurrency(trx, ws, b),
         approvals: { medianHours: median === null ? null : tenth(median), decided: ev.approved + ev.revisions, revisions: ev.revisions },
         disputes: { opened: ev.disputesOpened, resolved: ev.disputesResolved, ratePct: disputeRatePct(ev.disputesOpened, ev.fundedCount) },
         topCounterparties: await repo.topCounterparties(trx, ws, b, counted.byCounterparty, TOP_COUNTERPARTIES),
