@@ -26,7 +26,7 @@ export const LIMITS = {
 const P = '/v1/enterprise/reports';
 
 reportsRouter.get(`${P}/summary`, enterpriseAuth({ role: 'viewer' }), rateLimit(LIMITS.summary), validate({ query: S.summary }), async (ctx) => {
-  ok(ctx, serializeSummary(await reports.summary(workspaceActorOf(ctx), queryOf<S.RangeQuery>(ctx))));
+  ok(ctx, serializeSummary(await reports.summary(workspaceActorOf(ctx), queryOf<S.SummaryQuery>(ctx))));
 });
 
 reportsRouter.get(`${P}/deals.csv`, enterpriseAuth({ role: 'finance' }), validate({ query: S.csvExport }), newExportLimit(LIMITS.dealsExport), async (ctx) => {

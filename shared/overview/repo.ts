@@ -35,7 +35,7 @@ export interface StatsRow {
 /**
  * The headline figures: active deals (activated, not cancelled, some milestone unfinished) and
  * the value of their live milestones (money figures in rupiah, IDR deals only: amounts of two
- * currencies are never added; `byCurrency` gives each currency's, decision 0023); milestones ever funded; the amount of milestone.released
+ * currencies are never added, decision 0023); milestones ever funded; the amount of milestone.released
  * events in (since24h, now]; the median hours from evidence to the approving decision
  * (milestone.approved events, as the summary report counts them; staff rulings are no
  * approval) in (since, now]; the mean minutes from a payout's creation to its settlement for payouts
@@ -66,36 +66,6 @@ export async function stats(trx: Db, workspaceId: string, now: Date, since24h: D
     { ws: workspaceId, now, since24h, since },
   );
   return row!;
-}
-
-export interface CurrencyStatsRow {
-  currency: string;
-  active_deal_value: number;
-  released_24h: number;
-}
-
-/** The money figures of the headline per currency (decision 0023): every currency with an active deal or a release in (since24h, now]. */
-export async function statsByCurrency(trx: Db, workspaceId: string, now: Date, since24h: Date): Promise<CurrencyStatsRow[]> {
-  return rows<CurrencyStatsRow>(
-    trx,
-    `WITH active AS (
-       SELECT d.currency, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
-         FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
-        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.cancelled_at IS NULL
-        GROUP BY d.id
-       HAVING COUNT(*) FILTER (WHERE m.status IN ${UNFINISHED}) > 0
-     ), released AS (
-       SELECT d.currency, SUM(e.amount) AS amount FROM workspace_events e JOIN deals d ON d.id = e.deal_id
-        WHERE e.workspace_id = :ws AND e.event = 'milestone.released' AND e.created_at > :since24h AND e.created_at <= :now
-        GROUP BY d.currency
-     ), per AS (
-       SELECT currency, SUM(total) AS active, 0 AS released FROM active GROUP BY currency
-       UNION ALL SELECT currency, 0, amount FROM released
-     )
-     SELECT currency, COALESCE(SUM(active), 0)::bigint AS active_deal_value, COALESCE(SUM(released), 0)::bigint AS released_24h
-       FROM per GROUP BY currency ORDER BY currency <> 'IDR', currency`,
-    { ws: workspaceId, now, since24h },
-  );
 }
 
 export interface HourRow {

@@ -1,8 +1,8 @@
 /**
  * The overview answer (enterprise spec 4.9): `greeting_name`, `generated_at`, `stats`,
  * `series_24h`, `trends_7d`, `outcomes_90d`, `counterparty_performance`, `needs_you`,
- * `alerts`, `recent`; and `currencies`, the money figures of `stats` per currency (`stats`
- * itself counts IDR deals only: amounts of two currencies are never added; decision 0023). Percentages are whole percent rounded down, null when there is
+ * `alerts`, `recent`. The money figures of `stats` and the sparks are rupiah, of IDR deals
+ * only: amounts of two currencies are never added (decision 0023). Percentages are whole percent rounded down, null when there is
  * nothing to measure; hours have one decimal, minutes are whole (decision 0020).
  */
 import { serializeItem } from '../approvals/serialize.js';
@@ -10,7 +10,7 @@ import type { ApprovalItemRow, Paged } from '../approvals/repo.js';
 import type { EventRow } from '../enterprise/events-repo.js';
 import { serializeEvent } from '../enterprise/serialize.js';
 import type { Alert } from './alerts.js';
-import type { CounterpartyRow, CurrencyStatsRow, DayReleases, HourRow, OutcomesRow, StatsRow } from './repo.js';
+import type { CounterpartyRow, DayReleases, HourRow, OutcomesRow, StatsRow } from './repo.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -20,7 +20,6 @@ export interface OverviewData {
   greetingName: string;
   now: Date;
   stats: StatsRow;
-  byCurrency: CurrencyStatsRow[];
   seriesStart: Date;
   hours: HourRow[];
   trendFrom: Date;
@@ -61,8 +60,6 @@ export function serializeOverview(o: OverviewData) {
       median_approval_hours: oneDecimal(o.stats.median_approval_hours),
       avg_settlement_minutes: whole(o.stats.avg_settlement_minutes),
     },
-    // The money figures of `stats` are rupiah (IDR deals); each currency's own (decision 0023).
-    currencies: o.byCurrency.map((c) => ({ currency: c.currency, active_deal_value: Number(c.active_deal_value), released_24h: Number(c.released_24h) })),
     series_24h: Array.from({ length: 24 }, (_, i) => {
       const h = hours.get(i);
       return { hour: new Date(o.seriesStart.getTime() + i * HOUR).toISOString(), funded: h?.funded ?? 0, approved: h?.approved ?? 0, released: h?.released ?? 0, disputed: h?.disputed ?? 0 };

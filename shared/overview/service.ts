@@ -62,7 +62,6 @@ export async function compute(actor: WorkspaceActor, workspace: WorkspaceRow, no
   const outcomesSince = new Date(t - OVERVIEW_WINDOWS.outcomesDays * DAY);
 
   const stats = await repo.stats(db, ws, now, since24h, new Date(t - OVERVIEW_WINDOWS.statsDays * DAY));
-  const byCurrency = await repo.statsByCurrency(db, ws, now, since24h);
   const hours = await repo.hourly(db, ws, seriesStart, new Date(hourStart + HOUR));
   const releases = await repo.releasesByDay(db, ws, trendFrom, trendTo);
   const revisions = await repo.revisionsByDay(db, ws, trendFrom, trendTo);
@@ -82,7 +81,6 @@ export async function compute(actor: WorkspaceActor, workspace: WorkspaceRow, no
     greetingName: greetingName(actor.userName, workspace.display_name),
     now,
     stats,
-    byCurrency,
     seriesStart,
     hours,
     trendFrom,

@@ -59,17 +59,17 @@ export interface EventFigures {
 
 /**
  * The feed's figures in the range (`report_event_days`): sums of the funded and released
- * events' amounts of IDR deals (amounts of two currencies are never added; `moneyByCurrency`
- * gives each currency's, decision 0023), counts of the others over every deal.
+ * events' amounts of the deals in `currency` (amounts of two currencies are never added;
+ * decision 0023), counts of the others over every deal.
  */
-export async function eventFigures(trx: Db, workspaceId: string, b: Bounds): Promise<EventFigures> {
+export async function eventFigures(trx: Db, workspaceId: string, b: Bounds, currency: string): Promise<EventFigures> {
   const { rows } = await trx.raw<{ rows: Record<string, string | number | null>[] }>(
-    `SELECT sum(funded) FILTER (WHERE currency = 'IDR') AS funded, sum(funded_count) AS funded_count,
-            sum(released) FILTER (WHERE currency = 'IDR') AS released, sum(approved) AS approved,
+    `SELECT sum(funded) FILTER (WHERE currency = ?) AS funded, sum(funded_count) AS funded_count,
+            sum(released) FILTER (WHERE currency = ?) AS released, sum(approved) AS approved,
             sum(revisions) AS revisions, sum(disputed) AS disputes_opened, sum(resolved) AS disputes_resolved
        FROM report_event_days
       WHERE workspace_id = ? AND day >= ?::date AND day < ?::date`,
-    [workspaceId, ...days(b)],
+    [currency, currency, workspaceId, ...days(b)],
   );
   const r = rows[0]!;
   return {
@@ -100,36 +100,13 @@ export async function medianApprovalHours(trx: Db, workspaceId: string, b: Bound
   return median === null || median === undefined ? null : Number(median);
 }
 
-/** Money in IDR payouts queued or processing now (any range). */
-export async function queuedPayouts(trx: Db, workspaceId: string): Promise<number> {
+/** Money in payouts of `currency` queued or processing now (any range). */
+export async function queuedPayouts(trx: Db, workspaceId: string, currency: string): Promise<number> {
   const { rows } = await trx.raw<{ rows: { queued: string | null }[] }>(
-    `SELECT sum(amount) AS queued FROM disbursements WHERE workspace_id = ? AND status IN ('queued', 'processing') AND currency = 'IDR'`,
-    [workspaceId],
+    `SELECT sum(amount) AS queued FROM disbursements WHERE workspace_id = ? AND status IN ('queued', 'processing') AND currency = ?`,
+    [workspaceId, currency],
   );
   return whole(rows[0]?.queued);
-}
-
-export interface CurrencyMoney {
-  currency: string;
-  funded: number;
-  released: number;
-  queued: number;
-}
-
-/** The summary's money per currency (decision 0023): funded and released in the range, payouts queued or processing now; every currency with any. */
-export async function moneyByCurrency(trx: Db, workspaceId: string, b: Bounds): Promise<CurrencyMoney[]> {
-  const { rows } = await trx.raw<{ rows: { currency: string; funded: string | null; released: string | null; queued: string | null }[] }>(
-    `WITH per AS (
-        SELECT currency, funded, released, 0 AS queued FROM report_event_days
-         WHERE workspace_id = ? AND day >= ?::date AND day < ?::date AND (funded <> 0 OR released <> 0)
-        UNION ALL
-        SELECT currency, 0, 0, amount FROM disbursements WHERE workspace_id = ? AND status IN ('queued', 'processing')
-     )
-     SELECT currency, sum(funded) AS funded, sum(released) AS released, sum(queued) AS queued
-       FROM per GROUP BY currency ORDER BY currency <> 'IDR', currency`,
-    [workspaceId, ...days(b), workspaceId],
-  );
-  return rows.map((r) => ({ currency: r.currency, funded: whole(r.funded), released: whole(r.released), queued: whole(r.queued) }));
 }
 
 export interface CounterpartyFigures {
@@ -140,19 +117,19 @@ export interface CounterpartyFigures {
 }
 
 /**
- * Up to `limit` counterparties by rupiah released to them in the range (IDR deals: one
- * currency, decision 0023) (their deals'
+ * Up to `limit` counterparties by money released to them in the range in `currency` (one
+ * currency: decision 0023) (their deals'
  * milestone.released events), then by deals created with them in the range (`created`, from
  * dealCounts), then by name; only counterparties with a deal created or a release in the range.
  */
-export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, created: ReadonlyMap<string, number>, limit: number): Promise<CounterpartyFigures[]> {
+export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds, currency: string, created: ReadonlyMap<string, number>, limit: number): Promise<CounterpartyFigures[]> {
   const [fromDay, toDay] = days(b);
   const { rows } = await trx.raw<{ rows: { id: string; name: string; deals: number; released: string | null }[] }>(
     `WITH created AS (
         SELECT * FROM unnest(?::uuid[], ?::int[]) AS t(counterparty_id, deals)
      ), released AS (
         SELECT counterparty_id, sum(released) AS released FROM report_event_days
-         WHERE workspace_id = ? AND day >= ?::date AND day < ?::date AND released > 0 AND currency = 'IDR'
+         WHERE workspace_id = ? AND day >= ?::date AND day < ?::date AND released > 0 AND currency = ?
          GROUP BY counterparty_id
      )
      SELECT c.id, c.name, coalesce(cr.deals, 0) AS deals, coalesce(r.released, 0) AS released
@@ -162,7 +139,7 @@ export async function topCounterparties(trx: Db, workspaceId: string, b: Bounds,
       WHERE c.workspace_id = ? AND (cr.counterparty_id IS NOT NULL OR r.counterparty_id IS NOT NULL)
       ORDER BY coalesce(r.released, 0) DESC, coalesce(cr.deals, 0) DESC, c.name, c.id
       LIMIT ?`,
-    [[...created.keys()], [...created.values()], workspaceId, fromDay, toDay, workspaceId, limit],
+    [[...created.keys()], [...created.values()], workspaceId, fromDay, toDay, currency, workspaceId, limit],
   );
   return rows.map((r) => ({ id: r.id, name: r.name, deals: r.deals, released: whole(r.released) }));
 }
@@ -178,17 +155,17 @@ export interface MonthFigures {
 /**
  * One bucket per calendar month (UTC) the range touches, oldest first, each over the part
  * of the month inside the range: deals created (a count of the month's slice of the
- * `deal_statuses` index: no per-row date arithmetic), funded and released amounts of IDR
- * deals (event sums; decision 0023), milestones disputed (events).
+ * `deal_statuses` index: no per-row date arithmetic), funded and released amounts of the
+ * deals in `currency` (event sums; decision 0023), milestones disputed (events).
  */
-export async function monthly(trx: Db, workspaceId: string, b: Bounds): Promise<MonthFigures[]> {
+export async function monthly(trx: Db, workspaceId: string, b: Bounds, currency: string): Promise<MonthFigures[]> {
   const [fromDay, toDay] = days(b);
   const { rows } = await trx.raw<{ rows: { month: string; created: number; funded: string | null; released: string | null; disputed: string | null }[] }>(
     `WITH months AS (
         SELECT generate_series(date_trunc('month', ?::timestamp), date_trunc('month', ?::timestamp - interval '1 day'), interval '1 month') AS month
      ), ev AS (
-        SELECT date_trunc('month', day::timestamp) AS month, sum(funded) FILTER (WHERE currency = 'IDR') AS funded,
-               sum(released) FILTER (WHERE currency = 'IDR') AS released, sum(disputed) AS disputed
+        SELECT date_trunc('month', day::timestamp) AS month, sum(funded) FILTER (WHERE currency = ?) AS funded,
+               sum(released) FILTER (WHERE currency = ?) AS released, sum(disputed) AS disputed
           FROM report_event_days
          WHERE workspace_id = ? AND day >= ?::date AND day < ?::date
          GROUP BY 1
@@ -200,7 +177,7 @@ export async function monthly(trx: Db, workspaceId: string, b: Bounds): Promise<
             ev.funded, ev.released, ev.disputed
        FROM months LEFT JOIN ev USING (month)
       ORDER BY months.month`,
-    [fromDay, toDay, workspaceId, fromDay, toDay, workspaceId, b.from, b.to],
+    [fromDay, toDay, currency, currency, workspaceId, fromDay, toDay, workspaceId, b.from, b.to],
   );
   return rows.map((r) => ({ month: r.month, created: r.created, funded: whole(r.funded), released: whole(r.released), disputed: whole(r.disputed) }));
 }

@@ -12,6 +12,15 @@ export interface ExportQuery extends RangeQuery {
   export_id?: string;
 }
 
-export const summary = Joi.object({ from: day, to: day });
+export interface SummaryQuery extends RangeQuery {
+  /** The currency of the money figures (default IDR): amounts of two currencies are never added (decision 0023). */
+  currency?: string;
+}
+
+export const summary = Joi.object({
+  from: day,
+  to: day,
+  currency: Joi.string().trim().uppercase().pattern(/^[A-Z]{3}$/).default('IDR').messages({ 'string.pattern.base': 'must be a three-letter currency code' }),
+});
 
 export const csvExport = Joi.object({ from: day, to: day, export_id: Joi.string().max(64) });

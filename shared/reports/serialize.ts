@@ -5,9 +5,8 @@ export function serializeSummary(s: Summary) {
   return {
     range: { from: s.range.from, to: s.range.to },
     deals: { created: s.deals.created, by_status: { ...s.deals.byStatus } },
+    // In the query's currency (IDR by default): amounts of two currencies are never added (decision 0023).
     money: { funded: s.money.funded, released: s.money.released, queued: s.money.queued },
-    // `money` is rupiah; each currency's own, never added together (decision 0023).
-    currencies: s.currencies.map((c) => ({ currency: c.currency, funded: c.funded, released: c.released, queued: c.queued })),
     approvals: { median_hours: s.approvals.medianHours, decided: s.approvals.decided, revisions: s.approvals.revisions },
     disputes: { opened: s.disputes.opened, resolved: s.disputes.resolved, rate_pct: s.disputes.ratePct },
     top_counterparties: s.topCounterparties.map((c) => ({ id: c.id, name: c.name, deals: c.deals, released: c.released })),

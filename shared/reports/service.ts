@@ -12,16 +12,16 @@ import { DEAL_STATUSES, type DealStatus } from '../deals/states.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import { csvExport, parseRange, rangeBounds, type DayRange, type ExportRow } from '../enterprise/exports.js';
 import * as repo from './repo.js';
-import type { ExportQuery, RangeQuery } from './schemas.js';
+import type { ExportQuery, RangeQuery, SummaryQuery } from './schemas.js';
 
 export const TOP_COUNTERPARTIES = 10;
 
 export interface Summary {
   range: DayRange;
   deals: { created: number; byStatus: Record<DealStatus, number> };
-  /** Rupiah (IDR deals); `currencies` has each currency's own (decision 0023). */
+  /** The money figures are in one currency (the query's, IDR by default; decision 0023). */
+  currency: string;
   money: { funded: number; released: number; queued: number };
-  currencies: repo.CurrencyMoney[];
   approvals: { medianHours: number | null; decided: number; revisions: number };
   disputes: { opened: number; resolved: number; ratePct: number };
   topCounterparties: repo.CounterpartyFigures[];
@@ -42,25 +42,26 @@ export function disputeRatePct(opened: number, funded: number): number {
 }
 
 /** GET /reports/summary. */
-export async function summary(actor: WorkspaceActor, q: RangeQuery): Promise<Summary> {
+export async function summary(actor: WorkspaceActor, q: SummaryQuery): Promise<Summary> {
   const range = parseRange(q);
+  const currency = q.currency ?? 'IDR';
   const b = rangeBounds(range);
   const ws = actor.workspaceId;
   return db.transaction(
     async (trx) => {
       const counted = await repo.dealCounts(trx, ws, b);
       const byStatus = Object.fromEntries(DEAL_STATUSES.map((s) => [s, counted.byStatus.get(s) ?? 0])) as Record<DealStatus, number>;
-      const ev = await repo.eventFigures(trx, ws, b);
+      const ev = await repo.eventFigures(trx, ws, b, currency);
       const median = await repo.medianApprovalHours(trx, ws, b);
       return {
         range,
         deals: { created: DEAL_STATUSES.reduce((n, s) => n + byStatus[s], 0), byStatus },
-        money: { funded: ev.funded, released: ev.released, queued: await repo.queuedPayouts(trx, ws) },
-        currencies: await repo.moneyByCurrency(trx, ws, b),
+        currency,
+        money: { funded: ev.funded, released: ev.released, queued: await repo.queuedPayouts(trx, ws, currency) },
         approvals: { medianHours: median === null ? null : tenth(median), decided: ev.approved + ev.revisions, revisions: ev.revisions },
         disputes: { opened: ev.disputesOpened, resolved: ev.disputesResolved, ratePct: disputeRatePct(ev.disputesOpened, ev.fundedCount) },
-        topCounterparties: await repo.topCounterparties(trx, ws, b, counted.byCounterparty, TOP_COUNTERPARTIES),
-        monthly: await repo.monthly(trx, ws, b),
+        topCounterparties: await repo.topCounterparties(trx, ws, b, currency, counted.byCounterparty, TOP_COUNTERPARTIES),
+        monthly: await repo.monthly(trx, ws, b, currency),
       };
     },
     { isolationLevel: 'repeatable read', readOnly: true },

@@ -1,8 +1,8 @@
 /**
  * Reports, overview and reconciliation never add amounts of two currencies (issue 42 point 4;
  * decision 0023): one live workspace with an IDR and a USD deal, each funded and released.
- * The spec's number fields are rupiah (IDR deals only) and `currencies` gives each currency's
- * own figures; reconciliation matches ledger and deals per currency.
+ * The overview's money figures are rupiah (IDR deals only), the summary's are its `currency`
+ * query's (default IDR); reconciliation matches ledger and deals per currency.
  */
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
@@ -41,7 +41,7 @@ async function eventSums(workspaceId: string): Promise<Record<string, { funded: 
 describe('reports, overview and reconciliation per currency (decision 0023)', () => {
   const client = api();
 
-  it('an IDR and a USD deal: the rupiah fields count the IDR deal only; currencies carry each; reconciliation agrees per currency', async () => {
+  it('an IDR and a USD deal: the overview counts the IDR deal only, the summary the currency asked; reconciliation agrees per currency', async () => {
     const idr = await fundedDeal(client, 'live', [3_000_000, 1_000_000]);
     const usd = await fundedDeal(client, 'live', [7_000_000, 2_000_000], { currency: 'USD' }, idr.w);
     await releaseFirst(client, idr, 'Rupiah');
@@ -51,16 +51,19 @@ describe('reports, overview and reconciliation per currency (decision 0023)', ()
     const queued = async (currency: string) =>
       Number((await db('disbursements').where({ workspace_id: idr.w.workspace.id, currency }).whereIn('status', ['queued', 'processing']).sum<{ s: string }[]>('amount as s'))[0]!.s);
 
-    const summary = await client.get('/v1/enterprise/reports/summary').set(idr.w.h.viewer);
-    expect(summary.status, JSON.stringify(summary.body)).to.equal(200);
-    expect(summary.body.data.money).to.deep.equal({ funded: sums.IDR!.funded, released: sums.IDR!.released, queued: await queued('IDR') });
-    expect(summary.body.data.currencies).to.deep.equal([
-      { currency: 'IDR', funded: sums.IDR!.funded, released: sums.IDR!.released, queued: await queued('IDR') },
-      { currency: 'USD', funded: sums.USD!.funded, released: sums.USD!.released, queued: await queued('USD') },
-    ]);
-    const month = (summary.body.data.monthly as { funded: number; released: number }[]).at(-1)!;
-    expect([month.funded, month.released]).to.deep.equal([sums.IDR!.funded, sums.IDR!.released]);
-    expect((summary.body.data.top_counterparties as { released: number }[])[0]!.released).to.equal(sums.IDR!.released);
+    for (const [query, currency] of [['', 'IDR'], ['?currency=usd', 'USD'], ['?currency=IDR', 'IDR']] as const) {
+      const summary = await client.get(`/v1/enterprise/reports/summary${query}`).set(idr.w.h.viewer);
+      expect(summary.status, JSON.stringify(summary.body)).to.equal(200);
+      expect(summary.body.data.money, query).to.deep.equal({ funded: sums[currency]!.funded, released: sums[currency]!.released, queued: await queued(currency) });
+      const month = (summary.body.data.monthly as { funded: number; released: number }[]).at(-1)!;
+      expect([month.funded, month.released], query).to.deep.equal([sums[currency]!.funded, sums[currency]!.released]);
+      expect((summary.body.data.top_counterparties as { released: number }[])[0]!.released, query).to.equal(sums[currency]!.released);
+      // Counts are of every deal, whatever the currency; the answer keeps the spec's keys.
+      expect(summary.body.data.deals.created, query).to.equal(2);
+      expect(Object.keys(summary.body.data as object).sort(), query).to.deep.equal(['approvals', 'deals', 'disputes', 'money', 'monthly', 'range', 'top_counterparties']);
+    }
+    const bad = await client.get('/v1/enterprise/reports/summary?currency=dollars').set(idr.w.h.viewer);
+    expect([bad.status, bad.body.error?.code]).to.deep.equal([400, 'INVALID_QUERY']);
 
     clock.advance(16_000); // past the overview's cache
     const overview = await client.get('/v1/enterprise/overview').set(idr.w.h.viewer);
@@ -69,10 +72,7 @@ describe('reports, overview and reconciliation per currency (decision 0023)', ()
     expect(overview.body.data.stats.deals_active).to.equal(2);
     expect(overview.body.data.stats.active_deal_value).to.equal(4_000_000);
     expect(overview.body.data.stats.released_24h).to.equal(sums.IDR!.released);
-    expect(overview.body.data.currencies).to.deep.equal([
-      { currency: 'IDR', active_deal_value: 4_000_000, released_24h: sums.IDR!.released },
-      { currency: 'USD', active_deal_value: 9_000_000, released_24h: sums.USD!.released },
-    ]);
+    expect(overview.body.data).to.not.have.property('currencies');
 
     const recon = await client.get('/v1/enterprise/reconciliation').set(idr.w.h.viewer);
     expect(recon.status, JSON.stringify(recon.body)).to.equal(200);

@@ -78,7 +78,7 @@ describe('enterprise reports: the rollups behind the summary match the feed', ()
       const inRange = made.filter((m) => m.at >= b.from && m.at < b.to);
       const sum = (ev: string) => inRange.filter((m) => m.event === ev).reduce((n, m) => n + (m.amount ?? 0), 0);
       const count = (...evs: string[]) => inRange.filter((m) => evs.includes(m.event)).length;
-      expect(await eventFigures(db, workspace.id, b), `${from}..${to}`).to.deep.equal({
+      expect(await eventFigures(db, workspace.id, b, 'IDR'), `${from}..${to}`).to.deep.equal({
         funded: sum('milestone.funded'),
         fundedCount: count('milestone.funded'),
         released: sum('milestone.released'),
@@ -97,10 +97,10 @@ describe('enterprise reports: the rollups behind the summary match the feed', ()
 
       const released = new Map<string, number>();
       for (const m of inRange) if (m.event === 'milestone.released' && m.cp) released.set(m.cp, (released.get(m.cp) ?? 0) + (m.amount ?? 0));
-      const top = await topCounterparties(db, workspace.id, b, new Map(), 10);
+      const top = await topCounterparties(db, workspace.id, b, 'IDR', new Map(), 10);
       expect(new Map(top.map((t) => [t.id, t.released]))).to.deep.equal(new Map(cps.flatMap((c) => (released.has(c.id) ? [[c.id, released.get(c.id)!]] : []))));
 
-      const months = await monthly(db, workspace.id, b);
+      const months = await monthly(db, workspace.id, b, 'IDR');
       for (const m of months) {
         const of = inRange.filter((x) => day(x.at).slice(0, 7) === m.month);
         expect(m, `${from}..${to} ${m.month}`).to.deep.include({
