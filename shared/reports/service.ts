@@ -12,7 +12,7 @@ import { DEAL_STATUSES, type DealStatus } from '../deals/states.js';
 import type { WorkspaceActor } from '../enterprise/access.js';
 import { csvExport, parseRange, rangeBounds, type DayRange, type ExportRow } from '../enterprise/exports.js';
 import * as repo from './repo.js';
-import type { ExportQuery, RangeQuery, SummaryQuery } from './schemas.js';
+import type { ExportQuery, SummaryQuery } from './schemas.js';
 
 export const TOP_COUNTERPARTIES = 10;
 

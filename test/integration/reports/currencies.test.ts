@@ -24,11 +24,11 @@ async function releaseFirst(client: Client, r: ReleaseWorld, label: string): Pro
 
 /** Sums of the workspace's milestone.funded / milestone.released event amounts per deal currency. */
 async function eventSums(workspaceId: string): Promise<Record<string, { funded: number; released: number }>> {
-  const rows = (await db('workspace_events as e')
+  const rows = await db('workspace_events as e')
     .join('deals as d', 'd.id', 'e.deal_id')
     .where('e.workspace_id', workspaceId)
     .whereIn('e.event', ['milestone.funded', 'milestone.released'])
-    .select('d.currency', 'e.event', 'e.amount')) as { currency: string; event: string; amount: string }[];
+    .select<{ currency: string; event: string; amount: string }[]>('d.currency', 'e.event', 'e.amount');
   const out: Record<string, { funded: number; released: number }> = {};
   for (const r of rows) {
     const c = (out[r.currency] ??= { funded: 0, released: 0 });
