@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
 import { activateVia, createDealVia, dealBody, fundVia } from '../../factories/deals.js';
+import { clock } from '../../../shared/clock.js';
 import { approvalWorld, decideOk, milestoneStatus, slotRows, submitVia, THRESHOLD } from './support.js';
 
 describe('approvals: four-eyes for a milestone in another currency (decision 0023)', () => {
@@ -33,6 +34,11 @@ describe('approvals: four-eyes for a milestone in another currency (decision 002
         return;
       }
       expect(await milestoneStatus(mid)).to.equal('evidence_submitted');
+      // Waiting for its second approver, it is a high-value milestone on the overview (fail-safe too).
+      clock.advance(16_000);
+      const overview = await client.get('/v1/enterprise/overview').set(w.h.viewer);
+      const alerts = (overview.body.data.alerts as { kind: string; milestone_id: string | null; detail: string }[]).filter((a) => a.kind === 'high_value_pending');
+      expect(alerts.map((a) => [a.milestone_id, /not in rupiah: always four-eyes/.test(a.detail)])).to.deep.equal([[mid, true]]);
       await decideOk(client, w.finance2.h, mid);
       expect(await milestoneStatus(mid)).to.equal('approved');
     });
