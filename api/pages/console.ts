@@ -14,6 +14,7 @@ import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/rep
 import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
 import type { InstructionForStaff } from '../../shared/payouts/instructions-repo.js';
 import type { PayoutListRow } from '../../shared/payouts/repo.js';
+import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
@@ -425,19 +426,22 @@ ${v.events.map((e) => html`<tr data-event="${e.event}"><td>${iso(e.created_at)}<
 
 const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted sandbox">sandbox: no real money</span>` : '');
 
-export function instructionsTable(rows: PendingInstruction[], csrf: string): Html {
+export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Payout instructions to verify</h1>
-<p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live, oldest first. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused.</p>
+<p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live: live workspaces first, then sandbox ones, each oldest pending first, ${String(QUEUE_PAGE)} to a page. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused. Decline a destination you cannot confirm: the workspace sees your reason and may edit it (it comes back here) or delete it.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
-<table id="instructions"><thead><tr><th>Created</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th></tr></thead><tbody>
+<table id="instructions"><thead><tr><th>Pending since</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th><th>Decline</th></tr></thead><tbody>
 ${rows.map(
-  (p) => html`<tr data-id="${p.id}">
-<td>${iso(p.created_at)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
+  (p) => html`<tr data-id="${p.id}" data-sandbox="${p.workspace_is_sandbox ? 'true' : 'false'}">
+<td>${iso(p.pending_since)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
 <td>${p.bank_name}</td><td>${p.account_holder}</td><td class="account">${maskAccountNumber(p.account_number_last4)}</td>
 <td><form method="post" action="/admin/instructions/${p.id}/reveal" class="reveal">${csrfField(csrf)}<input type="text" name="note" placeholder="Why (optional)" maxlength="2000"><button type="submit">Reveal</button></form></td>
+<td><form method="post" action="/admin/instructions/${p.id}/decline" class="decline" data-confirm="Decline ${p.label} (${p.bank_name})? The workspace sees your reason.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="reason" placeholder="Reason (the workspace sees it)" maxlength="1000" required><button type="submit">Decline</button></form></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>
+${page.next === null ? '' : html`<p><a id="next-page" href="/admin/instructions?cursor=${encodeURIComponent(page.next)}">Next page</a></p>`}</section>`;
 }
 
 /**
@@ -464,7 +468,7 @@ ${entry('Version', html`<span id="version">${String(p.destination_version)}</spa
 ${
   canVerify
     ? html`<form method="post" action="/admin/instructions/${p.id}/verify" id="verify" data-confirm="Verify ${p.bank_name} ${accountNumber} (${p.account_holder}) for ${p.counterparty_name}? Payouts may then be sent to it.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="note" placeholder="Note (how it was checked)" maxlength="2000"><button type="submit">Verify this destination</button></form>`
-    : html`<p class="muted" id="no-verify">Already verified.</p>`
+    : html`<p class="muted" id="no-verify">${p.status === 'declined' ? 'Declined: the workspace may edit it (it comes back to the queue) or delete it.' : 'Already verified.'}</p>`
 }
 </section>`;
 }

@@ -27,7 +27,8 @@ import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
-import { revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
+import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
+import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
 import { payoutsOfDeal } from '../../shared/payouts/console-repo.js';
 import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
@@ -351,7 +352,9 @@ consoleRouter.get(
   '/admin/instructions',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify(), session.csrfToken));
+    if (!session) return;
+    const cursor = typeof ctx.query.cursor === 'string' && ctx.query.cursor !== '' ? ctx.query.cursor : null;
+    consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify({ cursor }), session.csrfToken));
   }),
 );
 
@@ -380,6 +383,18 @@ consoleRouter.post(
   move('/admin/instructions', 'payout_instruction.verify', async (ctx, form) => {
     const version = destinationVersionOf(form);
     await verifyInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', version);
+  }),
+);
+
+/** Staff decline (review R4): the version the queue row showed and a reason the workspace sees (as the admin API's schema: 1 to 1000 characters). */
+consoleRouter.post(
+  '/admin/instructions/:id/decline',
+  move('/admin/instructions', 'payout_instruction.decline', async (ctx, form) => {
+    const version = destinationVersionOf(form);
+    const reason = (form.get('reason') ?? '').trim();
+    if (reason === '') throw consoleErrors.declineReasonRequired();
+    if (reason.length > DECLINE_REASON.max) throw consoleErrors.fieldTooLong('reason', DECLINE_REASON.max);
+    await declineInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', version, reason);
   }),
 );
 
