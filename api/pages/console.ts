@@ -185,9 +185,9 @@ export type KybQueueItem = ReturnType<typeof serializeQueueItem>;
 
 const isoText = (s: string | null) => (s ? iso(new Date(s)) : '');
 
-export function kybQueueTable(rows: KybQueueItem[]): Html {
+export function kybQueueTable(rows: KybQueueItem[], next: string | null = null): Html {
   return html`<section class="card"><h1>KYB applications to review</h1>
-<p class="muted">Submitted applications, oldest submission first. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
+<p class="muted">Submitted applications, live workspaces' first, oldest submission first, a page at a time. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to review.</p>` : ''}
 <table id="kyb"><thead><tr><th>Submitted</th><th>Due by</th><th>Applicant</th><th>Workspace</th><th>Whose</th><th>Version</th><th>Entity type</th><th></th></tr></thead><tbody>
 ${rows.map(
@@ -199,7 +199,7 @@ ${rows.map(
 <td><a href="/admin/kyb/${q.id}" class="open">Open</a></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/kyb', next)}</section>`;
 }
 
 /** A signed file link as a path of this origin (the console and the file route are served together). */
@@ -426,6 +426,11 @@ ${v.events.map((e) => html`<tr data-event="${e.event}"><td>${iso(e.created_at)}<
 
 const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted sandbox">sandbox: no real money</span>` : '');
 
+/** The link to a staff queue's next page (review R4: every item reachable); nothing on the last page. */
+export function nextPageLink(path: string, next: string | null): Html | '' {
+  return next === null ? '' : html`<p><a id="next-page" href="${path}?cursor=${encodeURIComponent(next)}">Next page</a></p>`;
+}
+
 export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string): Html {
   const rows = page.rows;
   return html`<section class="card"><h1>Payout instructions to verify</h1>
@@ -441,7 +446,7 @@ ${rows.map(
 </tr>`,
 )}
 </tbody></table>
-${page.next === null ? '' : html`<p><a id="next-page" href="/admin/instructions?cursor=${encodeURIComponent(page.next)}">Next page</a></p>`}</section>`;
+${nextPageLink('/admin/instructions', page.next)}</section>`;
 }
 
 /**
@@ -476,9 +481,9 @@ ${
 /** An open payout as the console lists it (shared/payouts/staff.ts `openPayouts`). */
 export type OpenPayout = PayoutListRow & { workspace_name: string };
 
-export function payoutsTable(rows: OpenPayout[], csrf: string): Html {
+export function payoutsTable(rows: OpenPayout[], csrf: string, next: string | null = null): Html {
   return html`<section class="card"><h1>Payouts to settle or fail</h1>
-<p class="muted">Queued and processing payouts of released milestones, oldest first. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
+<p class="muted">Queued and processing payouts of released milestones, live ones first, oldest first, a page at a time. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
 ${rows.length === 0 ? html`<p id="none">No open payouts.</p>` : ''}
 <table id="payouts"><thead><tr><th>Queued</th><th>Workspace</th><th>Deal</th><th>Destination</th><th>Amount</th><th>Status</th><th>Settle</th><th>Fail</th></tr></thead><tbody>
 ${rows.map((d) => {
@@ -495,12 +500,12 @@ ${rows.map((d) => {
 <td><form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="Fail this payout of ${amount}? The money returns to the milestone.">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason (required; the workspace sees it)" maxlength="1000" required><input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Fail</button></form></td>
 </tr>`;
 })}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/payouts', next)}</section>`;
 }
 
-export function rulingsTable(rows: DisputedRow[], csrf: string): Html {
+export function rulingsTable(rows: DisputedRow[], csrf: string, next: string | null = null): Html {
   return html`<section class="card"><h1>Disputed deal milestones to rule</h1>
-<p class="muted">Milestones the workspace disputed, oldest dispute first. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
+<p class="muted">Milestones the workspace disputed, live deals first, oldest dispute first, a page at a time. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 <table id="rulings"><thead><tr><th>Disputed</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Seller fee</th><th>Reason</th><th>Ruling</th></tr></thead><tbody>
 ${rows.map((r) => {
@@ -517,5 +522,5 @@ ${rows.map((r) => {
 <button type="submit">Rule</button></form></td>
 </tr>`;
 })}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/rulings', next)}</section>`;
 }

@@ -87,6 +87,12 @@ function explained(err: unknown): unknown {
 }
 
 /** A console move: admin session, CSRF token, the service call, then back to the list (or the page `back` names). */
+/** A staff queue page's `?cursor=` (review R4; shared/staff/queue.ts checks it): none for the first page. */
+function cursorOf(ctx: Ctx): string | null {
+  const c = ctx.query.cursor;
+  return typeof c === 'string' && c !== '' ? c : null;
+}
+
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
@@ -232,7 +238,9 @@ consoleRouter.get(
   '/admin/kyb',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'kyb', session, T.kybQueueTable((await kybReview.reviewQueue(db)).map(serializeQueueItem)));
+    if (!session) return;
+    const queue = await kybReview.reviewQueue(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'kyb', session, T.kybQueueTable(queue.rows.map(serializeQueueItem), queue.next));
   }),
 );
 
@@ -353,8 +361,7 @@ consoleRouter.get(
   page(async (ctx) => {
     const session = await staffSession(ctx);
     if (!session) return;
-    const cursor = typeof ctx.query.cursor === 'string' && ctx.query.cursor !== '' ? ctx.query.cursor : null;
-    consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify({ cursor }), session.csrfToken));
+    consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify({ cursor: cursorOf(ctx) }), session.csrfToken));
   }),
 );
 
@@ -402,7 +409,9 @@ consoleRouter.get(
   '/admin/payouts',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'payouts', session, T.payoutsTable(await payoutStaff.openPayouts(db), session.csrfToken));
+    if (!session) return;
+    const queue = await payoutStaff.openPayouts(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'payouts', session, T.payoutsTable(queue.rows, session.csrfToken, queue.next));
   }),
 );
 
@@ -428,7 +437,9 @@ consoleRouter.get(
   '/admin/rulings',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'rulings', session, T.rulingsTable(await dealStaff.disputedForStaff(db), session.csrfToken));
+    if (!session) return;
+    const queue = await dealStaff.disputedForStaff(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'rulings', session, T.rulingsTable(queue.rows, session.csrfToken, queue.next));
   }),
 );
 

@@ -28,6 +28,12 @@ interface Key {
   id: string;
 }
 
+/** Which page of a queue: the cursor a previous page gave (none for the first) and how many. */
+export interface QueueCursor {
+  cursor?: string | null;
+  limit?: number;
+}
+
 export interface QueuePage<T> {
   rows: T[];
   /** The cursor of the next page; null on the last one. */
@@ -69,7 +75,7 @@ export function decodeCursor(cursor: string): Key {
 export async function queuePage<T extends object>(
   q: Knex.QueryBuilder,
   order: QueueOrder,
-  opts: { cursor?: string | null; limit?: number },
+  opts: QueueCursor,
 ): Promise<QueuePage<T & QueueKeyed>> {
   const limit = Math.min(Math.max(1, opts.limit ?? QUEUE_PAGE), QUEUE_PAGE_MAX);
   const page = q

@@ -107,14 +107,14 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     expect(await auditOf(pending.id)).to.deep.equal([]);
   });
 
-  it('lists instructions awaiting verification oldest first, masked, and counts them; verifies one (CSRF, audit, event); a stale verify shows the refusal', async () => {
+  it('lists instructions awaiting verification oldest pending first, masked, and counts them; verifies one (CSRF, audit, event); a stale verify shows the refusal', async () => {
     const r = await fundedDeal(client, 'live', [1_000_000]);
     const second = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Rekening <kedua>', bankName: 'Bank Mandiri', accountNumber: '5550001234', accountHolder: 'PT Pemasok "Jaya"' });
     clock.advance(60_000);
     const third = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Cadangan', accountNumber: '5550009876' });
-    // Made later but shown first: the list follows created_at.
+    // Made later but shown first: the list follows pending_since (review R4: when it became pending).
     const first = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Utama', accountNumber: '5550004321' });
-    await db('payout_instructions').where({ id: first.id }).update({ created_at: new Date(clock.nowMs() - 3_600_000) });
+    await db('payout_instructions').where({ id: first.id }).update({ created_at: new Date(clock.nowMs() - 3_600_000), pending_since: new Date(clock.nowMs() - 3_600_000) });
     // Not listed: a verified one and a deleted one.
     const verified = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Sudah dicek', verified: true });
     const deleted = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Dihapus' });
