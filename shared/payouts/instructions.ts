@@ -19,6 +19,10 @@
  *   the API (a direct database edit, a sandbox signature copied onto a live row) stops the payout.
  * - While a disbursement to an instruction is queued or processing, PATCH and DELETE are
  *   refused (409 INVALID_STATE): the money's destination cannot move under it.
+ * - Review R4: `pending_since` is when it last became pending (the staff queue's age); staff
+ *   may decline a pending instruction with a reason (`declineInstruction`: `declined`, never
+ *   signed, so never payable; an edit sends it back to pending); a workspace holds at most
+ *   PENDING_INSTRUCTIONS_PER_WORKSPACE not verified (409 TOO_MANY_PENDING_INSTRUCTIONS).
  *
  * Lock order (every write): the workspace row (`lockWorkspace`), then the instruction row
  * FOR UPDATE; a release takes the workspace row first too and then reads its instructions
