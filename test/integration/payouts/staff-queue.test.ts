@@ -12,7 +12,7 @@ import supertest from 'supertest';
 import { createApp } from '../../../api/app.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
-import { PENDING_INSTRUCTIONS_PER_WORKSPACE, type PayoutInstructionRow } from '../../../shared/payouts/instructions.js';
+import { PENDING_INSTRUCTIONS_PER_WORKSPACE, unverifyForLive, type PayoutInstructionRow } from '../../../shared/payouts/instructions.js';
 import { dealWorld, feedRows, staffHeaders } from '../../factories/deals.js';
 import { headersOf, sessionOf } from '../../factories/enterprise.js';
 import { createInstruction } from '../../factories/payouts.js';
@@ -142,12 +142,35 @@ describe('staff queues (review R4)', () => {
     });
   });
 
+  it('going live: a verified instruction is pending again from that moment; a declined one stays declined (its version bumped); a pending one keeps its age', async () => {
+    pinNow();
+    const w = await dealWorld(client);
+    const staff = await staffHeaders();
+    const verified = await createInstruction(w.workspace, w.cpId, { verified: true });
+    const pending = await createInstruction(w.workspace, w.cpId);
+    const declined = await createInstruction(w.workspace, w.cpId);
+    expect((await client.post(declinePath(declined.id)).set(staff).send({ destination_version: 1, reason: 'Tidak cocok' })).status).to.equal(200);
+    const created = clock.now().toISOString();
+    clock.advance(60_000);
+    await db.transaction(async (t) => {
+      await db('workspaces').transacting(t).where({ id: w.workspace.id }).update({ is_sandbox: false, kyb_status: 'verified' });
+      await unverifyForLive(t, w.workspace.id, 'Operator');
+    });
+    expect(await row(verified.id)).to.deep.include({ status: 'pending_verification', destination_version: 2 });
+    expect((await row(verified.id)).pending_since.toISOString()).to.equal(clock.now().toISOString());
+    expect(await row(pending.id)).to.deep.include({ status: 'pending_verification', destination_version: 2 });
+    expect((await row(pending.id)).pending_since.toISOString()).to.equal(created);
+    expect(await row(declined.id)).to.deep.include({ status: 'declined', decline_reason: 'Tidak cocok', destination_version: 2 });
+  });
+
   describe('the per-workspace cap of pending instructions', () => {
     it('20 are accepted, the 21st is 409 TOO_MANY_PENDING_INSTRUCTIONS, deleting one frees a slot; a declined one holds its slot', async () => {
       expect(PENDING_INSTRUCTIONS_PER_WORKSPACE).to.equal(20);
       const w = await dealWorld(client);
       const staff = await staffHeaders();
       const body = (i: number) => ({ label: `R ${i}`, counterparty_id: w.cpId, bank_name: 'BCA', account_number: `55500${String(10_000 + i)}`, account_holder: 'PT Pemasok Jaya' });
+      // A verified one holds no slot; editing it back to pending at the cap is refused (it stays verified).
+      const verified = await createInstruction(w.workspace, w.cpId, { verified: true });
       const ids: string[] = [];
       for (let i = 0; i < 20; i += 1) {
         const res = await client.post(P).set(w.h.finance).send(body(i));
@@ -158,7 +181,11 @@ describe('staff queues (review R4)', () => {
       expect(refused.status).to.equal(409);
       expect(refused.body.error.code).to.equal('TOO_MANY_PENDING_INSTRUCTIONS');
       expect(refused.body.error.message).to.include('20');
-      expect(Number((await db('payout_instructions').where({ workspace_id: w.workspace.id }).count<{ count: string }[]>('* as count'))[0]!.count)).to.equal(20);
+      const edit = await client.patch(`${P}/${verified.id}`).set(w.h.finance).send({ label: 'Ganti' });
+      expect(edit.status).to.equal(409);
+      expect(edit.body.error.code).to.equal('TOO_MANY_PENDING_INSTRUCTIONS');
+      expect(await row(verified.id)).to.deep.include({ status: 'verified', label: verified.label });
+      expect(Number((await db('payout_instructions').where({ workspace_id: w.workspace.id }).count<{ count: string }[]>('* as count'))[0]!.count)).to.equal(21);
       // Declined still holds the slot.
       const dec = await client.post(declinePath(ids[0]!)).set(staff).send({ destination_version: 1, reason: 'Nama pemilik tidak cocok' });
       expect(dec.status, JSON.stringify(dec.body)).to.equal(200);
