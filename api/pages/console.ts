@@ -14,6 +14,7 @@ import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/rep
 import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
 import type { InstructionForStaff } from '../../shared/payouts/instructions-repo.js';
 import type { PayoutListRow } from '../../shared/payouts/repo.js';
+import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
@@ -184,9 +185,9 @@ export type KybQueueItem = ReturnType<typeof serializeQueueItem>;
 
 const isoText = (s: string | null) => (s ? iso(new Date(s)) : '');
 
-export function kybQueueTable(rows: KybQueueItem[]): Html {
+export function kybQueueTable(rows: KybQueueItem[], next: string | null = null): Html {
   return html`<section class="card"><h1>KYB applications to review</h1>
-<p class="muted">Submitted applications, oldest submission first. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
+<p class="muted">Submitted applications, live workspaces' first, oldest submission first, a page at a time. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to review.</p>` : ''}
 <table id="kyb"><thead><tr><th>Submitted</th><th>Due by</th><th>Applicant</th><th>Workspace</th><th>Whose</th><th>Version</th><th>Entity type</th><th></th></tr></thead><tbody>
 ${rows.map(
@@ -198,7 +199,7 @@ ${rows.map(
 <td><a href="/admin/kyb/${q.id}" class="open">Open</a></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/kyb', next)}</section>`;
 }
 
 /** A signed file link as a path of this origin (the console and the file route are served together). */
@@ -425,19 +426,27 @@ ${v.events.map((e) => html`<tr data-event="${e.event}"><td>${iso(e.created_at)}<
 
 const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted sandbox">sandbox: no real money</span>` : '');
 
-export function instructionsTable(rows: PendingInstruction[], csrf: string): Html {
+/** The link to a staff queue's next page (review R4: every item reachable); nothing on the last page. */
+export function nextPageLink(path: string, next: string | null): Html | '' {
+  return next === null ? '' : html`<p><a id="next-page" href="${path}?cursor=${encodeURIComponent(next)}">Next page</a></p>`;
+}
+
+export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Payout instructions to verify</h1>
-<p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live, oldest first. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused.</p>
+<p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live: live workspaces first, then sandbox ones, each oldest pending first, ${String(QUEUE_PAGE)} to a page. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused. Decline a destination you cannot confirm: the workspace sees your reason and may edit it (it comes back here) or delete it.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
-<table id="instructions"><thead><tr><th>Created</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th></tr></thead><tbody>
+<table id="instructions"><thead><tr><th>Pending since</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th><th>Decline</th></tr></thead><tbody>
 ${rows.map(
-  (p) => html`<tr data-id="${p.id}">
-<td>${iso(p.created_at)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
+  (p) => html`<tr data-id="${p.id}" data-sandbox="${p.workspace_is_sandbox ? 'true' : 'false'}">
+<td>${iso(p.pending_since)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
 <td>${p.bank_name}</td><td>${p.account_holder}</td><td class="account">${maskAccountNumber(p.account_number_last4)}</td>
 <td><form method="post" action="/admin/instructions/${p.id}/reveal" class="reveal">${csrfField(csrf)}<input type="text" name="note" placeholder="Why (optional)" maxlength="2000"><button type="submit">Reveal</button></form></td>
+<td><form method="post" action="/admin/instructions/${p.id}/decline" class="decline" data-confirm="Decline ${p.label} (${p.bank_name})? The workspace sees your reason.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="reason" placeholder="Reason (the workspace sees it)" maxlength="1000" required><button type="submit">Decline</button></form></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>
+${nextPageLink('/admin/instructions', page.next)}</section>`;
 }
 
 /**
@@ -464,7 +473,7 @@ ${entry('Version', html`<span id="version">${String(p.destination_version)}</spa
 ${
   canVerify
     ? html`<form method="post" action="/admin/instructions/${p.id}/verify" id="verify" data-confirm="Verify ${p.bank_name} ${accountNumber} (${p.account_holder}) for ${p.counterparty_name}? Payouts may then be sent to it.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="note" placeholder="Note (how it was checked)" maxlength="2000"><button type="submit">Verify this destination</button></form>`
-    : html`<p class="muted" id="no-verify">Already verified.</p>`
+    : html`<p class="muted" id="no-verify">${p.status === 'declined' ? 'Declined: the workspace may edit it (it comes back to the queue) or delete it.' : 'Already verified.'}</p>`
 }
 </section>`;
 }
@@ -472,9 +481,9 @@ ${
 /** An open payout as the console lists it (shared/payouts/staff.ts `openPayouts`). */
 export type OpenPayout = PayoutListRow & { workspace_name: string };
 
-export function payoutsTable(rows: OpenPayout[], csrf: string): Html {
+export function payoutsTable(rows: OpenPayout[], csrf: string, next: string | null = null): Html {
   return html`<section class="card"><h1>Payouts to settle or fail</h1>
-<p class="muted">Queued and processing payouts of released milestones, oldest first. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
+<p class="muted">Queued and processing payouts of released milestones, live ones first, oldest first, a page at a time. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
 ${rows.length === 0 ? html`<p id="none">No open payouts.</p>` : ''}
 <table id="payouts"><thead><tr><th>Queued</th><th>Workspace</th><th>Deal</th><th>Destination</th><th>Amount</th><th>Status</th><th>Settle</th><th>Fail</th></tr></thead><tbody>
 ${rows.map((d) => {
@@ -491,12 +500,12 @@ ${rows.map((d) => {
 <td><form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="Fail this payout of ${amount}? The money returns to the milestone.">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason (required; the workspace sees it)" maxlength="1000" required><input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Fail</button></form></td>
 </tr>`;
 })}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/payouts', next)}</section>`;
 }
 
-export function rulingsTable(rows: DisputedRow[], csrf: string): Html {
+export function rulingsTable(rows: DisputedRow[], csrf: string, next: string | null = null): Html {
   return html`<section class="card"><h1>Disputed deal milestones to rule</h1>
-<p class="muted">Milestones the workspace disputed, oldest dispute first. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
+<p class="muted">Milestones the workspace disputed, live deals first, oldest dispute first, a page at a time. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 <table id="rulings"><thead><tr><th>Disputed</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Seller fee</th><th>Reason</th><th>Ruling</th></tr></thead><tbody>
 ${rows.map((r) => {
@@ -513,5 +522,5 @@ ${rows.map((r) => {
 <button type="submit">Rule</button></form></td>
 </tr>`;
 })}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink('/admin/rulings', next)}</section>`;
 }

@@ -27,7 +27,8 @@ import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
-import { revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
+import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
+import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
 import { payoutsOfDeal } from '../../shared/payouts/console-repo.js';
 import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
@@ -86,6 +87,12 @@ function explained(err: unknown): unknown {
 }
 
 /** A console move: admin session, CSRF token, the service call, then back to the list (or the page `back` names). */
+/** A staff queue page's `?cursor=` (review R4; shared/staff/queue.ts checks it): none for the first page. */
+function cursorOf(ctx: Ctx): string | null {
+  const c = ctx.query.cursor;
+  return typeof c === 'string' && c !== '' ? c : null;
+}
+
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
@@ -231,7 +238,9 @@ consoleRouter.get(
   '/admin/kyb',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'kyb', session, T.kybQueueTable((await kybReview.reviewQueue(db)).map(serializeQueueItem)));
+    if (!session) return;
+    const queue = await kybReview.reviewQueue(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'kyb', session, T.kybQueueTable(queue.rows.map(serializeQueueItem), queue.next));
   }),
 );
 
@@ -351,7 +360,8 @@ consoleRouter.get(
   '/admin/instructions',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify(), session.csrfToken));
+    if (!session) return;
+    consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify({ cursor: cursorOf(ctx) }), session.csrfToken));
   }),
 );
 
@@ -383,11 +393,25 @@ consoleRouter.post(
   }),
 );
 
+/** Staff decline (review R4): the version the queue row showed and a reason the workspace sees (as the admin API's schema: 1 to 1000 characters). */
+consoleRouter.post(
+  '/admin/instructions/:id/decline',
+  move('/admin/instructions', 'payout_instruction.decline', async (ctx, form) => {
+    const version = destinationVersionOf(form);
+    const reason = (form.get('reason') ?? '').trim();
+    if (reason === '') throw consoleErrors.declineReasonRequired();
+    if (reason.length > DECLINE_REASON.max) throw consoleErrors.fieldTooLong('reason', DECLINE_REASON.max);
+    await declineInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '', version, reason);
+  }),
+);
+
 consoleRouter.get(
   '/admin/payouts',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'payouts', session, T.payoutsTable(await payoutStaff.openPayouts(db), session.csrfToken));
+    if (!session) return;
+    const queue = await payoutStaff.openPayouts(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'payouts', session, T.payoutsTable(queue.rows, session.csrfToken, queue.next));
   }),
 );
 
@@ -413,7 +437,9 @@ consoleRouter.get(
   '/admin/rulings',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'rulings', session, T.rulingsTable(await dealStaff.disputedForStaff(db), session.csrfToken));
+    if (!session) return;
+    const queue = await dealStaff.disputedForStaff(db, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'rulings', session, T.rulingsTable(queue.rows, session.csrfToken, queue.next));
   }),
 );
 

@@ -6,8 +6,11 @@
  * `txOf(ctx)` so its change and the stored answer commit together. The staff routes of
  * D10 are at the end: reveal (issue 42: the full account number, written to the staff
  * audit; no idempotency, so the number is never stored in an answer cache; never cached)
- * and verify (names the `destination_version` the reveal showed).
+ * and verify (names the `destination_version` the reveal showed); review R4: the queue of
+ * instructions awaiting verification (live workspaces first, oldest pending first, keyset
+ * pages) and decline (the version shown and a reason the workspace sees).
  */
+import { instructionsToVerify } from '../../shared/checkout/console.js';
 import * as S from '../../shared/payouts/instruction-schemas.js';
 import * as out from '../../shared/payouts/instruction-serialize.js';
 import * as instructions from '../../shared/payouts/instructions.js';
@@ -81,5 +84,25 @@ payoutInstructionsRouter.post(
   async (ctx) => {
     const { destination_version } = bodyOf<{ destination_version: number }>(ctx);
     ok(ctx, out.serializeInstruction(await instructions.verifyInstruction(txOf(ctx), staffOf(ctx), idOf(ctx), destination_version)));
+  },
+);
+
+/** Review R4: the staff queue, live workspaces first, oldest pending first; `next_cursor` reads the next page (null on the last). */
+payoutInstructionsRouter.get('/v1/admin/enterprise/payout-instructions', auth(), requireAdmin(), validate({ query: S.staffQueue }), async (ctx) => {
+  const q = queryOf<{ cursor?: string; limit: number }>(ctx);
+  const page = await instructionsToVerify({ cursor: q.cursor ?? null, limit: q.limit });
+  ok(ctx, { items: page.rows.map(out.serializeQueued), next_cursor: page.next });
+});
+
+/** Review R4: staff decline a pending instruction (the version they were shown, a reason the workspace sees). */
+payoutInstructionsRouter.post(
+  '/v1/admin/enterprise/payout-instructions/:id/decline',
+  auth(),
+  requireAdmin(),
+  validate({ params: S.params, body: S.decline }),
+  staffIdempotent(),
+  async (ctx) => {
+    const { destination_version, reason } = bodyOf<{ destination_version: number; reason: string }>(ctx);
+    ok(ctx, out.serializeInstruction(await instructions.declineInstruction(txOf(ctx), staffOf(ctx), idOf(ctx), destination_version, reason)));
   },
 );

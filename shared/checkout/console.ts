@@ -2,6 +2,7 @@
  * Reads of the operator console that no other service offers (the moves themselves go
  * through their own services); their SQL is in ./repo.ts.
  */
+import type { QueuePage } from '../staff/queue.js';
 import type { Actor } from '../actors.js';
 import { db } from '../db.js';
 import { listDisputes } from '../disputes/service.js';
@@ -41,9 +42,9 @@ export async function ordersToMove(limit = 50): Promise<repo.ListedOrder[]> {
   return repo.ordersToMove(db, limit);
 }
 
-/** Payout instructions of any workspace awaiting staff verification, oldest first (never the account number). */
-export async function instructionsToVerify(limit = 100): Promise<payoutReads.PendingInstruction[]> {
-  return payoutReads.pendingForStaff(db, limit);
+/** One page of the payout instructions of any workspace awaiting staff verification: live workspaces first, oldest pending first (never the account number; review R4). */
+export async function instructionsToVerify(page: { cursor?: string | null; limit?: number } = {}): Promise<QueuePage<payoutReads.PendingInstruction>> {
+  return payoutReads.pendingForStaff(db, page);
 }
 
 export interface ConsoleCounts {

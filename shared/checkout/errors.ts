@@ -77,6 +77,11 @@ export const consoleErrors = {
   // Payouts and deal rulings (issue 27): the admin API's body rules (shared/payouts/schemas.ts fail, shared/deals/schemas.ts resolveDispute).
   failReasonRequired: () =>
     fail.badRequest('INVALID_BODY', { en: 'Give the reason the payout failed (1 to 1000 characters)', id: 'Isi alasan pembayaran gagal (1 sampai 1000 karakter)' }),
+  declineReasonRequired: () =>
+    fail.badRequest('INVALID_BODY', {
+      en: 'Give the reason the instruction is declined (1 to 1000 characters; the workspace sees it)',
+      id: 'Isi alasan instruksi ditolak (1 sampai 1000 karakter; workspace melihatnya)',
+    }),
   invalidRulingOutcome: () =>
     fail.badRequest('INVALID_BODY', { en: 'outcome must be release, refund or split', id: 'outcome harus release, refund atau split' }),
   releaseAmountRequired: () =>

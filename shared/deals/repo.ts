@@ -1,4 +1,5 @@
 /** SQL of deals and their milestones. */
+import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
@@ -417,12 +418,10 @@ export interface DisputedRow extends ConsoleMilestoneRow {
 }
 
 /** Disputed milestones waiting for a staff ruling, oldest dispute first. */
-export async function disputedForStaff(trx: Db, limit: number): Promise<DisputedRow[]> {
-  const rows = await consoleMilestones(trx)
+export async function disputedForStaff(trx: Db, page: QueueCursor): Promise<QueuePage<DisputedRow>> {
+  const q = consoleMilestones(trx)
     .where('m.status', 'disputed')
-    .orderBy([{ column: 'm.disputed_at' }, { column: 'm.id' }])
-    .limit(limit)
-    .select<DisputedRow[]>(
+    .select(
       ...CONSOLE_COLUMNS,
       'm.refunded_amount',
       'm.seller_fee',
@@ -430,7 +429,9 @@ export async function disputedForStaff(trx: Db, limit: number): Promise<Disputed
       'm.dispute_reason',
       'm.disputed_at',
     );
-  return rows.map((r) => ({ ...r, amount: Number(r.amount), refunded_amount: Number(r.refunded_amount), seller_fee: Number(r.seller_fee) }));
+  // Review R4: live deals' milestones first, oldest dispute first, keyset pages (shared/staff/queue.ts).
+  const got = await queuePage<DisputedRow>(q, { sandbox: 'd.is_test', since: 'm.disputed_at', id: 'm.id' }, page);
+  return { ...got, rows: got.rows.map((r) => ({ ...r, amount: Number(r.amount), refunded_amount: Number(r.refunded_amount), seller_fee: Number(r.seller_fee) })) };
 }
 
 /** How many milestones wait for a ruling (the console's overview count; the same rows as disputedForStaff). */

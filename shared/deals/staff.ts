@@ -4,6 +4,7 @@
  * (spec 4.5 rule 6). Both are recorded in the staff audit and in the workspace's feed
  * with the operator label and no actor.
  */
+import type { QueueCursor } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
@@ -135,8 +136,8 @@ export async function awaitingConfirmation(trx: Db, limit = 100) {
 }
 
 /** The console's list: disputed milestones waiting for a ruling (rulings.ts), oldest dispute first. */
-export async function disputedForStaff(trx: Db, limit = 100) {
-  return repo.disputedForStaff(trx, limit);
+export async function disputedForStaff(trx: Db, page: QueueCursor = {}) {
+  return repo.disputedForStaff(trx, page);
 }
 
 /** A deal as the operator console shows it: its answer (read.ts `detail`) and its workspace. */

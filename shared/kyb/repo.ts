@@ -1,4 +1,5 @@
 /** SQL of KYB applications, their documents and counterparty invite links. */
+import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
 import type { Db } from '../db.js';
 import type { EntityType } from '../enterprise/states.js';
 import type { ApplicationStatus, ApplicationTransition } from './states.js';
@@ -282,14 +283,14 @@ export interface QueueRow extends Pick<KybApplicationRow, 'id' | 'workspace_id' 
 }
 
 /** Submitted applications, oldest submission first. */
-export async function reviewQueue(trx: Db, limit: number): Promise<QueueRow[]> {
-  return (await trx('kyb_applications as a')
+export async function reviewQueue(trx: Db, page: QueueCursor): Promise<QueuePage<QueueRow>> {
+  const q = trx('kyb_applications as a')
     .join('workspaces as w', 'w.id', 'a.workspace_id')
     .leftJoin('counterparties as c', 'c.id', 'a.counterparty_id')
     .where('a.status', 'submitted')
-    .orderBy([{ column: 'a.submitted_at' }, { column: 'a.id' }])
-    .limit(limit)
-    .select<QueueRow[]>([...QUEUE_COLUMNS, 'w.display_name as workspace_name', 'c.name as counterparty_name']));
+    .select([...QUEUE_COLUMNS, 'w.display_name as workspace_name', 'c.name as counterparty_name']);
+  // Review R4: live workspaces' applications (their counterparties') first, oldest submission first, keyset pages (shared/staff/queue.ts).
+  return queuePage<QueueRow>(q, { sandbox: 'w.is_sandbox', since: 'a.submitted_at', id: 'a.id' }, page);
 }
 
 // ---- Counterparty invite links ---------------------------------------------------------------

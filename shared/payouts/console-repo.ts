@@ -5,9 +5,10 @@
  * `verifyInstruction` and staff.ts `settleByStaff` / `failByStaff`.
  */
 import type { Db } from '../db.js';
+import { queuePage, type QueuePage } from '../staff/queue.js';
 import { forDeal, type PayoutListRow } from './repo.js';
 
-/** A payout instruction awaiting verification as the console lists it: never the account number, only its last four digits. */
+/** A payout instruction awaiting verification as the staff queue lists it: never the account number, only its last four digits. */
 export interface PendingInstruction {
   id: string;
   workspace_id: string;
@@ -19,19 +20,24 @@ export interface PendingInstruction {
   bank_name: string;
   account_holder: string;
   account_number_last4: string;
+  destination_version: number;
+  /** When it became pending (review R4): the queue's age. */
+  pending_since: Date;
   created_at: Date;
 }
 
-/** Live (not deleted) instructions of any workspace awaiting verification, oldest first. */
-export async function pendingForStaff(trx: Db, limit: number): Promise<PendingInstruction[]> {
-  return trx('payout_instructions as p')
+/**
+ * One page of the instructions of any workspace awaiting verification (not deleted): live
+ * workspaces first, then sandbox ones, each oldest pending first, paged by the shared staff
+ * queue cursor (shared/staff/queue.ts; review R4).
+ */
+export async function pendingForStaff(trx: Db, page: { cursor?: string | null; limit?: number }): Promise<QueuePage<PendingInstruction>> {
+  const q = trx('payout_instructions as p')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .join('counterparties as c', 'c.id', 'p.counterparty_id')
     .where('p.status', 'pending_verification')
     .whereNull('p.deleted_at')
-    .orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])
-    .limit(limit)
-    .select<PendingInstruction[]>(
+    .select(
       'p.id',
       'p.workspace_id',
       'w.display_name as workspace_name',
@@ -42,8 +48,11 @@ export async function pendingForStaff(trx: Db, limit: number): Promise<PendingIn
       'p.bank_name',
       'p.account_holder',
       'p.account_number_last4',
+      'p.destination_version',
+      'p.pending_since',
       'p.created_at',
     );
+  return queuePage<PendingInstruction>(q, { sandbox: 'w.is_sandbox', since: 'p.pending_since', id: 'p.id' }, page);
 }
 
 /** How many instructions await verification (the same rows as pendingForStaff). */

@@ -29,4 +29,16 @@ export const instructionErrors = {
       en: 'The payout instruction is already verified',
       id: 'Instruksi pembayaran sudah diverifikasi',
     }),
+  /** Staff verify or decline an instruction that is not pending_verification (declined: the workspace edits it first). */
+  notPending: () =>
+    fail.conflict('INVALID_STATE', {
+      en: 'The payout instruction is not waiting for verification',
+      id: 'Instruksi pembayaran tidak sedang menunggu verifikasi',
+    }),
+  /** Review R4: a workspace holds at most PENDING_INSTRUCTIONS_PER_WORKSPACE instructions not verified (pending or declined). */
+  tooManyPending: (cap: number) =>
+    fail.conflict('TOO_MANY_PENDING_INSTRUCTIONS', {
+      en: `The workspace already has ${cap} payout instructions waiting for verification or declined; delete one, or wait for staff to verify one`,
+      id: `Workspace sudah memiliki ${cap} instruksi pembayaran yang menunggu verifikasi atau ditolak; hapus salah satu, atau tunggu verifikasi staf`,
+    }),
 };

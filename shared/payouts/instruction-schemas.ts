@@ -5,7 +5,8 @@
  */
 import Joi from 'joi';
 
-export const INSTRUCTION_STATUSES = ['pending_verification', 'verified'] as const;
+/** `declined` (review R4): staff refused the destination with a reason; never payable; an edit sends it back to pending_verification. */
+export const INSTRUCTION_STATUSES = ['pending_verification', 'verified', 'declined'] as const;
 export type InstructionStatus = (typeof INSTRUCTION_STATUSES)[number];
 
 export const LABEL = { min: 1, max: 120 } as const;
@@ -81,3 +82,19 @@ export const verify = Joi.object({
 
 /** Staff reveal (D10 style): the body may carry a note (why), kept in the staff audit. */
 export const reveal = Joi.object({ note: Joi.string().trim().max(2000).allow('') });
+
+/** The reason staff give when they decline (review R4): the workspace sees it. */
+export const DECLINE_REASON = { min: 1, max: 1000 } as const;
+
+/** Staff decline (review R4): the `destination_version` shown (as verify) and the reason, both required; an optional note. */
+export const decline = Joi.object({
+  destination_version: Joi.number().integer().min(1).max(2_147_483_647).strict().required(),
+  reason: Joi.string().trim().min(DECLINE_REASON.min).max(DECLINE_REASON.max).required(),
+  note: Joi.string().trim().max(2000).allow(''),
+});
+
+/** The staff queue of instructions awaiting verification (review R4): live workspaces first, oldest first, keyset pages. */
+export const staffQueue = Joi.object({
+  cursor: Joi.string().max(500),
+  limit: Joi.number().integer().min(1).max(100).default(50),
+});

@@ -3,6 +3,7 @@
  * number never leaves the service: answers show `account_number_masked` only (spec 1:
  * "Bank account numbers are never returned in full").
  */
+import type { PendingInstruction } from './console-repo.js';
 import type { InstructionForStaff, InstructionWithNames } from './instructions-repo.js';
 
 const iso = (d: Date | string): string => new Date(d).toISOString();
@@ -27,6 +28,9 @@ export function serializeInstruction(p: InstructionWithNames) {
     status: p.status,
     destination_version: p.destination_version,
     verified_at: p.verified_at ? iso(p.verified_at) : null,
+    pending_since: p.status === 'pending_verification' ? iso(p.pending_since) : null,
+    declined_at: p.declined_at ? iso(p.declined_at) : null,
+    decline_reason: p.decline_reason,
     created_by: { id: p.created_by, name: p.creator_name },
     created_at: iso(p.created_at),
     updated_at: iso(p.updated_at),
@@ -44,5 +48,21 @@ export function serializeRevealed(p: InstructionForStaff, accountNumber: string)
     account_number: accountNumber,
     workspace: { id: p.workspace_id, display_name: p.workspace_name, is_sandbox: p.workspace_is_sandbox },
     livemode: !p.workspace_is_sandbox,
+  };
+}
+
+/** An item of the staff queue of instructions awaiting verification (review R4): masked number, its workspace, the version a verify or decline names. */
+export function serializeQueued(p: PendingInstruction) {
+  return {
+    id: p.id,
+    workspace: { id: p.workspace_id, display_name: p.workspace_name, is_sandbox: p.workspace_is_sandbox },
+    counterparty: { id: p.counterparty_id, name: p.counterparty_name },
+    label: p.label,
+    bank_name: p.bank_name,
+    account_holder: p.account_holder,
+    account_number_masked: maskAccountNumber(p.account_number_last4),
+    destination_version: p.destination_version,
+    pending_since: iso(p.pending_since),
+    created_at: iso(p.created_at),
   };
 }

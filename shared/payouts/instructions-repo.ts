@@ -18,6 +18,12 @@ export interface PayoutInstructionRow {
   verification_signature: string | null;
   /** Bumped on every edit (the label included) and when the workspace goes live: staff verification names the one it was shown. */
   destination_version: number;
+  /** When it last became pending_verification (create, an edit, the workspace going live): the staff queue's age (review R4). */
+  pending_since: Date;
+  /** Staff declined it (status `declined`, review R4): when, who, and why (the workspace sees the reason). */
+  declined_at: Date | null;
+  declined_by: string | null;
+  decline_reason: string | null;
   created_by: string;
   created_at: Date;
   updated_at: Date;
@@ -90,7 +96,10 @@ const forShareKey = (workspaceId: string, ids: string[]) => `instructions-for-sh
 const forShareQuery = (trx: Db, workspaceId: string, ids: string[]) =>
   trx('payout_instructions').where({ workspace_id: workspaceId }).whereIn('id', ids).whereNull('deleted_at').orderBy('id').forShare();
 
-export type NewInstruction = Omit<PayoutInstructionRow, 'id' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'destination_version' | 'deleted_at'>;
+export type NewInstruction = Omit<
+  PayoutInstructionRow,
+  'id' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'destination_version' | 'deleted_at' | 'declined_at' | 'declined_by' | 'decline_reason'
+>;
 
 export async function insertInstruction(trx: Db, input: NewInstruction): Promise<PayoutInstructionRow> {
   const [row] = (await trx('payout_instructions').insert({ ...input, status: 'pending_verification' }).returning('*')) as PayoutInstructionRow[];
@@ -100,7 +109,20 @@ export async function insertInstruction(trx: Db, input: NewInstruction): Promise
 export type InstructionChanges = Partial<
   Pick<
     PayoutInstructionRow,
-    'label' | 'bank_name' | 'account_holder' | 'account_number_sealed' | 'account_number_last4' | 'status' | 'verified_at' | 'verified_by' | 'verification_signature' | 'deleted_at'
+    | 'label'
+    | 'bank_name'
+    | 'account_holder'
+    | 'account_number_sealed'
+    | 'account_number_last4'
+    | 'status'
+    | 'verified_at'
+    | 'verified_by'
+    | 'verification_signature'
+    | 'deleted_at'
+    | 'pending_since'
+    | 'declined_at'
+    | 'declined_by'
+    | 'decline_reason'
   >
 > & { updated_at: Date };
 
@@ -130,9 +152,39 @@ export async function markVerified(
 }
 
 /**
- * A workspace going live (shared/kyb/live.ts): every live instruction back to
- * pending_verification with its signature cleared and its version bumped (a verify prepared
- * while it was a sandbox is refused). Answers the rows that were verified.
+ * Compare-and-set pending_verification -> declined of the version staff were shown (review
+ * R4); undefined when the row was not pending, is deleted, or is at another version.
+ */
+export async function markDeclined(
+  trx: Db,
+  id: string,
+  destinationVersion: number,
+  d: { declined_at: Date; declined_by: string; decline_reason: string },
+): Promise<PayoutInstructionRow | undefined> {
+  const [row] = (await trx('payout_instructions')
+    .where({ id, status: 'pending_verification', destination_version: destinationVersion })
+    .whereNull('deleted_at')
+    .update({ ...d, status: 'declined', updated_at: d.declined_at })
+    .returning('*')) as PayoutInstructionRow[];
+  return row;
+}
+
+/** The workspace's instructions not verified (pending_verification or declined, not deleted): what the per-workspace cap counts (review R4). */
+export async function unverifiedCount(trx: Db, workspaceId: string): Promise<number> {
+  const [row] = await trx('payout_instructions')
+    .where({ workspace_id: workspaceId })
+    .whereIn('status', ['pending_verification', 'declined'])
+    .whereNull('deleted_at')
+    .count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}
+
+/**
+ * A workspace going live (shared/kyb/live.ts): every verified instruction back to
+ * pending_verification with its signature cleared (pending again from `now`), and every
+ * live instruction's version bumped (a verify or decline prepared while it was a sandbox is
+ * refused). A declined one stays declined (staff refused that destination; going live does
+ * not undo it). Answers the rows that were verified.
  */
 export async function unverifyAllOfWorkspace(trx: Db, workspaceId: string, now: Date): Promise<PayoutInstructionRow[]> {
   const before = (await trx('payout_instructions')
@@ -142,9 +194,26 @@ export async function unverifyAllOfWorkspace(trx: Db, workspaceId: string, now: 
     .forUpdate()
     .select('*')) as PayoutInstructionRow[];
   await trx('payout_instructions')
-    .where({ workspace_id: workspaceId })
+    .where({ workspace_id: workspaceId, status: 'verified' })
     .whereNull('deleted_at')
-    .update({ status: 'pending_verification', verification_signature: null, verified_at: null, verified_by: null, destination_version: trx.raw('destination_version + 1'), updated_at: now });
+    .update({
+      status: 'pending_verification',
+      verification_signature: null,
+      verified_at: null,
+      verified_by: null,
+      pending_since: now,
+      destination_version: trx.raw('destination_version + 1'),
+      updated_at: now,
+    });
+  await trx('payout_instructions')
+    .where({ workspace_id: workspaceId })
+    .whereIn('status', ['pending_verification', 'declined'])
+    .whereNull('deleted_at')
+    .whereNotIn(
+      'id',
+      before.map((r) => r.id),
+    )
+    .update({ destination_version: trx.raw('destination_version + 1'), updated_at: now });
   return before;
 }
 

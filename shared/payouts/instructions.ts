@@ -19,6 +19,10 @@
  *   the API (a direct database edit, a sandbox signature copied onto a live row) stops the payout.
  * - While a disbursement to an instruction is queued or processing, PATCH and DELETE are
  *   refused (409 INVALID_STATE): the money's destination cannot move under it.
+ * - Review R4: `pending_since` is when it last became pending (the staff queue's age); staff
+ *   may decline a pending instruction with a reason (`declineInstruction`: `declined`, never
+ *   signed, so never payable; an edit sends it back to pending); a workspace holds at most
+ *   PENDING_INSTRUCTIONS_PER_WORKSPACE not verified (409 TOO_MANY_PENDING_INSTRUCTIONS).
  *
  * Lock order (every write): the workspace row (`lockWorkspace`), then the instruction row
  * FOR UPDATE; a release takes the workspace row first too and then reads its instructions
@@ -49,6 +53,18 @@ export type { InstructionForStaff, InstructionWithNames, PayoutInstructionRow } 
 export type { InstructionInput, InstructionPatch, InstructionQuery } from './instruction-schemas.js';
 
 const last4 = (accountNumber: string): string => accountNumber.slice(-4);
+
+/**
+ * Review R4: at most this many instructions of one workspace not verified (pending_verification
+ * or declined, not deleted). Creating one more, or editing a verified one back to pending when
+ * the workspace is at the cap, answers 409 TOO_MANY_PENDING_INSTRUCTIONS; deleting one frees a
+ * slot. Counted under the workspace lock, so two creates cannot both take the last slot.
+ */
+export const PENDING_INSTRUCTIONS_PER_WORKSPACE = 20;
+
+async function assertPendingSlot(trx: Db, workspaceId: string): Promise<void> {
+  if ((await repo.unverifiedCount(trx, workspaceId)) >= PENDING_INSTRUCTIONS_PER_WORKSPACE) throw instructionErrors.tooManyPending(PENDING_INSTRUCTIONS_PER_WORKSPACE);
+}
 
 /** The decrypted account number, or null when the sealed value cannot be opened (tampered or sealed under another key). */
 function openNumber(row: Pick<PayoutInstructionRow, 'account_number_sealed'>): string | null {
@@ -127,6 +143,7 @@ export async function createInstruction(trx: Db | undefined, actor: WorkspaceAct
     const workspace = await lockedWorkspace(t, actor);
     const cp = isUuid(input.counterparty_id) ? await counterpartyById(t, input.counterparty_id) : undefined;
     if (!cp || cp.workspace_id !== workspace.id) throw instructionErrors.counterpartyNotFound();
+    await assertPendingSlot(t, workspace.id);
     const now = clock.now();
     const row = await repo.insertInstruction(t, {
       workspace_id: workspace.id,
@@ -137,6 +154,7 @@ export async function createInstruction(trx: Db | undefined, actor: WorkspaceAct
       account_number_sealed: encryptSecret(input.account_number),
       account_number_last4: last4(input.account_number),
       created_by: actor.userId,
+      pending_since: now,
       created_at: now,
       updated_at: now,
     });
@@ -182,17 +200,24 @@ export async function updateInstruction(trx: Db | undefined, actor: WorkspaceAct
     }
     if (changed.length === 0) return withNames(t, row);
     const unverified = row.status === 'verified';
+    // A verified one leaving the verified set takes a pending slot (a declined one already holds one).
+    if (unverified) await assertPendingSlot(t, workspace.id);
     changes.status = 'pending_verification';
     changes.verification_signature = null;
     changes.verified_at = null;
     changes.verified_by = null;
+    changes.declined_at = null;
+    changes.declined_by = null;
+    changes.decline_reason = null;
+    // The new destination waits from now (review R4: the staff queue's age).
+    changes.pending_since = changes.updated_at;
     const updated = await repo.updateInstruction(t, row.id, changes, true);
     await appendEvent(t, workspace.id, {
       event: 'payout_instruction.updated',
       entityType: 'payout_instruction',
       entityId: updated.id,
       actor: byOf(actor),
-      summary: `Payout instruction ${named(updated)} changed: ${changed.sort().join(', ')}${unverified ? '; waiting for verification again' : ''}`,
+      summary: `Payout instruction ${named(updated)} changed: ${changed.sort().join(', ')}${unverified || row.status === 'declined' ? '; waiting for verification again' : ''}`,
     });
     return withNames(t, updated);
   });
@@ -267,7 +292,8 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
     const row = await repo.instructionById(t, id, true);
     if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
     if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
-    if (row.status !== 'pending_verification') throw instructionErrors.alreadyVerified();
+    if (row.status === 'verified') throw instructionErrors.alreadyVerified();
+    if (row.status !== 'pending_verification') throw instructionErrors.notPending();
     const accountNumber = sealedNumberOf(row);
     const now = clock.now();
     const signature = signDestination(destinationOf(row, accountNumber, !workspace.is_sandbox));
@@ -290,6 +316,49 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
       summary: `Payout instruction ${named(verified)} verified`,
     });
     return withNames(t, verified);
+  });
+}
+
+/**
+ * POST /v1/admin/enterprise/payout-instructions/:id/decline { destination_version, reason }
+ * (review R4) and the console's decline: staff refuse the destination they were shown, with
+ * a reason the workspace sees. Built as verify is: the workspace row locked, then the
+ * instruction; the version must be the row's current one (409 CONCURRENT_MODIFICATION);
+ * pending_verification -> declined by compare-and-set (409 INVALID_STATE otherwise); 404
+ * NOT_FOUND for an unknown or deleted one. Nothing is signed: a declined instruction is
+ * never payable (the gate refuses anything not verified). Recorded in the staff audit and
+ * in the workspace feed as payout_instruction.updated (an existing event name; the spec
+ * names no decline event) with the operator label and no actor.
+ */
+export async function declineInstruction(trx: Db | undefined, staff: StaffActor, id: string, destinationVersion: number, reason: string): Promise<InstructionWithNames> {
+  return inTransaction(trx, async (t) => {
+    const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
+    if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    const workspace = await lockWorkspace(t, found.workspace_id);
+    const row = await repo.instructionById(t, id, true);
+    if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+    if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
+    if (row.status !== 'pending_verification') throw instructionErrors.notPending();
+    const now = clock.now();
+    const declined = await repo.markDeclined(t, row.id, destinationVersion, { declined_at: now, declined_by: staff.actorId, decline_reason: reason });
+    if (!declined) throw instructionErrors.notPending();
+    await recordStaffAction(t, {
+      actorId: staff.actorId,
+      action: 'payout_instruction.declined',
+      targetType: 'payout_instruction',
+      targetId: row.id,
+      note: staff.note ?? null,
+      details: { destination_version: destinationVersion, workspace_id: row.workspace_id, reason },
+      ip: staff.ip,
+    });
+    await appendEvent(t, workspace.id, {
+      event: 'payout_instruction.updated',
+      entityType: 'payout_instruction',
+      entityId: row.id,
+      actorLabel: await operatorLabel(t),
+      summary: `Payout instruction ${named(declined)} declined: ${reason}`,
+    });
+    return withNames(t, declined);
   });
 }
 

@@ -1,4 +1,5 @@
 /** SQL of disbursements (enterprise payouts). */
+import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { db, nativeOf, readAheadOf, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
@@ -164,14 +165,14 @@ export async function listedById(trx: Db, id: string): Promise<PayoutListRow | u
 }
 
 /** Open payouts for the operator console: queued and processing, oldest first. */
-export async function openForStaff(trx: Db, limit: number): Promise<(PayoutListRow & { workspace_name: string })[]> {
-  const rows = await listed(trx)
+export async function openForStaff(trx: Db, page: QueueCursor): Promise<QueuePage<PayoutListRow & { workspace_name: string }>> {
+  const q = listed(trx)
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .whereIn('p.status', ['queued', 'processing'])
-    .orderBy([{ column: 'p.created_at' }, { column: 'p.milestone_id' }, { column: 'p.release_no' }, { column: 'p.split_no' }])
-    .limit(limit)
-    .select<(PayoutListRow & { workspace_name: string })[]>([...LIST_COLUMNS, 'w.display_name as workspace_name']);
-  return rows.map(toRow);
+    .select([...LIST_COLUMNS, 'w.display_name as workspace_name']);
+  // Review R4: live payouts first, oldest first, keyset pages (shared/staff/queue.ts).
+  const got = await queuePage<PayoutListRow & { workspace_name: string }>(q, { sandbox: 'p.is_test', since: 'p.created_at', id: 'p.id' }, page);
+  return { ...got, rows: got.rows.map(toRow) };
 }
 
 /** A deal's payouts for the console's deal page: newest release first, its splits in order. */

@@ -107,14 +107,14 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     expect(await auditOf(pending.id)).to.deep.equal([]);
   });
 
-  it('lists instructions awaiting verification oldest first, masked, and counts them; verifies one (CSRF, audit, event); a stale verify shows the refusal', async () => {
+  it('lists instructions awaiting verification oldest pending first, masked, and counts them; verifies one (CSRF, audit, event); a stale verify shows the refusal', async () => {
     const r = await fundedDeal(client, 'live', [1_000_000]);
     const second = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Rekening <kedua>', bankName: 'Bank Mandiri', accountNumber: '5550001234', accountHolder: 'PT Pemasok "Jaya"' });
     clock.advance(60_000);
     const third = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Cadangan', accountNumber: '5550009876' });
-    // Made later but shown first: the list follows created_at.
+    // Made later but shown first: the list follows pending_since (review R4: when it became pending).
     const first = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Utama', accountNumber: '5550004321' });
-    await db('payout_instructions').where({ id: first.id }).update({ created_at: new Date(clock.nowMs() - 3_600_000) });
+    await db('payout_instructions').where({ id: first.id }).update({ created_at: new Date(clock.nowMs() - 3_600_000), pending_since: new Date(clock.nowMs() - 3_600_000) });
     // Not listed: a verified one and a deleted one.
     const verified = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Sudah dicek', verified: true });
     const deleted = await createInstruction(r.w.workspace, r.w.cpId, { label: 'Dihapus' });
@@ -286,7 +286,7 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     expect(await checkLedger(db)).to.deep.equal([]);
   });
 
-  it('lists disputed milestones oldest dispute first and counts them; rules release, refund and split; refuses bad forms and stale rulings', async () => {
+  it('lists disputed milestones live first, oldest dispute first, and counts them; rules release, refund and split; refuses bad forms and stale rulings', async () => {
     const later = await disputedMilestone('live', 'Barang <rusak>', { fee_allocation: 'seller' });
     clock.advance(60_000);
     const sandbox = await disputedMilestone('sandbox', 'Terlambat');
@@ -299,7 +299,8 @@ describe('operator console: payouts and rulings (decision 0019, issue 27)', () =
     const res = await browser.get('/admin/rulings');
     expect(res.status).to.equal(200);
     expect(res.text).to.include('aria-current="page">Rulings</a>');
-    expect(rowIds(res.text, 'rulings')).to.deep.equal([later.mid, sandbox.mid, refund.mid]);
+    // Review R4: live deals' disputes before sandbox ones (the sandbox one was disputed earlier than `refund`).
+    expect(rowIds(res.text, 'rulings')).to.deep.equal([later.mid, refund.mid, sandbox.mid]);
     const m = await milestoneRow(later.mid);
     const [amount, sellerFee] = [Number(m.amount), Number(m.seller_fee)];
     expect(sellerFee).to.equal(20_000);

@@ -1,0 +1,98 @@
+/**
+ * The shape every staff queue shares (review R4): live workspaces' items before sandbox
+ * ones, oldest first within each, read in pages by a keyset cursor so no item is ever out
+ * of reach (a sandbox workspace with hundreds of items cannot push a live one off the
+ * page). The order is the tuple (is_sandbox, age, id): false sorts before true, so live
+ * comes first; the cursor is the last item's tuple, opaque to callers (base64url JSON).
+ *
+ * Used by the payout-instruction queue (console and admin API), the open payouts
+ * (/admin/payouts), the KYB review queue and the rulings queue: one helper, not copies.
+ */
+import type { Knex } from 'knex';
+import { fail } from '../errors.js';
+
+/** Items per queue page unless the caller asks for fewer. */
+export const QUEUE_PAGE = 50;
+export const QUEUE_PAGE_MAX = 100;
+
+/** The columns a queue orders by: the workspace's sandbox flag, the item's age, a unique id. */
+export interface QueueOrder {
+  sandbox: string;
+  since: string;
+  id: string;
+}
+
+interface Key {
+  sandbox: boolean;
+  since: string;
+  id: string;
+}
+
+/** Which page of a queue: the cursor a previous page gave (none for the first) and how many. */
+export interface QueueCursor {
+  cursor?: string | null;
+  limit?: number;
+}
+
+export interface QueuePage<T> {
+  rows: T[];
+  /** The cursor of the next page; null on the last one. */
+  next: string | null;
+}
+
+/** Keys of a row as the queue reads them (aliases the select must provide). */
+export interface QueueKeyed {
+  queue_sandbox: boolean;
+  queue_since: Date;
+  queue_id: string;
+}
+
+export const encodeCursor = (k: Key): string => Buffer.from(JSON.stringify([k.sandbox, k.since, k.id]), 'utf8').toString('base64url');
+
+const badCursor = () => fail.badRequest('INVALID_QUERY', { en: 'cursor is not a cursor this queue gave', id: 'cursor bukan cursor dari antrean ini' });
+
+/** The key a cursor names; 400 INVALID_QUERY for anything this module did not write. */
+export function decodeCursor(cursor: string): Key {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badCursor();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw badCursor();
+  const [sandbox, since, id] = parsed as unknown[];
+  if (typeof sandbox !== 'boolean' || typeof since !== 'string' || typeof id !== 'string') throw badCursor();
+  if (Number.isNaN(Date.parse(since)) || !/^[0-9a-f-]{36}$/i.test(id)) throw badCursor();
+  return { sandbox, since, id };
+}
+
+/**
+ * One page of a queue: `q` is the query with its joins and filters (no order, no limit);
+ * the helper adds the key columns (as queue_sandbox, queue_since, queue_id), the live-first
+ * oldest-first order, the cursor's bound and the limit, and answers the rows with the next
+ * cursor. Identifiers are bound as identifiers, values as values.
+ */
+export async function queuePage<T extends object>(
+  q: Knex.QueryBuilder,
+  order: QueueOrder,
+  opts: QueueCursor,
+): Promise<QueuePage<T & QueueKeyed>> {
+  const limit = Math.min(Math.max(1, opts.limit ?? QUEUE_PAGE), QUEUE_PAGE_MAX);
+  const page = q
+    .clone()
+    .select({ queue_sandbox: order.sandbox, queue_since: order.since, queue_id: order.id })
+    .orderBy([{ column: order.sandbox }, { column: order.since }, { column: order.id }])
+    .limit(limit + 1);
+  if (opts.cursor) {
+    const k = decodeCursor(opts.cursor);
+    page.whereRaw('(??, ??, ??) > (?, ?::timestamptz, ?::uuid)', [order.sandbox, order.since, order.id, k.sandbox, k.since, k.id]);
+  }
+  const rows = (await page) as (T & QueueKeyed)[];
+  const more = rows.length > limit;
+  if (more) rows.length = limit;
+  const last = rows[rows.length - 1];
+  return {
+    rows,
+    next: more && last ? encodeCursor({ sandbox: last.queue_sandbox, since: new Date(last.queue_since).toISOString(), id: last.queue_id }) : null,
+  };
+}
