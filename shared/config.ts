@@ -47,7 +47,7 @@ export interface Config {
   payoutLeaseMs: number;
   /** How long a request for a new CSV export waits for the exports worker before answering 202 (ms; 0: never waits). */
   exportWaitMs: number;
-  /** Bytes of unexpired CSV exports one workspace may hold; a new export over it is refused (decision 0023). */
+  /** Bytes of unexpired CSV exports one workspace may hold; a new export over it is refused (decision 0026). */
   exportBytesPerWorkspace: number;
   outboxPollMs: number;
   metricsToken: string;

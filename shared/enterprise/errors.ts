@@ -109,7 +109,7 @@ export const enterpriseErrors = {
       id: `Satu workspace paling banyak memiliki ${max} kunci; cabut salah satu terlebih dahulu`,
     }),
   keyNotFound: () => errors.notFound({ en: 'No active API key with this id', id: 'Tidak ada kunci API aktif dengan id ini' }),
-  /** Decision 0023: the workspace's unexpired exports hold config.exportBytesPerWorkspace bytes or more. */
+  /** Decision 0026: the workspace's unexpired exports hold config.exportBytesPerWorkspace bytes or more. */
   exportStorageFull: (retryAfterSeconds: number) =>
     errors.rateLimited(retryAfterSeconds, 'EXPORT_STORAGE_FULL', {
       en: 'This workspace holds too many export bytes; fetch a recent export with its export_id or try again when older ones expire',

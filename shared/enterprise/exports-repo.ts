@@ -70,7 +70,7 @@ export async function deleteExportsBefore(trx: Db, cutoff: Date, batch: number):
 
 /**
  * The newest ready export of this workspace, kind and range created at or after `since`
- * (decision 0023: an identical request within the reuse window gets it instead of a new build).
+ * (decision 0026: an identical request within the reuse window gets it instead of a new build).
  */
 export async function recentReadyExport(trx: Db, workspaceId: string, kind: ExportKind, range: { from: string; to: string }, since: Date): Promise<ExportRow | undefined> {
   return (await trx('enterprise_exports')

@@ -113,7 +113,7 @@ const JOB_OF = { audit: 'exports.audit-csv', deals: 'exports.report-csv', disbur
 
 /**
  * An identical export (same workspace, kind and range) made ready at most this long ago is
- * answered again instead of building a new one (decision 0023).
+ * answered again instead of building a new one (decision 0026).
  */
 export const EXPORT_REUSE_MS = 10 * 60_000;
 

@@ -1,5 +1,5 @@
 /**
- * Decision 0023: an identical export (same workspace, kind and range) made ready within
+ * Decision 0026: an identical export (same workspace, kind and range) made ready within
  * EXPORT_REUSE_MS is answered again rather than built anew; a workspace's unexpired exports
  * are capped in bytes (config.exportBytesPerWorkspace), over it 429 EXPORT_STORAGE_FULL.
  */
@@ -15,7 +15,7 @@ import { at, exportCsv, reportWorld, REPORTS } from './support.js';
 const DEALS_CSV = `${REPORTS}/deals.csv`;
 const AUDIT_CSV = '/v1/enterprise/audit/export.csv';
 
-describe('enterprise exports: reuse of a recent identical export, and a byte cap per workspace (decision 0023)', () => {
+describe('enterprise exports: reuse of a recent identical export, and a byte cap per workspace (decision 0026)', () => {
   const client = api();
   const before = config.exportBytesPerWorkspace;
   afterEach(() => {

@@ -165,7 +165,7 @@ describe('enterprise reports: CSV exports', () => {
 
     // Exactly 10,000: all of them, no truncation header.
     await db('deals').where({ workspace_id: w.workspace.id, reference: 'BULK-10001' }).delete();
-    clock.advance(EXPORT_REUSE_MS + 1000); // within the window the same range answers the first export (decision 0023)
+    clock.advance(EXPORT_REUSE_MS + 1000); // within the window the same range answers the first export (decision 0026)
     const whole = await exportCsv(client, w.h.finance, DEALS_CSV);
     expect(whole.res.headers['x-export-truncated']).to.equal(undefined);
     expect(whole.lines).to.have.length(10_001);
