@@ -47,6 +47,8 @@ export interface Config {
   payoutLeaseMs: number;
   /** How long a request for a new CSV export waits for the exports worker before answering 202 (ms; 0: never waits). */
   exportWaitMs: number;
+  /** Bytes of unexpired CSV exports one workspace may hold; a new export over it is refused (decision 0026). */
+  exportBytesPerWorkspace: number;
   outboxPollMs: number;
   metricsToken: string;
   /** 32-byte key for AES-256-GCM encryption of secrets that must be read back. */
@@ -124,6 +126,7 @@ const schema = Joi.object({
   WORKER_STALLED_CHECK_MS: Joi.number().integer().min(250).max(600_000).default(5_000),
   PAYOUT_LEASE_MS: Joi.number().integer().min(500).max(3_600_000).default(15_000),
   EXPORT_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(10_000),
+  EXPORT_BYTES_PER_WORKSPACE: Joi.number().integer().min(1_000_000).max(10_000_000_000).default(200_000_000),
   OUTBOX_POLL_MS: Joi.number().integer().min(10).max(60000).default(500),
   METRICS_TOKEN: Joi.string().allow('').default(''),
   ENCRYPTION_KEY: Joi.string().base64().allow('').default(''),
@@ -194,6 +197,7 @@ interface RawEnv {
   WORKER_STALLED_CHECK_MS: number;
   PAYOUT_LEASE_MS: number;
   EXPORT_WAIT_MS: number;
+  EXPORT_BYTES_PER_WORKSPACE: number;
   OUTBOX_POLL_MS: number;
   METRICS_TOKEN: string;
   ENCRYPTION_KEY: string;
@@ -300,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerStalledCheckMs: v.WORKER_STALLED_CHECK_MS,
     payoutLeaseMs: v.PAYOUT_LEASE_MS,
     exportWaitMs: v.EXPORT_WAIT_MS,
+    exportBytesPerWorkspace: v.EXPORT_BYTES_PER_WORKSPACE,
     outboxPollMs: v.OUTBOX_POLL_MS,
     metricsToken: v.METRICS_TOKEN,
     encryptionKey,

@@ -43,6 +43,21 @@ export interface AccessLine {
 }
 
 /**
+ * A KYB verification link's token is a bearer secret (shared/kyb/invites.ts): whoever holds
+ * it may claim the counterparty's application. It rides in the path (the API's
+ * /v1/kyb/invite/:token/... and the dashboard's /kyb/invite/:token), so the access line
+ * replaces that one segment with `:token` and keeps the rest of the route's shape
+ * (review R6). Matched case-insensitively and with a percent-encoded slash too, as a
+ * router may still route those.
+ */
+const KYB_TOKEN_IN_PATH = /(\/kyb(?:\/|%2f)invite(?:\/|%2f))[^/]+/gi;
+
+export function redactPath(path: string): string {
+  // The common request has no "invite" in its path: skip the regular expression.
+  return /invite/i.test(path) ? path.replace(KYB_TOKEN_IN_PATH, '$1:token') : path;
+}
+
+/**
  * One access line as JSON text. Caller-supplied values (the path, and the address, which
  * comes from X-Forwarded-For behind a proxy) are escaped with JSON.stringify, so no
  * request can break the line or forge fields; the rest are safe by construction (an HTTP
@@ -51,7 +66,7 @@ export interface AccessLine {
 export function formatAccessLine(a: AccessLine, time = Date.now()): string {
   return (
     `{"level":30,"time":${time},"service":"escrow","log":"access","request_id":"${a.requestId}",` +
-    `"method":${JSON.stringify(a.method)},"path":${JSON.stringify(a.path)},"route":${JSON.stringify(a.route)},` +
+    `"method":${JSON.stringify(a.method)},"path":${JSON.stringify(redactPath(a.path))},"route":${JSON.stringify(a.route)},` +
     `"status":${a.status},"ms":${a.ms},"ip":${JSON.stringify(a.ip)}${a.userId ? `,"user_id":"${a.userId}"` : ''},"msg":"request"}\n`
   );
 }

@@ -53,6 +53,21 @@ export async function consume(ctx: Ctx, rule: RateLimitRule, code = 'RATE_LIMITE
   }
 }
 
+/**
+ * Consumes one point of `rule` for an explicit key (a workspace, a hashed recipient) rather
+ * than the caller: 429 `code` with Retry-After and `text` when the key is exhausted.
+ */
+export async function consumeFor(ctx: Ctx, rule: RateLimitRule, key: string, code: string, text: { en: string; id: string }): Promise<void> {
+  try {
+    await limiterFor(ctx.redis, rule).consume(key);
+  } catch (err) {
+    if (err instanceof RateLimiterRes) {
+      throw errors.rateLimited(Math.max(1, Math.ceil(err.msBeforeNext / 1000)), code, text);
+    }
+    throw err;
+  }
+}
+
 /** Route middleware: `rateLimit({ name: 'public', points: 100, durationSeconds: 60, by: 'ip' })`. */
 export function rateLimit(rule: RateLimitRule): Middleware {
   return async (ctx, next) => {

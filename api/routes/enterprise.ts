@@ -6,6 +6,7 @@
  * (every write but register and key creation). A keyed write passes `txOf(ctx)` to the
  * service: its change and the stored answer commit together on one connection.
  */
+import { createHash } from 'node:crypto';
 import * as S from '../../shared/enterprise/schemas.js';
 import * as ent from '../../shared/enterprise/service.js';
 import * as out from '../../shared/enterprise/serialize.js';
@@ -14,7 +15,7 @@ import { ok, createRouter, type Ctx } from '../context.js';
 import { answerExport, idOf, newExportLimit, paginated } from '../kit.js';
 import { accessOf, enterpriseAuth, enterpriseIdempotent as idempotent, signedInOf, workspaceActorOf, workspaceOf } from '../middleware/enterprise-auth.js';
 import { txOf } from '../middleware/idempotency.js';
-import { rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
+import { consumeFor, rateLimit, type RateLimitRule } from '../middleware/rate-limit.js';
 import { bodyOf, paramsOf, queryOf, validate } from '../middleware/validate.js';
 
 export const enterpriseRouter = createRouter();
@@ -28,7 +29,28 @@ export const LIMITS = {
   memberWrites: perMinute('ent-member-writes', 30),
   apiKeys: perMinute('ent-api-keys', 60),
   auditExport: perMinute('ent-audit-export', 5),
+  /** Member invites a workspace may send in a day, whether or not an account uses the address (review R1). */
+  invitesPerWorkspace: { name: 'ent-invites-workspace', points: 20, durationSeconds: 86_400, by: 'user' } as RateLimitRule,
+  /** Member invites one address may receive in a day, from all workspaces together (review R1). */
+  invitesPerRecipient: { name: 'ent-invites-recipient', points: 5, durationSeconds: 86_400, by: 'user' } as RateLimitRule,
 };
+
+/**
+ * The daily caps of member invites (review R1), counted for every invite, answered alike
+ * whether or not an account uses the address: 429 RATE_LIMITED with Retry-After. The
+ * recipient is keyed by a hash of the lower-cased address, not the address.
+ */
+async function consumeInviteCaps(ctx: Ctx, workspaceId: string, email: string): Promise<void> {
+  await consumeFor(ctx, LIMITS.invitesPerWorkspace, `w:${workspaceId}`, 'RATE_LIMITED', {
+    en: `A workspace can send at most ${LIMITS.invitesPerWorkspace.points} member invites a day; try again later`,
+    id: `Satu workspace paling banyak mengirim ${LIMITS.invitesPerWorkspace.points} undangan anggota sehari; coba lagi nanti`,
+  });
+  const recipient = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+  await consumeFor(ctx, LIMITS.invitesPerRecipient, `r:${recipient}`, 'RATE_LIMITED', {
+    en: `One address can receive at most ${LIMITS.invitesPerRecipient.points} member invites a day; try again later`,
+    id: `Satu alamat paling banyak menerima ${LIMITS.invitesPerRecipient.points} undangan anggota sehari; coba lagi nanti`,
+  });
+}
 
 const P = '/v1/enterprise';
 const pageOf = (ctx: Ctx) => queryOf<{ page: number; limit: number }>(ctx);
@@ -74,7 +96,10 @@ enterpriseRouter.post(
   validate({ body: S.invite }),
   idempotent,
   async (ctx) => {
-    ok(ctx, out.serializeMember(await ent.inviteMember(txOf(ctx), workspaceActorOf(ctx), bodyOf<{ email: string; role: Role }>(ctx))), 201);
+    const body = bodyOf<{ email: string; role: Role }>(ctx);
+    const actor = workspaceActorOf(ctx);
+    await consumeInviteCaps(ctx, actor.workspaceId, body.email);
+    ok(ctx, await ent.inviteMember(txOf(ctx), actor, body), 201);
   },
 );
 

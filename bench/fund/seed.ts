@@ -142,7 +142,8 @@ async function main(): Promise<void> {
     const owner = { workspaceId, memberId, userId: ownerId, userName: ownerName, role: 'owner' as const };
     const approverMember = await db('workspace_members').where({ workspace_id: workspaceId, user_id: approverId }).first<{ id: string; status: string } | undefined>('id', 'status');
     if (!approverMember) {
-      const invited = await inviteMember(undefined, owner, { email: `bench_fund_f${pad(i)}@${BENCH_EMAIL_DOMAIN}`, role: 'finance' });
+      await inviteMember(undefined, owner, { email: `bench_fund_f${pad(i)}@${BENCH_EMAIL_DOMAIN}`, role: 'finance' });
+      const invited = await db('workspace_members').where({ workspace_id: workspaceId, user_id: approverId, status: 'invited' }).first<{ id: string }>('id');
       await acceptInvite(undefined, { userId: approverId, userName: approverName }, invited.id);
     } else if (approverMember.status === 'invited') {
       await acceptInvite(undefined, { userId: approverId, userName: approverName }, approverMember.id);

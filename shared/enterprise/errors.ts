@@ -109,6 +109,12 @@ export const enterpriseErrors = {
       id: `Satu workspace paling banyak memiliki ${max} kunci; cabut salah satu terlebih dahulu`,
     }),
   keyNotFound: () => errors.notFound({ en: 'No active API key with this id', id: 'Tidak ada kunci API aktif dengan id ini' }),
+  /** Decision 0026: the workspace's unexpired exports hold config.exportBytesPerWorkspace bytes or more. */
+  exportStorageFull: (retryAfterSeconds: number) =>
+    errors.rateLimited(retryAfterSeconds, 'EXPORT_STORAGE_FULL', {
+      en: 'This workspace holds too many export bytes; fetch a recent export with its export_id or try again when older ones expire',
+      id: 'Workspace ini menyimpan terlalu banyak data ekspor; ambil ekspor terbaru dengan export_id atau coba lagi setelah ekspor lama kedaluwarsa',
+    }),
   exportNotFound: () =>
     errors.notFound({ en: 'No export with this id in the workspace', id: 'Tidak ada ekspor dengan id ini di workspace' }),
   /** The audit export's range (4.9): field errors like joi's, as INVALID_QUERY. */

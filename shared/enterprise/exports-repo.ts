@@ -67,3 +67,29 @@ export async function deleteExportsBefore(trx: Db, cutoff: Date, batch: number):
   const doomed = trx('enterprise_exports').select('id').where('created_at', '<', cutoff).orderBy('created_at').limit(batch);
   return trx('enterprise_exports').whereIn('id', doomed).delete();
 }
+
+/**
+ * The newest ready export of this workspace, kind and range created at or after `since`
+ * (decision 0026: an identical request within the reuse window gets it instead of a new build).
+ */
+export async function recentReadyExport(trx: Db, workspaceId: string, kind: ExportKind, range: { from: string; to: string }, since: Date): Promise<ExportRow | undefined> {
+  return (await trx('enterprise_exports')
+    .where({ workspace_id: workspaceId, kind, range_from: range.from, range_to: range.to, status: 'ready' })
+    .where('created_at', '>=', since)
+    .orderBy('created_at', 'desc')
+    .first()) as ExportRow | undefined;
+}
+
+/** Bytes stored by the workspace's exports created at or after `since` (parts and old whole files), and the oldest such export's creation. */
+export async function storedExportBytes(trx: Db, workspaceId: string, since: Date): Promise<{ bytes: number; oldest: Date | null }> {
+  const row = await trx('enterprise_exports as e')
+    .where('e.workspace_id', workspaceId)
+    .where('e.created_at', '>=', since)
+    .first<{ bytes: string | null; oldest: Date | null }>(
+      trx.raw(
+        'coalesce(sum(coalesce(octet_length(e.csv), 0) + coalesce((SELECT sum(octet_length(p.body)) FROM enterprise_export_parts p WHERE p.export_id = e.id), 0)), 0) AS bytes',
+      ),
+      trx.raw('min(e.created_at) AS oldest'),
+    );
+  return { bytes: Number(row?.bytes ?? 0), oldest: row?.oldest ?? null };
+}

@@ -111,8 +111,27 @@ const SOURCES: Record<ExportKind, CsvSource> = { audit: AUDIT_SOURCE, ...REPORT_
 /** The job that builds an export of this kind. */
 const JOB_OF = { audit: 'exports.audit-csv', deals: 'exports.report-csv', disbursements: 'exports.report-csv' } as const satisfies Record<ExportKind, string>;
 
-/** Stores a pending export of the range and its outbox job in one transaction. */
+/**
+ * An identical export (same workspace, kind and range) made ready at most this long ago is
+ * answered again instead of building a new one (decision 0026).
+ */
+export const EXPORT_REUSE_MS = 10 * 60_000;
+
+/**
+ * Stores a pending export of the range and its outbox job in one transaction, or answers a
+ * recent identical ready export (EXPORT_REUSE_MS). A new one is refused with 429
+ * EXPORT_STORAGE_FULL (Retry-After: when the oldest unexpired export is purged) while the
+ * workspace's unexpired exports hold config.exportBytesPerWorkspace bytes or more.
+ */
 export async function requestExport(actor: WorkspaceActor, kind: ExportKind, range: DayRange): Promise<ExportRow> {
+  const now = clock.now();
+  const reused = await repo.recentReadyExport(db, actor.workspaceId, kind, range, new Date(now.getTime() - EXPORT_REUSE_MS));
+  if (reused) return reused;
+  const stored = await repo.storedExportBytes(db, actor.workspaceId, new Date(now.getTime() - EXPORT_RETENTION_MS));
+  if (stored.bytes >= config.exportBytesPerWorkspace) {
+    const freesAt = (stored.oldest ?? now).getTime() + EXPORT_RETENTION_MS;
+    throw enterpriseErrors.exportStorageFull(Math.max(1, Math.ceil((freesAt - now.getTime()) / 1000)));
+  }
   return db.transaction(async (trx) => {
     const row = await repo.insertExport(trx, {
       workspace_id: actor.workspaceId,
@@ -120,7 +139,7 @@ export async function requestExport(actor: WorkspaceActor, kind: ExportKind, ran
       kind,
       range_from: range.from,
       range_to: range.to,
-      created_at: clock.now(),
+      created_at: now,
     });
     await enqueue(trx, JOB_OF[kind], { export_id: row.id });
     return row;

@@ -5,6 +5,7 @@
  * other at once leave one owner. Status moves are the compare-and-sets of states.ts.
  */
 import { clock } from '../clock.js';
+import { plainName } from '../mail/plain.js';
 import { config } from '../config.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
@@ -118,10 +119,16 @@ export async function acceptInvite(trx: Db | undefined, user: SignedIn, memberId
 
 /**
  * The invitee's e-mail (Indonesian, then English): the workspace, the role, who invited
- * them and how to accept. The invitee is not a member yet, so no preference applies.
+ * them and how to accept, in the platform's own words. The invitee is not a member yet, so
+ * no preference applies. The workspace's display name and the inviter's name are text other
+ * people chose, set in as plain names (shared/mail/plain.ts: no URL, address or line break;
+ * review R1), as the KYB link's mail does.
  */
-function inviteMail(invite: { memberId: string; workspaceName: string; role: Role; inviterName: string; inviteeName: string }): MemberMail {
-  const { memberId, workspaceName, role, inviterName, inviteeName } = invite;
+export function inviteMail(invite: { memberId: string; workspaceName: string; role: Role; inviterName: string; inviteeName: string }): MemberMail {
+  const { memberId, role } = invite;
+  const workspaceName = plainName(invite.workspaceName) || 'Workspace';
+  const inviterName = plainName(invite.inviterName) || 'A member';
+  const inviteeName = plainName(invite.inviteeName) || 'there';
   const accept = `POST ${config.publicBaseUrl}/v1/enterprise/invites/${memberId}/accept`;
   return {
     template: 'enterprise.member-invited',
@@ -141,16 +148,36 @@ function inviteMail(invite: { memberId: string; workspaceName: string; role: Rol
   };
 }
 
-/** Invites an active account by e-mail and e-mails the invitee, in the same transaction. */
-export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, input: { email: string; role: Role }): Promise<MemberWithUser> {
+/**
+ * The answer of an invite (review R1): the same whether or not an account uses the address
+ * and whether or not it already has a pending invite here, so the invite is no account
+ * oracle. The invitee finds the invite in GET /me; the admin sees it in GET /members.
+ */
+export interface InviteReceipt {
+  email: string;
+  role: Role;
+  status: 'invited';
+}
+
+/**
+ * Invites an address. When an active account uses it, a pending invite is stored and the
+ * invitee e-mailed, in the same transaction; when none does, or a live invite to it is
+ * already pending here, nothing is stored or sent. All three answer the same receipt. A
+ * current (active or suspended) member is 409 INVALID_STATE: the admin sees them in the
+ * list already. The daily caps (per workspace, per recipient) are the route's.
+ */
+export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, input: { email: string; role: Role }): Promise<InviteReceipt> {
   assertOwnerMoves(caller, [input.role]);
+  const receipt: InviteReceipt = { email: input.email.trim().toLowerCase(), role: input.role, status: 'invited' };
   return inTransaction(trx, async (t) => {
     const actor = await lockAsActor(t, caller, 'admin');
     assertOwnerMoves(actor, [input.role]);
     const invitee = await users.findByEmail(t, input.email);
-    if (!invitee || invitee.status !== 'active') throw enterpriseErrors.inviteeNotFound();
+    if (!invitee || invitee.status !== 'active') return receipt;
     const live = await repo.liveMembership(t, actor.workspaceId, invitee.id);
-    if (live && !(live.status === 'invited' && live.created_at <= inviteCutoff())) throw enterpriseErrors.alreadyMember();
+    const expired = live?.status === 'invited' && live.created_at <= inviteCutoff();
+    if (live && live.status === 'invited' && !expired) return receipt;
+    if (live && !expired) throw enterpriseErrors.alreadyMember();
     // An expired invite gives way to the new one.
     if (live && !(await transitionMember(t, live, 'remove', { removed_at: clock.now() }))) throw enterpriseErrors.alreadyMember();
     const member = await repo.insertMember(
@@ -172,7 +199,7 @@ export async function inviteMember(trx: Db | undefined, caller: WorkspaceActor, 
       invitee.id,
       inviteMail({ memberId: member.id, workspaceName: workspace.display_name, role: input.role, inviterName: actor.userName, inviteeName: invitee.full_name }),
     );
-    return repo.memberWithUser(t, member.id);
+    return receipt;
   });
 }
 

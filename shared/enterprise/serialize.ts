@@ -44,7 +44,8 @@ export function serializeMembership(m: MemberRow) {
 export function serializeMember(m: MemberWithUser) {
   return {
     id: m.id,
-    user: { id: m.user_id, email: m.email, full_name: m.full_name },
+    // No account's name before it accepts (review R1): an invite shows only the address the admin typed.
+    user: { id: m.user_id, email: m.email, full_name: m.status === 'invited' ? null : m.full_name },
     role: m.role,
     status: m.status,
     joined_at: iso(m.joined_at),

@@ -11,9 +11,15 @@ const OUTCOMES: Record<string, { id: string; en: string }> = {
   'kyb.rejected': { id: 'ditolak', en: 'was rejected' },
 };
 
+/**
+ * A review's outcome, to the counterparty's holder (someone the workspace sent a link to)
+ * or to the workspace's members. The subject's name is customer text (a counterparty's name
+ * the workspace typed), so it is set in as a plain name (shared/mail/plain.ts), like the
+ * invite mail's workspace name; staff's own reason and notes are the platform's words.
+ */
 export function outcomeMail(action: string, subject: KybSubject, app: KybApplicationRow): MemberMail {
   const outcome = OUTCOMES[action] ?? { id: 'ditinjau', en: 'was reviewed' };
-  const name = subjectName(subject);
+  const name = plainName(subjectName(subject)) || (subject.counterparty ? 'Counterparty' : 'Workspace');
   const lines = [
     `Aplikasi verifikasi bisnis (KYB) ${name}, versi ${app.version}, ${outcome.id}.`,
     app.decision_reason ? `Alasan: ${app.decision_reason}` : null,

@@ -48,6 +48,7 @@ describe('enterprise member e-mail', () => {
       const { user: invitee } = await createUser({ fullName: 'Ina Vitee' });
       const inv = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: invitee.email, role: 'finance' });
       expect(inv.status, JSON.stringify(inv.body)).to.equal(201);
+      const invId = (await db('workspace_members').where({ user_id: invitee.id, status: 'invited' }).first<{ id: string }>('id')).id;
 
       const rows = await emails();
       expect(rows, JSON.stringify(rows)).to.have.length(1);
@@ -60,7 +61,7 @@ describe('enterprise member e-mail', () => {
       expect(mail!.body_sealed).to.be.a('string');
       for (const plain of ['Acme Logistik', 'finance', owner.full_name, '/accept', 'Ina Vitee']) expect(mail!.body_sealed).to.not.include(plain);
       const text = decryptSecret(mail!.body_sealed!);
-      for (const part of ['"Acme Logistik"', 'finance', owner.full_name, 'Ina Vitee', `POST ${config.publicBaseUrl}/v1/enterprise/invites/${inv.body.data.id}/accept`]) {
+      for (const part of ['"Acme Logistik"', 'finance', owner.full_name, 'Ina Vitee', `POST ${config.publicBaseUrl}/v1/enterprise/invites/${invId}/accept`]) {
         expect(text).to.include(part);
       }
       expect(text.indexOf('mengundang Anda')).to.be.within(0, text.indexOf('invited you') - 1); // Indonesian first
@@ -89,10 +90,11 @@ describe('enterprise member e-mail', () => {
       expect(first.status, JSON.stringify(first.body)).to.equal(201);
       const replay = await send();
       expect(replay.headers['idempotent-replay']).to.equal('true');
+      // A second invite while one is pending, and one to an address no account uses, answer alike and send nothing (R1).
       const again = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: invitee.email, role: 'viewer' });
-      expect(again.body.error.code).to.equal('INVALID_STATE');
+      expect(again.status).to.equal(201);
       const unknown = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: 'nobody@example.com', role: 'viewer' });
-      expect(unknown.body.error.code).to.equal('NOT_FOUND');
+      expect(unknown.status).to.equal(201);
 
       expect((await emails()).map((e) => [e.user_id, e.subject])).to.deep.equal([[invitee.id, 'Undangan ke Beta / You are invited to Beta']]);
       expect(await countRows('outbox', { job: 'mail.send' })).to.equal(1);

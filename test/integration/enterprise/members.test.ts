@@ -11,6 +11,14 @@ import { createUser } from '../../factories/users.js';
 import { addMember, createWorkspace, headersOf, personalKeyOf, sessionOf, type Cred } from '../../factories/enterprise.js';
 import { db } from '../../../shared/db.js';
 import { clock } from '../../../shared/clock.js';
+import { decryptSecret } from '../../../shared/crypto.js';
+
+/** The id of the pending invite to `userId` (the invite's answer carries none: review R1). */
+async function pendingInviteId(userId: string): Promise<string> {
+  const row = await db('workspace_members').where({ user_id: userId, status: 'invited' }).orderBy('created_at', 'desc').first<{ id: string } | undefined>('id');
+  if (!row) throw new Error('no pending invite');
+  return row.id;
+}
 
 describe('enterprise members, settings, notifications, counterparties', () => {
   const client = api();
@@ -21,21 +29,24 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     const { user: invitee } = await createUser({ fullName: 'Ina Vitee' });
     const inv = await client.post('/v1/enterprise/members').set(headersOf(ownerS)).send({ email: invitee.email.toUpperCase(), role: 'finance' });
     expect(inv.status, JSON.stringify(inv.body)).to.equal(201);
-    expect(inv.body.data).to.include({ role: 'finance', status: 'invited', joined_at: null });
-    expect(inv.body.data.user).to.deep.equal({ id: invitee.id, email: invitee.email, full_name: 'Ina Vitee' });
+    expect(inv.body.data).to.deep.equal({ email: invitee.email.toLowerCase(), role: 'finance', status: 'invited' });
+    const invId = await pendingInviteId(invitee.id);
+    // The list shows the invite by the address typed, with no name before acceptance.
+    const listed = (await client.get('/v1/enterprise/members').set(headersOf(ownerS))).body.data as { id: string; user: { full_name: string | null } }[];
+    expect(listed.find((m) => m.id === invId)!.user.full_name).to.equal(null);
     const inviteeS = await sessionOf(invitee);
     const me = await client.get('/v1/enterprise/me').set(headersOf(inviteeS));
-    expect(me.body.data.invites).to.deep.equal([{ member_id: inv.body.data.id, display_name: 'Acme', role: 'finance', invited_by_name: owner.full_name }]);
+    expect(me.body.data.invites).to.deep.equal([{ member_id: invId, display_name: 'Acme', role: 'finance', invited_by_name: owner.full_name }]);
     // An invite gives no access yet.
     expect((await client.get('/v1/enterprise/members').set(headersOf(inviteeS))).body.error.code).to.equal('NO_WORKSPACE');
     const stranger = await sessionOf((await createUser()).user);
-    const stolen = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(stranger)).send({});
+    const stolen = await client.post(`/v1/enterprise/invites/${invId}/accept`).set(headersOf(stranger)).send({});
     expect(stolen.status).to.equal(404);
     expect(stolen.body.error.code).to.equal('NOT_FOUND');
-    const acc = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(inviteeS)).send({});
+    const acc = await client.post(`/v1/enterprise/invites/${invId}/accept`).set(headersOf(inviteeS)).send({});
     expect(acc.status, JSON.stringify(acc.body)).to.equal(200);
-    expect(acc.body.data).to.deep.equal({ member_id: inv.body.data.id, account_id: workspace.id, role: 'finance' });
-    expect((await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(headersOf(inviteeS)).send({})).status).to.equal(404);
+    expect(acc.body.data).to.deep.equal({ member_id: invId, account_id: workspace.id, role: 'finance' });
+    expect((await client.post(`/v1/enterprise/invites/${invId}/accept`).set(headersOf(inviteeS)).send({})).status).to.equal(404);
     expect((await client.get('/v1/enterprise/members').set(headersOf(inviteeS))).status).to.equal(200);
     const names = (await db('workspace_events').where({ workspace_id: workspace.id }).orderBy('seq')).map((e: { event: string }) => e.event);
     expect(names).to.deep.equal(['workspace.created', 'member.invited', 'member.joined']);
@@ -44,11 +55,20 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     expect((notes.body.data as { type: string }[]).map((n) => n.type)).to.deep.equal(['member.joined']);
   });
 
-  it('invite refusals: unknown e-mail 404, already a member 409 INVALID_STATE, bad body 400', async () => {
+  it('an invite answers alike whether or not an account uses the address, or has an invite pending (R1); a member is 409, a bad body 400', async () => {
     const { workspace, owner } = await createWorkspace();
     const s = await sessionOf(owner);
     const member = await addMember(workspace.id, 'viewer');
-    expect((await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: 'nobody@example.com', role: 'viewer' })).body.error.code).to.equal('NOT_FOUND');
+    const { user: known } = await createUser({ fullName: 'Kno Wn' });
+    for (const email of ['nobody@example.com', known.email, known.email, 'NOBODY@example.com']) {
+      const res = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email, role: 'viewer' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      expect(res.body.data).to.deep.equal({ email: email.toLowerCase(), role: 'viewer', status: 'invited' });
+      expect(JSON.stringify(res.body)).to.not.include('Kno Wn');
+    }
+    // One invite stored (the known account's), one e-mail; nothing for the unknown address.
+    expect(await countRows('workspace_members', { workspace_id: workspace.id, status: 'invited' })).to.equal(1);
+    expect(await countRows('outbound_emails', { template: 'enterprise.member-invited' })).to.equal(1);
     expect((await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: member.user.email, role: 'viewer' })).body.error.code).to.equal('INVALID_STATE');
     const bad = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: 'x', role: 'boss' });
     expect(bad.status).to.equal(400);
@@ -228,14 +248,17 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     const { user: invitee } = await createUser();
     const inv = await client.post('/v1/enterprise/members').set(headersOf(s)).send({ email: invitee.email, role: 'viewer' });
     expect(inv.status).to.equal(201);
+    const oldId = await pendingInviteId(invitee.id);
     clock.advance(7 * 24 * 3600_000 + 1000);
     const hI = headersOf(await sessionOf(invitee));
     expect((await client.get('/v1/enterprise/me').set(hI)).body.data.invites).to.deep.equal([]);
-    const acc = await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(hI).send({});
+    const acc = await client.post(`/v1/enterprise/invites/${oldId}/accept`).set(hI).send({});
     expect(acc.status).to.equal(404);
     const again = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: invitee.email, role: 'viewer' });
     expect(again.status, JSON.stringify(again.body)).to.equal(201);
-    expect((await client.post(`/v1/enterprise/invites/${again.body.data.id}/accept`).set(hI).send({})).status).to.equal(200);
+    const newId = await pendingInviteId(invitee.id);
+    expect(newId).to.not.equal(oldId);
+    expect((await client.post(`/v1/enterprise/invites/${newId}/accept`).set(hI).send({})).status).to.equal(200);
   });
 
   it("removing or demoting the inviter withdraws the invites they may no longer grant; accept re-reads the inviter (R5)", async () => {
@@ -246,10 +269,11 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     const { user: sock } = await createUser();
     const inv = await client.post('/v1/enterprise/members').set(hRogue).send({ email: sock.email, role: 'admin' });
     expect(inv.status).to.equal(201);
+    const invId = await pendingInviteId(sock.id);
     expect((await client.delete(`/v1/enterprise/members/${rogue.member.id}`).set(hOwner)).status).to.equal(200);
-    expect((await db('workspace_members').where({ id: inv.body.data.id }).first()).status).to.equal('removed');
+    expect((await db('workspace_members').where({ id: invId }).first()).status).to.equal('removed');
     const hSock = headersOf(await sessionOf(sock));
-    expect((await client.post(`/v1/enterprise/invites/${inv.body.data.id}/accept`).set(hSock).send({})).status).to.equal(404);
+    expect((await client.post(`/v1/enterprise/invites/${invId}/accept`).set(hSock).send({})).status).to.equal(404);
 
     // Demotion: an admin demoted to finance loses the invites he issued; an admin keeps his.
     const admin2 = await addMember(workspace.id, 'admin');
@@ -257,15 +281,65 @@ describe('enterprise members, settings, notifications, counterparties', () => {
     const { user: a } = await createUser();
     const invA = await client.post('/v1/enterprise/members').set(h2).send({ email: a.email, role: 'viewer' });
     expect(invA.status).to.equal(201);
+    const invAId = await pendingInviteId(a.id);
     expect((await client.patch(`/v1/enterprise/members/${admin2.member.id}`).set(hOwner).send({ role: 'finance' })).status).to.equal(200);
-    expect((await db('workspace_members').where({ id: invA.body.data.id }).first()).status).to.equal('removed');
+    expect((await db('workspace_members').where({ id: invAId }).first()).status).to.equal('removed');
 
     // Accept re-reads the inviter: a row changed behind the service's back is still refused.
     const admin3 = await addMember(workspace.id, 'admin');
     const h3 = headersOf(await sessionOf(admin3.user));
     const { user: b } = await createUser();
-    const invB = await client.post('/v1/enterprise/members').set(h3).send({ email: b.email, role: 'operator' });
+    await client.post('/v1/enterprise/members').set(h3).send({ email: b.email, role: 'operator' });
+    const invBId = await pendingInviteId(b.id);
     await db('workspace_members').where({ id: admin3.member.id }).update({ role: 'viewer' });
-    expect((await client.post(`/v1/enterprise/invites/${invB.body.data.id}/accept`).set(headersOf(await sessionOf(b))).send({})).status).to.equal(404);
+    expect((await client.post(`/v1/enterprise/invites/${invBId}/accept`).set(headersOf(await sessionOf(b))).send({})).status).to.equal(404);
+  });
+
+  it('member invites are capped per workspace per day, unknown addresses included (R1): 429 RATE_LIMITED with Retry-After', async () => {
+    const { owner } = await createWorkspace();
+    const h = headersOf(await sessionOf(owner));
+    for (let i = 0; i < 20; i++) {
+      const res = await client.post('/v1/enterprise/members').set(h).send({ email: `probe${i}@nowhere.example`, role: 'viewer' });
+      expect(res.status, `${i} ${JSON.stringify(res.body)}`).to.equal(201);
+    }
+    const { user: real } = await createUser();
+    const over = await client.post('/v1/enterprise/members').set(h).send({ email: real.email, role: 'viewer' });
+    expect(over.status).to.equal(429);
+    expect(over.body.error.code).to.equal('RATE_LIMITED');
+    expect(Number(over.headers['retry-after'])).to.be.within(3600, 86_400);
+    expect(await countRows('workspace_members', { user_id: real.id })).to.equal(0);
+    // Another workspace is not held back by this one's count.
+    const other = await createWorkspace();
+    expect((await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(other.owner))).send({ email: real.email, role: 'viewer' })).status).to.equal(201);
+  });
+
+  it('one address receives at most 5 member invites a day from all workspaces together (R1)', async () => {
+    const { user: target } = await createUser();
+    for (let i = 0; i < 5; i++) {
+      const { owner } = await createWorkspace();
+      const res = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: i % 2 ? target.email.toUpperCase() : target.email, role: 'viewer' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    }
+    const { owner } = await createWorkspace();
+    const over = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: target.email, role: 'viewer' });
+    expect(over.status).to.equal(429);
+    expect(over.body.error.code).to.equal('RATE_LIMITED');
+    expect(Number(over.headers['retry-after'])).to.be.greaterThan(0);
+    expect(await countRows('workspace_members', { user_id: target.id, status: 'invited' })).to.equal(5);
+  });
+
+  it("the invite e-mail sets the workspace's and the inviter's names in as defanged plain text (R1)", async () => {
+    const { workspace, owner } = await createWorkspace();
+    await db('workspaces').where({ id: workspace.id }).update({ display_name: 'Acme\r\nBcc: x@evil.example https://evil.example/login' });
+    await db('users').where({ id: owner.id }).update({ full_name: 'Support <support@evil.example> www.evil.example' });
+    const { user: invitee } = await createUser();
+    const res = await client.post('/v1/enterprise/members').set(headersOf(await sessionOf(owner))).send({ email: invitee.email, role: 'viewer' });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const mail = await db('outbound_emails').where({ user_id: invitee.id, template: 'enterprise.member-invited' }).first<{ subject: string; body_sealed: string }>();
+    const text = `${mail.subject}\n${decryptSecret(mail.body_sealed)}`;
+    for (const bad of ['evil.example', '@evil', 'https://', 'Bcc:', '<support']) expect(text, bad).to.not.include(bad);
+    expect(mail.subject).to.not.match(/[\r\n]/);
+    expect(text).to.include('Acme Bcc x evil example https evil example login');
+    expect(text).to.include('Support support evil example www evil example');
   });
 });

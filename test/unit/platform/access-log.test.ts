@@ -25,3 +25,37 @@ describe('platform: the access log line', () => {
     expect(parsed.msg).to.equal('request');
   });
 });
+
+describe('platform: the access log keeps KYB link tokens out (review R6)', () => {
+  const token = '0b5f8f6e-3c1d-4a7e-9f00-1234567890ab.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde';
+  const lineFor = (path: string): { path: string; raw: string } => {
+    const raw = formatAccessLine({ requestId: 'r', method: 'GET', path, route: '/v1/kyb/invite/:token', status: 200, ms: 1, ip: '1.2.3.4', userId: undefined }, 0);
+    return { path: (JSON.parse(raw) as { path: string }).path, raw };
+  };
+
+  it('redacts the token of the API link path and keeps the route shape', () => {
+    const { path, raw } = lineFor(`/v1/kyb/invite/${token}`);
+    expect(raw).to.not.include(token);
+    expect(raw).to.not.include(token.split('.')[1]!);
+    expect(path).to.equal('/v1/kyb/invite/:token');
+  });
+
+  it('redacts it under the link sub-routes (documents, uploads, submit)', () => {
+    const { path, raw } = lineFor(`/v1/kyb/invite/${token}/documents/0b5f8f6e-3c1d-4a7e-9f00-000000000001/url`);
+    expect(raw).to.not.include(token);
+    expect(path).to.equal('/v1/kyb/invite/:token/documents/0b5f8f6e-3c1d-4a7e-9f00-000000000001/url');
+  });
+
+  it('redacts the dashboard path, any case and an encoded slash', () => {
+    expect(lineFor(`/kyb/invite/${token}`).path).to.equal('/kyb/invite/:token');
+    expect(lineFor(`/V1/KYB/Invite/${token}`).raw).to.not.include(token);
+    expect(lineFor(`/v1/kyb%2Finvite%2F${token}`).raw).to.not.include(token.split('.')[1]!);
+  });
+
+  it('leaves other paths as they are', () => {
+    expect(lineFor('/v1/enterprise/invites/0b5f8f6e-3c1d-4a7e-9f00-1234567890ab/accept').path).to.equal(
+      '/v1/enterprise/invites/0b5f8f6e-3c1d-4a7e-9f00-1234567890ab/accept',
+    );
+    expect(lineFor('/v1/deals').path).to.equal('/v1/deals');
+  });
+});
