@@ -33,6 +33,7 @@ import { db, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { enqueue } from '../outbox.js';
+import { redis } from '../redis.js';
 import { getQueue } from '../queues.js';
 import { appendEvent } from '../enterprise/events.js';
 import type { EventRow } from '../enterprise/events-repo.js';
@@ -112,6 +113,7 @@ async function send(s: Sending): Promise<{ result: AttemptResult; at: Date; body
     headers: { 'content-type': 'application/json', 'user-agent': 'Escrow-Webhooks/1.0', ...signedHeaders(secret, msg.messageId, msg.body, at.getTime()) },
     body: msg.body,
     timeoutMs: webhookSettings.timeoutMs,
+    connectTimeoutMs: webhookSettings.connectTimeoutMs,
     capBytes: webhookSettings.responseCapBytes,
     allowLoopback: config.sandboxMode,
   });
@@ -251,7 +253,7 @@ export async function dispatch(workspaceId: string): Promise<{ nudged: number }>
   return { nudged: ids.length };
 }
 
-export type OneOffResult = { outcome: 'succeeded' | 'failed'; delivery_id: string; status: number | null } | { outcome: 'skipped'; delivery_id: string };
+export type OneOffResult = { outcome: 'succeeded' | 'failed'; delivery_id: string; status: number | null } | { outcome: 'skipped' | 'deferred'; delivery_id: string };
 
 /**
  * Job `webhooks.send-once`: a test message or a redelivery, one attempt, recorded on its
@@ -262,11 +264,51 @@ export async function sendOnce(deliveryId: string): Promise<OneOffResult> {
   const d = isUuid(deliveryId) ? await repo.pendingDelivery(db, deliveryId) : undefined;
   if (!d) return { outcome: 'skipped', delivery_id: deliveryId };
   const at = clock.now();
+  const lease = await takeOneOffSlot(d.workspace_id, d.id, at.getTime());
+  if (!lease) {
+    // The workspace's slots are taken: try again shortly, through the outbox (durable), the
+    // delivery still pending; this job ends now and frees its worker slot for other workspaces.
+    await enqueue(db, 'webhooks.send-once', { delivery_id: d.id }, { runAt: new Date(at.getTime() + webhookSettings.oneOffWaitMs + Math.floor(Math.random() * webhookSettings.oneOffWaitMs)) });
+    return { outcome: 'deferred', delivery_id: d.id };
+  }
+  try {
+    return await sendOneOff(d, at);
+  } finally {
+    await redis.zrem(oneOffKey(d.workspace_id), d.id).catch(() => undefined);
+  }
+}
+
+const oneOffKey = (workspaceId: string): string => `webhooks:one-offs:${workspaceId}`;
+
+/**
+ * A slot among the workspace's `oneOffsPerWorkspace` (review R2): a sorted set of the
+ * deliveries being sent, each scored with when its lease runs out (the attempt's timeout and
+ * the lease margin), so a worker that died mid-attempt leaks nothing: its entry expires.
+ * Two takers racing for the last slot may both step back (never both take it over the limit).
+ */
+async function takeOneOffSlot(workspaceId: string, deliveryId: string, now: number): Promise<boolean> {
+  const key = oneOffKey(workspaceId);
+  const until = now + webhookSettings.timeoutMs + webhookSettings.leaseMarginMs;
+  const replies = await redis
+    .multi()
+    .zremrangebyscore(key, '-inf', now)
+    .zadd(key, until, deliveryId)
+    .zcard(key)
+    .pexpire(key, webhookSettings.timeoutMs + webhookSettings.leaseMarginMs)
+    .exec();
+  const count = Number(replies?.[2]?.[1] ?? Number.POSITIVE_INFINITY);
+  if (count <= webhookSettings.oneOffsPerWorkspace) return true;
+  await redis.zrem(key, deliveryId);
+  return false;
+}
+
+async function sendOneOff(d: NonNullable<Awaited<ReturnType<typeof repo.pendingDelivery>>>, at: Date): Promise<OneOffResult> {
   const result = await httpAttempt({
     url: d.url,
     headers: { 'content-type': 'application/json', 'user-agent': 'Escrow-Webhooks/1.0', ...signedHeaders(decryptSecret(d.secret_sealed), d.message_id, d.payload, at.getTime()) },
     body: d.payload,
     timeoutMs: webhookSettings.timeoutMs,
+    connectTimeoutMs: webhookSettings.connectTimeoutMs,
     capBytes: webhookSettings.responseCapBytes,
     allowLoopback: config.sandboxMode,
   });

@@ -6,15 +6,29 @@ import Joi from 'joi';
 
 const schema = Joi.object({
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(10_000),
+  WEBHOOK_CONNECT_TIMEOUT_MS: Joi.number().integer().min(100).max(60_000).default(3_000),
   WEBHOOK_RETRY_SCALE: Joi.number().min(0.0001).max(1).default(1),
 }).unknown(true);
 
-const { value: v, error } = schema.validate(process.env, { convert: true }) as { value: { WEBHOOK_TIMEOUT_MS: number; WEBHOOK_RETRY_SCALE: number }; error?: Error };
+const { value: v, error } = schema.validate(process.env, { convert: true }) as { value: { WEBHOOK_TIMEOUT_MS: number; WEBHOOK_CONNECT_TIMEOUT_MS: number; WEBHOOK_RETRY_SCALE: number }; error?: Error };
 if (error) throw new Error(`Invalid configuration: ${error.message}`);
 
 export const webhookSettings = {
   /** One attempt, from connecting to the last byte read, ends after this long (WEBHOOK_TIMEOUT_MS). */
   timeoutMs: v.WEBHOOK_TIMEOUT_MS,
+  /**
+   * Resolving and connecting (TCP, and TLS for https) end after this long
+   * (WEBHOOK_CONNECT_TIMEOUT_MS, default 3 s; never more than the whole attempt's): a
+   * receiver whose address drops packets frees the worker slot sooner (review R2).
+   */
+  connectTimeoutMs: Math.min(v.WEBHOOK_CONNECT_TIMEOUT_MS, v.WEBHOOK_TIMEOUT_MS),
+  /**
+   * Tests and redeliveries of one workspace sent at the same time, at most (review R2): a
+   * flood of them to a receiver that never answers holds this many worker slots, not all;
+   * the others wait `oneOffWaitMs` (or a little more) and try again, still pending.
+   */
+  oneOffsPerWorkspace: 2,
+  oneOffWaitMs: 5_000,
   /**
    * The retry schedule (states.ts RETRY_DELAYS_MS) is multiplied by this (WEBHOOK_RETRY_SCALE,
    * default 1, at least 0.0001): the webhook bench shortens it so a receiver failing half

@@ -8,7 +8,8 @@
  *   to, so a name that resolved to a public address a moment ago and to 10.0.0.1 now
  *   (DNS rebinding) is refused. Redirects are never followed (a 3xx is a failed attempt).
  * - Time: the whole attempt (resolving, connecting, TLS, sending, the answer's head and
- *   body) ends after `timeoutMs`; a receiver that never answers costs one timeout.
+ *   body) ends after `timeoutMs`; a receiver that never answers costs one timeout. Resolving
+ *   and connecting (with TLS) end sooner, after `connectTimeoutMs` (review R2).
  * - Size: the answer is read up to `capBytes`, then the connection is closed.
  * An attempt succeeds on a 2xx status; the status decides, so a 2xx whose body is cut off
  * by the cap or the deadline still succeeded.
@@ -40,6 +41,8 @@ export interface Attempt {
   headers: Record<string, string>;
   body: string;
   timeoutMs: number;
+  /** Resolving and connecting (and the TLS handshake) end after this long; the whole attempt still ends after `timeoutMs`. */
+  connectTimeoutMs?: number;
   capBytes: number;
   /** Loopback receivers are allowed (sandbox mode). */
   allowLoopback: boolean;
@@ -148,6 +151,12 @@ export function attempt(a: Attempt): Promise<AttemptResult> {
     );
     request.on('error', (err) => finish(status === null ? describe(err) : null));
     const timer = setTimeout(() => finish(status === null ? `timeout after ${a.timeoutMs} ms` : null), a.timeoutMs);
+    if (a.connectTimeoutMs !== undefined && a.connectTimeoutMs < a.timeoutMs) {
+      const connectTimer = setTimeout(() => finish(`connect timeout after ${a.connectTimeoutMs} ms`), a.connectTimeoutMs);
+      const connected = () => clearTimeout(connectTimer);
+      request.on('socket', (socket) => socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', connected));
+      request.on('close', connected);
+    }
     request.end(a.body);
   });
 }

@@ -67,6 +67,7 @@ async function instruction(w: ApprovalWorld, o: { label: string; last4: string; 
     created_at: now,
     updated_at: now,
     deleted_at: o.deleted ? now : null,
+    pending_since: now,
   });
 }
 

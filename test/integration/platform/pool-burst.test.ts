@@ -830,7 +830,8 @@ const ROUTES: Record<string, Entry> = {
     return {
       headers: await memberHeaders(d.workspace.id, 'finance'),
       limits: [INSTRUCTION_LIMITS.write.points],
-      answers: ['201'],
+      // At most 20 unverified instructions per workspace (review R4): the rest of the burst is refused.
+      answers: ['201', '409 TOO_MANY_PENDING_INSTRUCTIONS'],
       request: (i) => ({
         path: '/v1/enterprise/payout-instructions',
         body: { label: `Rekening ${i}`, counterparty_id: d.cpId, bank_name: 'BCA', account_number: `12345${i}6789`, account_holder: 'PT Pemasok Jaya' },
@@ -866,6 +867,17 @@ const ROUTES: Record<string, Entry> = {
       headers: (await account('admin')).headers,
       answers: ['200', '409 INVALID_STATE'],
       request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/verify`, body: { note: `Dicek ${i}`, destination_version: 1 } }),
+    };
+  },
+  // Review R4: a decline is a compare-and-set like a verification; the second answers 409 INVALID_STATE.
+  'POST /v1/admin/enterprise/payout-instructions/:id/decline': async () => {
+    const d = await dealWorkspace();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
+    return {
+      headers: (await account('admin')).headers,
+      answers: ['200', '409 INVALID_STATE'],
+      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/decline`, body: { reason: `Nama pemilik tidak cocok ${i}`, destination_version: 1 } }),
     };
   },
 
