@@ -7,6 +7,7 @@ import { answersNote, byRps, type AutocannonResult } from '../lib/autocannon.js'
 import type { FlowResult } from '../lib/flows.js';
 import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, medianBy, plural } from '../lib/format.js';
+import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '../lib/verdict.js';
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
@@ -103,18 +104,19 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
     let vsFloor = isFloor(route) ? '100%' : '—';
     let goal = '—';
     if (hasFloor(route) && floorRuns) {
-      const ratios = perRound(route, floorRuns);
-      const ratio = median(ratios);
-      const met = ratio >= GOALS[route];
-      vsFloor = `**${fmtPct(ratio)}**`;
-      goal = `≥ ${GOALS[route]}%: ${met ? 'met' : '**not met**'}`;
-      floorLines.push(`${LABELS[route]}: ${ratios.map(fmtPct).join(', ')}`);
+      const goalOf = GOALS[route];
+      const v = judgeRounds(perRound(route, floorRuns), (m) => m >= goalOf);
+      const ratio = v.median;
+      vsFloor = `**${fmtPct(ratio)}** (spread ${fmtSpread(v.spread)})`;
+      goal = `≥ ${goalOf}%: ${verdictText(v)}`;
+      floorLines.push(`${LABELS[route]}: ${v.ratios.map(fmtPct).join(', ')} (spread ${fmtSpread(v.spread)})`);
       headlines.push({
         id: `escrows/${FLOORS[route]}`,
         figure: `${LABELS[route]} ÷ its floor (Koa + pg + ioredis, the same rows by hand), requests/s`,
         goal: `≥ ${GOALS[route]}%`,
-        measured: fmtPct(ratio),
-        met,
+        measured: `${fmtPct(ratio)} (${spreadText(v)})`,
+        met: v.met,
+        noisy: v.noisy,
       });
     }
     rows.push([
@@ -150,7 +152,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `rows by hand (see Method). ${plural(settings.rounds, 'round')} × ${settings.duration} s per route, ` +
       `${settings.connections} connections, pipelining 1, after a ${settings.warmup} s warm-up per route; in each round the routes run back ` +
       `to back, forward in odd rounds and backward in even ones.`,
-    ...(floorLines.length > 0 ? [`- Per-round ratios to the route's floor (sorted): ${floorLines.join('; ')}.`] : []),
+    ...(floorLines.length > 0 ? [`- Per-round ratios to the route's floor (sorted): ${floorLines.join('; ')}. A verdict whose rounds spread more than ${NOISY_SPREAD}× (largest ÷ smallest) reads noisy (bench/lib/verdict.ts).`] : []),
     `- Per-round ratios to \`GET ${ME}\` (sorted): ${ratioLines.join('; ')}.`,
     `- Callers: ${fmtInt(s.readers.length)} readers with their own keys (\`GET ${ME}\`, the escrow, the list: a different reader on ` +
       `every request), each the buyer of ${s.perReader} escrows and the seller of its predecessor's ${s.perReader}, so every list ` +
