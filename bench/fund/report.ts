@@ -11,6 +11,7 @@ import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '.
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
+import type { LeanCheck } from '../lib/statements.js';
 import { settings, type Runs } from './load.js';
 import type { FundSeed } from './seed.js';
 
@@ -24,6 +25,8 @@ export interface RunInfo {
   at: Date;
   seconds: number;
   checked: { flows: number; released: number };
+  /** What each side sent to Postgres per flow (bench/lib/statements.ts). */
+  lean: LeanCheck;
 }
 
 const stepP99 = (r: FlowResult, step: string) => (r.steps[step] ? fmtNum(r.steps[step].latency.p99) : 'n/a');
@@ -94,6 +97,7 @@ export function report(runs: Runs, info: RunInfo): { markdown: string; headlines
     `- Paced goal (issue 29): each request's p99 under ${P99_GOAL.ms} ms or at most ${P99_GOAL.factor}× the floor's in the same round, judged on the median round ` +
       `(API ÷ floor per round, sorted: fund ${ratioText(fundV)}, spread ${fmtSpread(fundV.spread)}; release ${ratioText(releaseV)}, spread ${fmtSpread(releaseV.spread)}; ` +
       `rounds spreading more than ${NOISY_SPREAD}× make a ratio verdict noisy): fund ${verdictText(fundV)}, release ${verdictText(releaseV)}.`,
+    `- ${info.lean.line}: the floor is at least as lean as the API, or the bench reports no ratio (issue 43).`,
     `- A flow is one deal: its first milestone (awaiting funding) funded, then its second (approved beforehand by the seed: ` +
       `funded, evidence by the owner, approved by the finance member) released into 2 splits to the deal's 2 verified, signed payout ` +
       `instructions; each request with a fresh \`Idempotency-Key\`, the workspace's read+write key (acting as its owner). ` +
