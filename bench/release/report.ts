@@ -11,6 +11,7 @@ import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '.
 import type { FlowResult } from '../lib/flows.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
+import type { LeanCheck } from '../lib/statements.js';
 import { settings, type RunResult } from './load.js';
 import type { AfterCheck } from './verify.js';
 
@@ -28,6 +29,8 @@ export interface ReportInput {
   loadStart: string;
   loadEnd: string;
   seedNote: string;
+  /** What each side sent to Postgres per flow (bench/lib/statements.ts). */
+  lean: LeanCheck;
 }
 
 /** The worse of the two steps' p99 (ms). */
@@ -72,6 +75,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       `after a ${settings.warmup} s warm-up per side; the headline is the median of the per-round ratios (sorted: ${v.ratios.map(fmtPct).join(', ')}; spread ${fmtSpread(v.spread)}, more than ${NOISY_SPREAD}× reads noisy: bench/lib/verdict.ts).`,
     `- The floor is bench/auth-read/floor-server.ts with bench/auth-read/floor-release.ts: Koa, node-postgres named statements, ioredis, the same authentication, ` +
       `per-user limit, locks, compare-and-sets and rows by hand: per request the key lookup, then \`BEGIN\`, two statements and \`COMMIT\` (see the SQL comparison).`,
+    `- ${r.lean.line}: the floor is at least as lean as the API, or the bench reports no ratio (issue 43).`,
     `- ${r.seedNote}`,
     `- Failed flows: closed loop ${r.rounds.reduce((n, x) => n + x.api.flows.failed, 0)} (API) and ${r.rounds.reduce((n, x) => n + x.floor.flows.failed, 0)} (floor), ` +
       `paced ${r.paced.api.failed} and ${r.paced.floor.failed}. After the load: ${fmtInt(r.after.released)} escrows whose release answered 200 checked released exactly once ` +
