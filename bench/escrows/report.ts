@@ -11,6 +11,7 @@ import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '.
 import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
+import type { LeanCheck } from '../lib/statements.js';
 import { FLOORS, isFloor, LIST, LIST_LIMIT, ME, settings, type Route } from './load.js';
 import type { EscrowSeed } from './seed.js';
 import type { RowCounts } from './verify.js';
@@ -42,6 +43,8 @@ export interface RunInfo {
   seconds: number;
   /** The paced creations by target (`api`, `floor`), when they ran. */
   paced?: Map<string, FlowResult[]>;
+  /** What each side sent to Postgres per keyed creation (bench/lib/statements.ts), when the creation ran. */
+  lean?: LeanCheck;
 }
 
 /** Issue 29's latency goal for write routes: p99 at the paced rate under 30 ms, or at most 1.5x the floor's in the same run. */
@@ -152,6 +155,7 @@ export function report(results: Map<Route, AutocannonResult[]>, info: RunInfo): 
       `rows by hand (see Method). ${plural(settings.rounds, 'round')} × ${settings.duration} s per route, ` +
       `${settings.connections} connections, pipelining 1, after a ${settings.warmup} s warm-up per route; in each round the routes run back ` +
       `to back, forward in odd rounds and backward in even ones.`,
+    ...(info.lean ? [`- The keyed creation: ${info.lean.line}; the floor is at least as lean as the API, or the bench reports no ratio (issue 43).`] : []),
     ...(floorLines.length > 0 ? [`- Per-round ratios to the route's floor (sorted): ${floorLines.join('; ')}. A verdict whose rounds spread more than ${NOISY_SPREAD}× (largest ÷ smallest) reads noisy (bench/lib/verdict.ts).`] : []),
     `- Per-round ratios to \`GET ${ME}\` (sorted): ${ratioLines.join('; ')}.`,
     `- Callers: ${fmtInt(s.readers.length)} readers with their own keys (\`GET ${ME}\`, the escrow, the list: a different reader on ` +
