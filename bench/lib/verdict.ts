@@ -61,8 +61,8 @@ export function verdictText(v: Pick<RoundsVerdict, 'verdict' | 'spread'>): strin
 /** `1.58×` (`∞` when a round read 0). */
 export const fmtSpread = (spread: number): string => (Number.isFinite(spread) ? `${spread.toFixed(2)}×` : '∞');
 
-/** `per round 53.0–84.0% (spread 1.58×)` for percentages, or with `fmt` for other ratios. */
+/** `per round 53.0–84.0%, spread 1.58×` for percentages, or with `fmt` for other ratios. */
 export function spreadText(v: Pick<RoundsVerdict, 'ratios' | 'spread'>, fmt: (x: number) => string = fmtPct): string {
   if (v.ratios.length === 0) return 'no rounds';
-  return `per round ${fmt(v.ratios[0]!)}–${fmt(v.ratios.at(-1)!)} (spread ${fmtSpread(v.spread)})`;
+  return `per round ${fmt(v.ratios[0]!)}–${fmt(v.ratios.at(-1)!)}, spread ${fmtSpread(v.spread)}`;
 }
