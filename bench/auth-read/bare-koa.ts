@@ -1,6 +1,7 @@
 /**
- * The baseline: a bare Koa app with a single middleware answering GET /healthz with the
- * same JSON body as the real API. Started by bench/auth-read/main.ts as a child process;
+ * The baseline: a bare Koa app with a single middleware answering GET /healthz, and
+ * `GET /v1/auth/me` as the API answers it without credentials (the frame figure, issue 43),
+ * with the same JSON bodies as the real API. Started by bench/auth-read/main.ts as a child process;
  * listens on HOST:PORT (loopback only) and exits on SIGTERM/SIGINT.
  */
 import Koa from 'koa';
@@ -21,6 +22,11 @@ app.use((ctx, next) => {
   if (ctx.method === 'GET' && ctx.path === '/healthz') {
     ctx.status = 200;
     ctx.body = { success: true, data: { status: 'ok' } };
+    return;
+  }
+  if (ctx.method === 'GET' && ctx.path === '/v1/auth/me') {
+    ctx.status = 200;
+    ctx.body = { success: true, data: { user: null, csrf_token: null } };
     return;
   }
   return next();

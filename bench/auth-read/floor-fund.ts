@@ -26,28 +26,33 @@
  *    once access is granted, the route's own per-user limit (ENTERPRISE_MONEY_LIMIT_PER_MINUTE,
  *    `ent-fund` / `ent-release`): the same counters, under the floor's prefix.
  *
- * Fund (keyed): BEGIN sent with the key's lock and stored row (`idempotency_open`, the API's
- * function) with the workspace row and the deal (with its names) locked FOR UPDATE, in one
- * statement; the deal's milestones (a statement after the locks, as the API reads them);
- * one CTE: the milestone's compare-and-set awaiting_funding -> funded, the workspace's
- * event seq, the `milestone.funded` event, the `webhooks.dispatch` nudge when the workspace
- * has an active endpoint, and the completed key row with the answer; COMMIT; the caller's
- * cached overview deleted. 5 round trips and the key lookup, against the API's 11 and
- * its key lookup.
+ * Round trips (issue 43: a floor is at least as lean as its route; the bench counts both
+ * sides in its verify step and stops when the floor sends more). Every value is bound: named
+ * statements on a pool of the floor's own with node-postgres pipelining (`pipeline: true`),
+ * statements sent together travelling in one flight, as the API's keyed transactions do
+ * (decision 0025). Until issue 43 this floor sent 12 round trips per flow (fund 5, release 7,
+ * `BEGIN` folded with literals inlined) against the API's 9, and its ratio flattered the API.
  *
- * Release (keyed): BEGIN sent with key lock + workspace + deal (one statement); after the locks,
- * one statement reading the milestones, the named payout instructions FOR SHARE (id order),
- * the milestone's last release number, the members the release mail goes to and whether
- * the workspace has an active webhook endpoint; the checks (approved, splits adding up to
- * payout_amount - refunded_amount, each instruction once, of the workspace and the deal's
- * counterparty, verified, its sealed number opened and its verification signature and
- * last four matching); one CTE writing the milestone's compare-and-set approved -> released,
- * the disbursements (each signed), the outbox rows in the API's order (payouts.disburse
- * per split, webhooks.dispatch when due, mail.send per mail), the sealed mails, the seq and
- * the three events (milestone.released, disbursement.queued per split); the deal's detail
- * read after the write (one statement); the completed key row; COMMIT; the overview
- * deleted. 7 round trips and the key lookup, against the API's 30 + 2 per mail recipient (32 in
- * the bench: one recipient) and its key lookup.
+ * Fund (keyed), 3 round trips: the key lookup; BEGIN, the key's lock and stored row
+ * (`idempotency_open`, the API's function) with the workspace row and the deal (with its
+ * names) locked FOR UPDATE in one statement, and the deal's milestones (run after the locks),
+ * in one flight; one CTE (the milestone's compare-and-set awaiting_funding -> funded, the
+ * workspace's event seq, the `milestone.funded` event, the `webhooks.dispatch` nudge when the
+ * workspace has an active endpoint, the completed key row with the answer) with COMMIT, in
+ * one flight (the milestone was read under the deal's lock, so its compare-and-set moves;
+ * the CTE writes nothing unless it did). Then the caller's cached overview deleted.
+ *
+ * Release (keyed), 4 round trips: the key lookup; BEGIN, key lock + workspace + deal, and one
+ * statement reading the milestones, the named payout instructions FOR SHARE (id order), the
+ * milestone's last release number, the members the release mail goes to and whether the
+ * workspace has an active webhook endpoint, in one flight; the checks (approved, splits
+ * adding up to payout_amount - refunded_amount, each instruction once, of the workspace and
+ * the deal's counterparty, verified, its sealed number opened and its verification signature
+ * and last four matching); one CTE writing the milestone's compare-and-set approved ->
+ * released, the disbursements (each signed), the outbox rows in the API's order
+ * (payouts.disburse per split, webhooks.dispatch when due, mail.send per mail), the sealed
+ * mails, the seq and the three events, with the deal's detail read after it, in one flight;
+ * the completed key row with COMMIT, in one flight. Then the overview deleted.
  *
  * Not reproduced (the bench never asks; each answers as stated, never a wrong write):
  * sessions and personal keys on these routes (401 UNAUTHORIZED: the bench sends workspace
@@ -61,9 +66,9 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
-import type pg from 'pg';
+import pg from 'pg';
 import type { FloorModule, FloorRoute, FloorStores } from './floor-routes.js';
-import { beginWith, canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
+import { canonicalJson, fail, IDEMPOTENCY_TTL_MS, parseJson, rawBody, replayStored, sha256Hex, UUID, UUID_V4 } from './floor-common.js';
 
 // ---- Configuration (the API's environment) -------------------------------------------------
 
@@ -643,8 +648,33 @@ const FUND_METHODS = new Set(['qris', 'va', 'ewallet', 'wire', 'sandbox']);
 const rupiah = (amount: number, currency: string) => `${currency} ${amount.toLocaleString('id-ID')}`;
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
+const PgPool = pg.Pool;
+
+const TOUCH_KEY = { name: 'floor_ent_touch_key', text: 'UPDATE workspace_api_keys SET last_used_at = $1 WHERE id = $2' };
+
+type Statement = { name?: string; text: string; values?: unknown[] };
+
+/**
+ * Statements sent in one flight on a pipelined connection (node-postgres `pipeline: true`):
+ * each `client.query` issued before any answer, the server running them in order. Answers
+ * each one's rows; the first failure rejects (the rest then fail too: the transaction is
+ * aborted, and the caller rolls it back).
+ */
+async function flight(client: pg.PoolClient, statements: readonly Statement[]): Promise<pg.QueryResultRow[][]> {
+  const sent = statements.map((st) => client.query<pg.QueryResultRow>(st));
+  return (await Promise.all(sent)).map((r): pg.QueryResultRow[] => r.rows);
+}
+
 export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
-  const { pool } = stores;
+  // A pool of its own with node-postgres's documented pipelining (`pipeline: true`, pg 8.23,
+  // as the API's): statements sent one after another without awaiting travel in one flight,
+  // every value bound (issue 43). The other floors keep the server's pool.
+  const pool = new PgPool({
+    connectionString: stores.pool.options.connectionString,
+    max: stores.pool.options.max,
+    application_name: 'bench-floor-fund',
+    pipeline: true,
+  } satisfies pg.PoolConfig & { pipeline: boolean });
   const redis: Redis = stores.redis;
   redis.defineCommand('floorEntLimits', { numberOfKeys: 3, lua: LIMITS_SCRIPT });
   redis.defineCommand('floorEntFailure', { numberOfKeys: 2, lua: FAILURE_SCRIPT });
@@ -669,8 +699,15 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     const now = Date.now();
     if (!row.last_used_at || now - row.last_used_at.getTime() >= TOUCH_INTERVAL_MS) {
       // bookkeepingWrite: the key's use, without waiting for the disk.
-      const at = new Date(now).toISOString();
-      await pool.query(`BEGIN; SET LOCAL synchronous_commit TO off; UPDATE workspace_api_keys SET last_used_at = '${at}' WHERE id = '${row.key_id}'; COMMIT`);
+      const client = await pool.connect();
+      try {
+        await flight(client, [{ text: 'BEGIN' }, { text: 'SET LOCAL synchronous_commit TO off' }, { ...TOUCH_KEY, values: [new Date(now), row.key_id] }, { text: 'COMMIT' }]);
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
     }
     if (row.user_status === 'suspended') return fail(ctx, 403, 'SUSPENDED', 'The account that created this key is suspended');
     if (row.user_status !== 'active') return fail(ctx, 403, 'ACCOUNT_INACTIVE', 'The account that created this key is not active');
@@ -712,16 +749,26 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
   }
 
   /**
-   * One keyed (or unkeyed) transaction: BEGIN with the key and the locks, then `work` (which
-   * answers and returns the answer to store, or undefined after a refusal: rolled back);
-   * COMMIT. A stored answer is replayed (or refused on another body), as enterpriseIdempotent.
+   * One keyed (or unkeyed) transaction, in round trips as the API's (decision 0025): the first
+   * flight sends BEGIN, the key's lock and stored row with the workspace row and the deal
+   * locked FOR UPDATE (one statement), and the route's reads `ahead` (run after the locks:
+   * the server runs a flight's statements in order); then `work`, which answers and sends its
+   * last statements with COMMIT in one flight (`commit`), or refuses (undefined: rolled back).
+   * A stored answer is replayed (or refused on another body), as enterpriseIdempotent.
    */
   async function inKeyedTransaction(
     ctx: Koa.Context,
     caller: Caller,
     body: unknown,
     dealId: string,
-    work: (client: pg.PoolClient, deal: DealRow, key: Keyed | undefined) => Promise<{ status: number; text: string } | undefined>,
+    ahead: (dealParam: string | null) => Statement,
+    work: (
+      deal: DealRow,
+      key: Keyed | undefined,
+      read: pg.QueryResultRow[],
+      run: (statements: readonly Statement[]) => Promise<pg.QueryResultRow[][]>,
+      commit: (statements: readonly Statement[]) => Promise<pg.QueryResultRow[][]>,
+    ) => Promise<{ status: number; text: string } | undefined>,
   ): Promise<void> {
     const rawKey = ctx.get('Idempotency-Key');
     if (rawKey && !UUID_V4.test(rawKey)) return fail(ctx, 400, 'IDEMPOTENCY_KEY_INVALID', 'Idempotency-Key must be a UUID v4');
@@ -733,19 +780,16 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     try {
       open = true;
       const dealParam = UUID.test(dealId) ? dealId : null;
-      let o: Opened;
-      // BEGIN travels with the first statement (simple protocol, literals inlined), as the API folds it.
-      let first = true;
-      for (;;) {
-        const statement = key
-          ? { ...OPEN_AND_LOCK, values: [key.scope, key.endpoint, key.key, caller.workspace.id, dealParam] }
-          : { ...LOCK, values: [caller.workspace.id, dealParam] };
-        o = first ? (await beginWith<Opened>(client, statement))[0]! : (await client.query<Opened>(statement)).rows[0]!;
-        first = false;
-        if (!key || !o.locked || o.state === null) break;
-        if (o.expires_at!.getTime() > Date.now() && o.state === 'completed') break;
+      const lockStatement = (): Statement =>
+        key ? { ...OPEN_AND_LOCK, values: [key.scope, key.endpoint, key.key, caller.workspace.id, dealParam] } : { ...LOCK, values: [caller.workspace.id, dealParam] };
+      const [, opened, read] = await flight(client, [{ text: 'BEGIN' }, lockStatement(), ahead(dealParam)]);
+      let o = opened![0] as Opened;
+      let readRows = read!;
+      while (key && o.locked && o.state !== null && !(o.expires_at!.getTime() > Date.now() && o.state === 'completed')) {
         // openKey: an expired answer (or an in-flight row of the earlier design) is forgotten; the request runs.
-        await client.query({ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] });
+        const [, again, reread] = await flight(client, [{ ...FORGET_KEY, values: [key.scope, key.endpoint, key.key] }, lockStatement(), ahead(dealParam)]);
+        o = again![0] as Opened;
+        readRows = reread!;
       }
       if (!o.locked) return await refuse(409, 'IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still running; retry the same key shortly');
       if (key && o.state !== null) {
@@ -758,14 +802,22 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         return;
       }
       if (!o.deal) return await refuse(404, 'NOT_FOUND', 'No deal with this id in the workspace');
-      const answer = await work(client, o.deal, key);
+      const run = (statements: readonly Statement[]) => flight(client, statements);
+      const commit = async (statements: readonly Statement[]) => {
+        const rows = await flight(client, [...statements, { text: 'COMMIT' }]);
+        open = false;
+        return rows.slice(0, statements.length);
+      };
+      const answer = await work(o.deal, key, readRows, run, commit);
       if (!answer) {
         if (open) await client.query('ROLLBACK');
         open = false;
         return;
       }
-      await client.query('COMMIT');
-      open = false;
+      if (open) {
+        await client.query('COMMIT');
+        open = false;
+      }
       ctx.status = answer.status;
       ctx.type = 'application/json';
       ctx.body = answer.text;
@@ -796,9 +848,10 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
       FUND_METHODS.has(b.method) &&
       (b.reference === undefined || (reference !== undefined && reference.length >= 1 && reference.length <= 120));
     if (!valid) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
-    await inKeyedTransaction(ctx, caller, body, dealId, async (client, deal, key) => {
+    const readMilestones = (dealParam: string | null): Statement => ({ ...MILESTONES, values: [dealParam] });
+    await inKeyedTransaction(ctx, caller, body, dealId, readMilestones, async (deal, key, read, _run, commit) => {
       if (!caller.workspace.is_sandbox) return void fail(ctx, 403, 'LIVE_FUNDING_IS_PLATFORM_CONFIRMED', 'Funding in a live workspace is confirmed by the platform');
-      const milestones = (await client.query<MilestoneRow>({ ...MILESTONES, values: [deal.id] })).rows;
+      const milestones = read as MilestoneRow[];
       const m = milestones.find((x) => x.id === milestoneId);
       if (!m) return void fail(ctx, 404, 'NOT_FOUND', 'No milestone with this id in the deal');
       if (!deal.is_test) return void fail(ctx, 409, 'LIVE_DEAL_IN_SANDBOX', 'This deal is live');
@@ -829,8 +882,10 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         text,
         new Date(now.getTime() + IDEMPOTENCY_TTL_MS),
       ];
-      const { moved: n } = (await client.query<{ moved: number }>({ ...FUND_WRITE, values })).rows[0]!;
-      if (n !== 1) return void fail(ctx, 409, 'CONCURRENT_MODIFICATION', 'The milestone changed meanwhile; read it again');
+      // The milestone was read under the deal's lock, so its compare-and-set moves; the write
+      // goes with COMMIT, and its CTE writes nothing unless the milestone moved.
+      const [written] = await commit([{ ...FUND_WRITE, values }]);
+      if ((written![0] as { moved: number }).moved !== 1) return void fail(ctx, 409, 'CONCURRENT_MODIFICATION', 'The milestone changed meanwhile; read it again');
       return { status: 200, text };
     });
   }
@@ -842,15 +897,15 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
     const body = parseJson(await rawBody(ctx), true);
     const splits = releaseSplits(body);
     if (!splits) return fail(ctx, 400, 'INVALID_BODY', 'Request body is invalid');
-    await inKeyedTransaction(ctx, caller, body, dealId, async (client, deal, key) => {
-      const ids = splits.map((s) => s.payout_instruction_id);
-      const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
-      const read = (
-        await client.query<{ milestones: MilestoneRow[]; instructions: InstructionRow[]; last_release: number | null; recipients: { user_id: string; email: string }[]; endpoint: boolean }>({
-          ...RELEASE_READ,
-          values: [deal.id, deal.workspace_id, wanted, UUID.test(milestoneId) ? milestoneId : null, caller.userId],
-        })
-      ).rows[0]!;
+    const ids = splits.map((s) => s.payout_instruction_id);
+    const wanted = [...new Set(ids.filter((id) => UUID.test(id)).map((id) => id.toLowerCase()))];
+    // Read with the locks (the deal in the workspace: a deal of another is refused 404 before these rows are used).
+    const releaseRead = (dealParam: string | null): Statement => ({
+      ...RELEASE_READ,
+      values: [dealParam, caller.workspace.id, wanted, UUID.test(milestoneId) ? milestoneId : null, caller.userId],
+    });
+    await inKeyedTransaction(ctx, caller, body, dealId, releaseRead, async (deal, key, rows, run, commit) => {
+      const read = rows[0] as { milestones: MilestoneRow[]; instructions: InstructionRow[]; last_release: number | null; recipients: { user_id: string; email: string }[]; endpoint: boolean };
       const m = read.milestones.find((x) => x.id === milestoneId);
       if (!m) return void fail(ctx, 404, 'NOT_FOUND', 'No milestone with this id in the deal');
       if (m.status === 'released' && m.returned_amount > 0) return void fail(ctx, 409, 'INVALID_STATE', 'floor: a second release of returned payouts is not reproduced');
@@ -929,11 +984,15 @@ export const fundFloor: FloorModule = (stores: FloorStores): FloorRoute[] => {
         caller.userName,
         JSON.stringify(events),
       ];
-      const { moved } = (await client.query<{ moved: number }>({ ...RELEASE_WRITE, values })).rows[0]!;
-      if (moved !== 1) return void fail(ctx, 409, 'CONCURRENT_MODIFICATION', 'The milestone changed meanwhile; read it again');
-      const detail = (await client.query<DetailRow>({ ...DETAIL, values: [deal.id, deal.workspace_id] })).rows[0]!;
+      // The write and the deal's detail read after it, in one flight; then the stored answer with COMMIT.
+      const [written, detailRows] = await run([
+        { ...RELEASE_WRITE, values },
+        { ...DETAIL, values: [deal.id, deal.workspace_id] },
+      ]);
+      if ((written![0] as { moved: number }).moved !== 1) return void fail(ctx, 409, 'CONCURRENT_MODIFICATION', 'The milestone changed meanwhile; read it again');
+      const detail = detailRows![0] as DetailRow;
       const text = JSON.stringify({ success: true, data: serializeDetail(detail, caller.workspace.country_code) });
-      if (key) await client.query({ ...RECORD_KEY, values: [key.scope, key.endpoint, key.key, key.hash, 200, text, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)] });
+      await commit(key ? [{ ...RECORD_KEY, values: [key.scope, key.endpoint, key.key, key.hash, 200, text, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)] }] : []);
       return { status: 200, text };
     });
   }

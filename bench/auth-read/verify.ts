@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { call, dataOf, type JsonAnswer } from '../lib/http.js';
-import { HEALTHZ, ME, type Target } from './load.js';
+import { FRAME, HEALTHZ, ME, type Target } from './load.js';
 import type { BenchSeed } from './seed.js';
 
 const HEALTHZ_BODY = JSON.stringify({ success: true, data: { status: 'ok' } });
@@ -27,6 +27,25 @@ export async function checkHealthz(t: Target): Promise<void> {
   if (a.status !== 200 || a.text !== HEALTHZ_BODY) {
     throw new Error(`${t.label}: GET ${HEALTHZ} answered ${a.status} ${a.text.slice(0, 300)}, expected 200 ${HEALTHZ_BODY}`);
   }
+}
+
+const FRAME_BODY = JSON.stringify({ success: true, data: { user: null, csrf_token: null } });
+
+/**
+ * The frame figure's pair (issue 43): `GET /v1/auth/me` without credentials answers bare
+ * Koa and the API the same body, and the API's answer shows the frame ran (its request id,
+ * the security headers); a `/healthz` answered ahead of the frame would not do.
+ */
+export async function checkFrame(bare: Target, service: Target): Promise<void> {
+  for (const t of [bare, service]) {
+    const a = await call(`${t.base}${FRAME}`);
+    if (a.status !== 200 || a.text !== FRAME_BODY) throw new Error(`${t.label}: GET ${FRAME} without credentials answered ${a.status} ${a.text.slice(0, 300)}, expected 200 ${FRAME_BODY}`);
+    if (t === service) {
+      const missing = ['x-request-id', 'x-content-type-options', 'cache-control'].filter((h) => !a.headers.get(h));
+      if (missing.length > 0) throw new Error(`${t.label}: GET ${FRAME} answered without ${missing.join(', ')}: it did not go through the request frame`);
+    }
+  }
+  console.log(`bench: ${FRAME} without credentials: bare Koa and the API answer the same body; the API's carries the frame's headers`);
 }
 
 /**

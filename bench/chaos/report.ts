@@ -17,7 +17,7 @@ export function printFindings(f: Findings, mails: number, requests: number): voi
   console.log(
     `chaos: stalled-job wait: ${s(f.longestWait)} at most (limit ${STALL_LIMIT_S} s); payouts whose worker was killed, kill to taken by another worker: ${f.stallWaits.map((x) => s(x.s)).join(', ') || 'none'} ` +
       `(to paid: ${f.stallWaits.map((x) => s(x.paidS)).join(', ')}); enterprise payouts whose worker was killed, kill to taken: ${f.disbStallWaits.map((x) => s(x.s)).join(', ') || 'none'} ` +
-      `(to settled: ${f.disbStallWaits.map((x) => s(x.paidS)).join(', ')}); longest a payout waited to be taken ${s(waits.payout.s)} (an enterprise payout ${s(waits.disbursement.s)}, not held to the limit), ` +
+      `(to settled: ${f.disbStallWaits.map((x) => s(x.paidS)).join(', ')}); longest a payout waited to be taken ${s(waits.payout.s)} (an enterprise payout ${s(waits.disbursement.s)}; both held to the limit), ` +
       `a due callback to be processed ${s(waits.callback.s)}; drained ${s(waits.drainS)} after the workload`,
   );
   console.log(

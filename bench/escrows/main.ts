@@ -24,7 +24,7 @@ import { loadavg } from '../lib/sample.js';
 import { ALL_SCENARIOS, ME, runPacedCreate, runRounds, settings } from './load.js';
 import { report } from './report.js';
 import { seedEscrows } from './seed.js';
-import { checkFloor, checkRoutes, countRows } from './verify.js';
+import { checkFloor, checkLean, checkRoutes, countRows } from './verify.js';
 
 async function main(): Promise<void> {
   requireStores('npm run bench:escrows');
@@ -54,6 +54,8 @@ async function main(): Promise<void> {
   console.log(`bench: API on ${base}, floor server on ${floor.base}`);
   const listTotals = await checkRoutes(base, seed);
   await checkFloor(base, floor.base, seed);
+  // A floor at least as lean as its route, or no ratio (issue 43): the keyed creation.
+  const lean = settings.scenarios.includes('create') ? await checkLean({ ...env, PUBLIC_BASE_URL: base, LOG_LEVEL }, seed) : undefined;
 
   const rowsBefore = await countRows();
   const loadStart = loadavg();
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
   const loadEnd = loadavg();
   const rowsAfter = await countRows();
 
-  const { markdown, headlines } = report(results, { seed, listTotals, loadStart, loadEnd, rowsBefore, rowsAfter, at, seconds, paced });
+  const { markdown, headlines } = report(results, { seed, listTotals, loadStart, loadEnd, rowsBefore, rowsAfter, at, seconds, paced, lean });
   console.log(`\n${markdown}\n`);
   if (settings.scenarios.length === ALL_SCENARIOS.length) {
     await publish({ page: 'escrows', marker: 'results', markdown, headlines, at, tag: 'bench' });

@@ -16,6 +16,7 @@ import { all, benchDb } from '../lib/db.js';
 import { call, dataOf, expect, type JsonAnswer } from '../lib/http.js';
 import { bearer, createBody, LIST, LIST_LIMIT, ME } from './load.js';
 import type { EscrowSeed, SeedUser } from './seed.js';
+import { countFlows, type CountedStep, type LeanCheck } from '../lib/statements.js';
 
 type Obj = Record<string, unknown>;
 export interface RowCounts {
@@ -210,4 +211,23 @@ export async function checkFloor(apiBase: string, floorBase: string, seed: Escro
     'bench: the floor answers a GET (and a stranger\'s 403) and a list as the API does, and a keyed POST the same JSON and the ' +
       'same rows (1 escrow, 1 event, 2 outbox rows, 1 idempotency key; ids and timestamps aside); its replay answers the stored body',
   );
+}
+
+/**
+ * A floor at least as lean as its route (issue 43; bench/lib/statements.ts): a counting copy
+ * of the API and of the floor server each create two escrows (keyed, the first warms them),
+ * and the second's statements and round trips are compared; the bench stops, reporting no
+ * ratio, when the floor sends more.
+ */
+export async function checkLean(env: NodeJS.ProcessEnv, seed: EscrowSeed): Promise<LeanCheck> {
+  const create: CountedStep[] = [
+    {
+      step: 'create',
+      run: async (base) => {
+        const a = await postKeyed(base, seed.writers, randomUUID());
+        expect(a.status === 201, 'statement count: a keyed POST /api/escrows answers 201', a);
+      },
+    },
+  ];
+  return await countFlows({ tag: 'bench', env, api: [create, create], floor: [create, create] });
 }

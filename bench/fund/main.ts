@@ -22,7 +22,7 @@ import { loadavg } from '../lib/sample.js';
 import { itemsNeeded, runAll, settings } from './load.js';
 import { report } from './report.js';
 import { seedFund } from './seed.js';
-import { checkAfter, checkFloor } from './verify.js';
+import { checkAfter, checkFloor, checkLean } from './verify.js';
 
 async function main(): Promise<void> {
   requireStores('npm run bench:fund');
@@ -49,11 +49,13 @@ async function main(): Promise<void> {
   const targets = { api: { base, child }, floor: { base: `http://${HOST}:${floorPort}`, child: floorChild } };
   await Promise.all([waitFor(`${base}/readyz`, child, 30_000), waitFor(`${targets.floor.base}/readyz`, floorChild, 30_000)]);
   console.log(`bench: API on ${base}, floor server on ${targets.floor.base}`);
-  const items = await checkFloor(targets.api, targets.floor, seed, seed.items).catch((err: unknown) => {
+  const checked0 = await checkFloor(targets.api, targets.floor, seed, seed.items).catch((err: unknown) => {
     // A 500 is explained on the server's stderr (the API logs it; Koa prints the floor's).
     for (const c of [child, floorChild]) if (c.stderrTail()) console.error(`bench: ${c.name}, last stderr:\n${c.stderrTail()}`);
     throw err;
   });
+  // A floor at least as lean as its route, or no ratio (issue 43).
+  const { lean, left: items } = await checkLean({ ...env, PUBLIC_BASE_URL: base, LOG_LEVEL }, seed, checked0);
 
   const loadStart = loadavg();
   const at = new Date();
@@ -62,7 +64,7 @@ async function main(): Promise<void> {
   const loadEnd = loadavg();
   const checked = await checkAfter([...runs.done.api, ...runs.done.floor], seed.workspaces.map((w) => w.id));
 
-  const { markdown, headlines } = report(runs, { seed, loadStart, loadEnd, at, seconds, checked });
+  const { markdown, headlines } = report(runs, { seed, loadStart, loadEnd, at, seconds, checked, lean });
   console.log(`\n${markdown}\n`);
   await publish({ page: 'fund', marker: 'results', markdown, headlines, at, tag: 'bench' });
 }

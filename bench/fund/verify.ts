@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { all, benchDb, one } from '../lib/db.js';
 import { fmtInt } from '../lib/format.js';
+import { countFlows, type CountedStep, type LeanCheck } from '../lib/statements.js';
 import { FUND_BODY, fundPath, releasePath, type Target } from './load.js';
 import { DEAL_TITLE, splitsOf, type FundItem, type FundSeed } from './seed.js';
 
@@ -263,4 +264,28 @@ export async function checkAfter(done: readonly FundItem[], workspaceIds: readon
       `${fmtInt(anywhere!.released)} released bench milestones in all, none twice; ledger: all invariants hold`,
   );
   return { flows: done.length, released: anywhere!.released };
+}
+
+/**
+ * A floor at least as lean as its route (issue 43; bench/lib/statements.ts): a counting
+ * copy of the API and of the floor server each run two flows (the first warms them), and
+ * the second's statements and round trips are compared: the bench stops, reporting no
+ * ratio, when the floor sends more. Answers the check and the items left for the load.
+ */
+export async function checkLean(env: NodeJS.ProcessEnv, seed: FundSeed, items: readonly FundItem[]): Promise<{ lean: LeanCheck; left: FundItem[] }> {
+  const used = items.slice(0, 4);
+  if (used.length < 4) throw new Error('check failed: the seed has too few deals for the statement count');
+  const steps = (item: FundItem): CountedStep[] => {
+    const w = seed.workspaces[item.workspace]!;
+    const send = (name: string, path: string, body: string): CountedStep => ({
+      step: name,
+      run: async (base) => {
+        const a = await post(base, path, w.key, randomUUID(), body);
+        if (a.status !== 200) throw new Error(`check failed (statement count): ${name} answered ${a.status} ${a.text.slice(0, 300)}`);
+      },
+    });
+    return [send('fund', fundPath(item), FUND_BODY), send('release', releasePath(item), JSON.stringify({ splits: splitsOf(w, item) }))];
+  };
+  const lean = await countFlows({ tag: 'bench', env, api: [steps(used[0]!), steps(used[1]!)], floor: [steps(used[2]!), steps(used[3]!)] });
+  return { lean, left: items.slice(4) };
 }

@@ -21,6 +21,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { median, percentile } from './format.js';
+import { judgeRounds, type RoundsVerdict } from './verdict.js';
 
 export interface PacedOptions {
   url: string;
@@ -173,23 +174,28 @@ export async function runPaced(opts: PacedOptions): Promise<PacedResult> {
 /** Issue 29's paced goal for a write route: p99 under 30 ms, or at most 1.5× its floor's in the same round. */
 export const P99_GOAL = { ms: 30, factor: 1.5 } as const;
 
-/** One step's p99 over paced rounds of the API and its floor, judged on the median round. */
-export interface PacedVerdict {
-  /** API p99 ÷ floor p99 per round, sorted. */
-  ratios: number[];
+/** One step's p99 over paced rounds of the API and its floor, judged on the median round (bench/lib/verdict.ts). */
+export interface PacedVerdict extends RoundsVerdict {
   /** The median of `ratios`: the figure the verdict uses. */
   ratio: number;
   /** The median p99 of each side, ms. */
   api: number;
   floor: number;
-  met: boolean;
 }
 
+/**
+ * Met when the API's median p99 is under 30 ms, or the median of the per-round ratios (API
+ * p99 ÷ floor p99) is at most 1.5×; noisy (neither) when the latter decides and the rounds
+ * spread more than 2×.
+ */
 export function pacedVerdict<T>(rounds: readonly { api: T; floor: T }[], p99: (side: T) => number): PacedVerdict {
-  const ratios = rounds.map((r) => p99(r.api) / p99(r.floor)).sort((a, b) => a - b);
-  const ratio = median(ratios);
   const api = median(rounds.map((r) => p99(r.api)));
-  return { ratios, ratio, api, floor: median(rounds.map((r) => p99(r.floor))), met: api < P99_GOAL.ms || ratio <= P99_GOAL.factor };
+  const v = judgeRounds(
+    rounds.map((r) => p99(r.api) / p99(r.floor)),
+    (ratio) => ratio <= P99_GOAL.factor,
+    api < P99_GOAL.ms,
+  );
+  return { ...v, ratio: v.median, api, floor: median(rounds.map((r) => p99(r.floor))) };
 }
 
 /**

@@ -74,13 +74,15 @@ export interface Headline {
   measured: string;
   /** Undefined when the figure has no goal. */
   met?: boolean;
+  /** The rounds spread more than 2× (bench/lib/verdict.ts): written "noisy", whatever `met` says. */
+  noisy?: boolean;
 }
 
 const SUMMARY = path.join(ROOT, 'bench', 'README.md');
 const SUMMARY_END = '<!-- summary:end -->';
 
 function summaryRow(h: Headline, page: string, at: Date, commit: string): string {
-  const verdict = h.met === undefined ? '' : h.met ? ' met' : ' **not met**';
+  const verdict = h.noisy ? ' **noisy**' : h.met === undefined ? '' : h.met ? ' met' : ' **not met**';
   const when = `${at.toISOString().slice(0, 10)} ${at.toISOString().slice(11, 16)} UTC`;
   return `| <!-- ${h.id} --> [${h.figure}](${page}/README.md) | ${h.goal} | **${h.measured}**${verdict} | ${commit} | ${when} |`;
 }

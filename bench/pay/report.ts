@@ -6,6 +6,7 @@
  */
 import { SERVICE_ENV_NOTE } from '../lib/env.js';
 import { fmtInt, fmtNum, fmtPct, mdTable, median, plural } from '../lib/format.js';
+import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '../lib/verdict.js';
 import { P99_GOAL, pacedVerdict, type LatencySummary } from '../lib/paced.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
@@ -47,8 +48,11 @@ function cpuRows(rounds: ReportInput['rounds']): string[][] {
 }
 
 export function report(r: ReportInput): { markdown: string; headlines: Headline[]; ratio: number } {
-  const ratios = r.rounds.map((x) => (x.api.paidRate / x.floor.paidRate) * 100).sort((a, b) => a - b);
-  const ratio = median(ratios);
+  const v = judgeRounds(
+    r.rounds.map((x) => (x.api.paidRate / x.floor.paidRate) * 100),
+    (m) => m >= GOAL,
+  );
+  const { ratios, median: ratio } = v;
   const apiRate = median(r.rounds.map((x) => x.api.paidRate));
   const floorRate = median(r.rounds.map((x) => x.floor.paidRate));
   const flowsRate = (side: 'api' | 'floor') => median(r.rounds.map((x) => x[side].flows.rate));
@@ -58,10 +62,9 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
   const cbV = pacedVerdict(pacedRounds, (s: PacedSide) => step(s, 'callback'));
   const payMet = payV.met;
   const cbMet = cbV.met;
-  const met = ratio >= GOAL;
   const failed = (x: RunResult) => x.flows.failed;
   const rows = [
-    ['API (`node dist/api/server.js` + worker)', fmtInt(apiRate), fmtInt(flowsRate('api')), `**${fmtPct(ratio)}**`, `≥ ${GOAL}%: ${met ? 'met' : '**not met**'}`, r.rounds.map((x) => fmtInt(x.api.paidRate)).join(' / ')],
+    ['API (`node dist/api/server.js` + worker)', fmtInt(apiRate), fmtInt(flowsRate('api')), `**${fmtPct(ratio)}** (${spreadText(v)})`, `≥ ${GOAL}%: ${verdictText(v)}`, r.rounds.map((x) => fmtInt(x.api.paidRate)).join(' / ')],
     ['… its floor (Koa + pg + ioredis)', fmtInt(floorRate), fmtInt(flowsRate('floor')), '100%', '', r.rounds.map((x) => fmtInt(x.floor.paidRate)).join(' / ')],
   ];
   const pacedRow = (side: 'api' | 'floor') => {
@@ -98,12 +101,12 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
     '',
     `- A payment counts when the database says it is paid: per round, that round's payments whose \`paid_at\` falls in the round's window ` +
       `(first flow started → last flow ended) ÷ the window; the API reconciles in the worker after the callback's answer, the floor before it. ` +
-      `Each ratio is the median of the per-round ratios (sorted: ${ratios.map(fmtPct).join(', ')}). ${plural(settings.rounds, 'round')} × ${settings.duration} s per side, ` +
+      `Each ratio is the median of the per-round ratios (sorted: ${ratios.map(fmtPct).join(', ')}; spread ${fmtSpread(v.spread)}, more than ${NOISY_SPREAD}× reads noisy: bench/lib/verdict.ts). ${plural(settings.rounds, 'round')} × ${settings.duration} s per side, ` +
       `${settings.concurrency} flows in flight (closed loop, bench/lib/flows.ts), after a ${settings.warmup} s warm-up per side; the API first in odd rounds, the floor first in even ones; ` +
       `after every run the bench waits until its payments are paid and the outbox is drained.`,
     `- Paced: a flow started every 1/${fmtInt(r.paced.rate)} s (open loop, at most ${settings.concurrency} in flight); a request's latency counts from when it could first ` +
       `have been sent. The rounds alternate who goes first (the API in odd ones). p99 goal (issue 29): under ${P99_GOAL.ms} ms or at most ${P99_GOAL.factor}× the floor's in the same round, ` +
-      `judged on the median round (API ÷ floor per round, sorted: pay ${ratioText(payV)}; callback ${ratioText(cbV)}): pay ${payMet ? 'met' : '**not met**'}, callback ${cbMet ? 'met' : '**not met**'}. ` +
+      `judged on the median round (API ÷ floor per round, sorted: pay ${ratioText(payV)}, spread ${fmtSpread(payV.spread)}; callback ${ratioText(cbV)}, spread ${fmtSpread(cbV.spread)}): pay ${verdictText(payV)}, callback ${verdictText(cbV)}. ` +
       `Callback → paid is the callback row's \`received_at\` to the payment's \`paid_at\`.`,
     `- Failed flows: API ${r.rounds.map((x) => failed(x.api)).join('/')}, floor ${r.rounds.map((x) => failed(x.floor)).join('/')} per round; paced API ${pacedRounds.map((x) => failed(x.api.run)).join('/')}, floor ${pacedRounds.map((x) => failed(x.floor.run)).join('/')} per round. Checkpoints that began during a paced run: API ${pacedRounds.map((x) => x.api.run.checkpoints).join('/')}, floor ${pacedRounds.map((x) => x.floor.run.checkpoints).join('/')} per round.`,
     `- After the load, for the ${fmtInt(r.after.payments)} payments of completed flows: lost ${r.after.lost}, doubled ${r.after.doubled}; ` +
@@ -119,8 +122,9 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       id: 'pay/flow-floor',
       figure: 'Pay + sandbox callback + reconcile (payments paid/s, by the database) ÷ its floor (Koa + pg + ioredis, the same rows by hand)',
       goal: `≥ ${GOAL}%`,
-      measured: fmtPct(ratio),
-      met,
+      measured: `${fmtPct(ratio)} (${spreadText(v)})`,
+      met: v.met,
+      noisy: v.noisy,
     },
     {
       id: 'pay/paced-p99',
@@ -128,6 +132,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       goal: `< ${P99_GOAL.ms} ms or ≤ ${P99_GOAL.factor}× floor`,
       measured: `${fmtNum(payV.api)} / ${fmtNum(cbV.api)} ms (floor ${fmtNum(payV.floor)} / ${fmtNum(cbV.floor)} ms); median round ${payV.ratio.toFixed(2)}× / ${cbV.ratio.toFixed(2)}×`,
       met: payMet && cbMet,
+      noisy: (payV.noisy || cbV.noisy) && payV.verdict !== 'not met' && cbV.verdict !== 'not met',
     },
   ];
   return { markdown: markdown.join('\n'), headlines, ratio };

@@ -25,7 +25,7 @@ import { ItemQueue } from '../lib/flows.js';
 import { DEFAULT_RATE, escrowsNeeded, run, settings, type RunResult, type Target } from './load.js';
 import { report } from './report.js';
 import { seedRelease } from './seed.js';
-import { checkAfter, checkFloor, twinItems } from './verify.js';
+import { checkAfter, checkFloor, checkLean, twinItems } from './verify.js';
 
 async function main(): Promise<void> {
   requireStores('npm run bench:release');
@@ -58,7 +58,11 @@ async function main(): Promise<void> {
   const reached: string[] = [];
   const done: string[] = [...(await checkFloor(api, floor, seed, pair))];
   reached.push(...done);
-  const items = new ItemQueue(seed.items.filter((it) => it !== pair[0] && it !== pair[1]));
+  // A floor at least as lean as its route, or no ratio (issue 43).
+  const { lean, used } = await checkLean({ ...env, PUBLIC_BASE_URL: base, LOG_LEVEL }, seed, seed.items.filter((it) => it !== pair[0] && it !== pair[1]));
+  reached.push(...used.map((i) => i.escrowId));
+  done.push(...used.map((i) => i.escrowId));
+  const items = new ItemQueue(seed.items.filter((it) => it !== pair[0] && it !== pair[1] && !used.includes(it)));
   const keep = (r: RunResult) => {
     reached.push(...r.reached);
     done.push(...r.done);
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
     `\`send\` as the seller, without tracking; the rest left \`sent\` by earlier runs) of ${fmtInt(seed.buyers.length)} buyers with fresh keys, each buying from the next, consecutive flows of different buyers; ` +
     `amounts 150,000 to 1,100,000, so the fee (the \`escrow_fee\` setting, or 1% with a Rp2.000 floor) is sometimes its floor; seeding took ${seed.seconds.toFixed(1)} s. ` +
     `${fmtInt(new Set(reached).size)} escrows were reached by this run, ${fmtInt(done.length)} released.`;
-  const { markdown, headlines, ratio } = report({ at, seconds, rounds, paced: { api: paced.api!.flows, floor: paced.floor!.flows, rate, rateNote }, after, loadStart, loadEnd, seedNote });
+  const { markdown, headlines, ratio } = report({ at, seconds, rounds, paced: { api: paced.api!.flows, floor: paced.floor!.flows, rate, rateNote }, after, loadStart, loadEnd, seedNote, lean });
   console.log(`\n${markdown}\n`);
   if (after.problems.length > 0) {
     process.exitCode = 1;

@@ -6,10 +6,12 @@
  * floor's p99 in the same run) judged on the worse of the two steps.
  */
 import { LOG_LEVEL, SERVICE_ENV_NOTE } from '../lib/env.js';
-import { fmtInt, fmtNum, fmtPct, mdTable, median } from '../lib/format.js';
+import { fmtInt, fmtNum, fmtPct, mdTable } from '../lib/format.js';
+import { fmtSpread, judgeRounds, NOISY_SPREAD, spreadText, verdictText } from '../lib/verdict.js';
 import type { FlowResult } from '../lib/flows.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
+import type { LeanCheck } from '../lib/statements.js';
 import { settings, type RunResult } from './load.js';
 import type { AfterCheck } from './verify.js';
 
@@ -27,6 +29,8 @@ export interface ReportInput {
   loadStart: string;
   loadEnd: string;
   seedNote: string;
+  /** What each side sent to Postgres per flow (bench/lib/statements.ts). */
+  lean: LeanCheck;
 }
 
 /** The worse of the two steps' p99 (ms). */
@@ -34,10 +38,11 @@ const worstP99 = (f: FlowResult): number => Math.max(...STEPS.map((s) => f.steps
 
 export function report(r: ReportInput): { markdown: string; headlines: Headline[]; ratio: number } {
   const ratios = r.rounds.map((x) => (x.api.flows.rate / x.floor.flows.rate) * 100);
-  const ratio = median(ratios);
-  const met = ratio >= GOAL;
+  const v = judgeRounds(ratios, (m) => m >= GOAL);
+  const ratio = v.median;
   const apiP99 = worstP99(r.paced.api);
   const floorP99 = worstP99(r.paced.floor);
+  // One paced run per side: one ratio, no spread to judge (the pay and fund benches pace in rounds).
   const p99Met = apiP99 < P99_MS || apiP99 <= P99_FACTOR * floorP99;
   const roundRows = r.rounds.map((x, i) => [String(i + 1), i % 2 === 0 ? 'API' : 'floor', fmtInt(x.api.flows.rate), fmtInt(x.floor.flows.rate), fmtPct(ratios[i]!)]);
   const pacedRows: string[][] = [];
@@ -54,7 +59,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
   const markdown = [
     `${measuredLine(r.at).replace(/\.$/, '')} (${Math.round(r.seconds)} s of load). Load average (1, 5, 15 min) when the load started: ${r.loadStart}; when it ended: ${r.loadEnd}.`,
     '',
-    `**Confirm received + release, flows/s: API ÷ floor ${fmtPct(ratio)}** (goal ≥ ${GOAL}%: ${met ? 'met' : '**not met**'}); ` +
+    `**Confirm received + release, flows/s: API ÷ floor ${fmtPct(ratio)}**, ${spreadText(v)} (goal ≥ ${GOAL}%: ${verdictText(v)}); ` +
       `paced at ${fmtInt(r.paced.rate)} flows/s, the worse step's p99: API ${fmtNum(apiP99)} ms, floor ${fmtNum(floorP99)} ms ` +
       `(goal < ${P99_MS} ms or ≤ ${P99_FACTOR}× the floor's: ${p99Met ? 'met' : '**not met**'}).`,
     '',
@@ -67,9 +72,10 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
     `- A flow is one seeded \`sent\` escrow: the buyer's keyed \`POST /api/escrows/:id/confirm-received\`, then on its answer the buyer's keyed ` +
       `\`POST /api/escrows/:id/release\` (each a fresh \`Idempotency-Key\`, body \`{}\`); flows/s counts flows whose two answers were 200 over the run's wall time. ` +
       `${settings.rounds} rounds × ${settings.duration} s per side, ${settings.concurrency} flows in flight (closed loop), API first in odd rounds and the floor first in even ones, ` +
-      `after a ${settings.warmup} s warm-up per side; the headline is the median of the per-round ratios (sorted: ${[...ratios].sort((x, y) => x - y).map(fmtPct).join(', ')}).`,
+      `after a ${settings.warmup} s warm-up per side; the headline is the median of the per-round ratios (sorted: ${v.ratios.map(fmtPct).join(', ')}; spread ${fmtSpread(v.spread)}, more than ${NOISY_SPREAD}× reads noisy: bench/lib/verdict.ts).`,
     `- The floor is bench/auth-read/floor-server.ts with bench/auth-read/floor-release.ts: Koa, node-postgres named statements, ioredis, the same authentication, ` +
       `per-user limit, locks, compare-and-sets and rows by hand: per request the key lookup, then \`BEGIN\`, two statements and \`COMMIT\` (see the SQL comparison).`,
+    `- ${r.lean.line}: the floor is at least as lean as the API, or the bench reports no ratio (issue 43).`,
     `- ${r.seedNote}`,
     `- Failed flows: closed loop ${r.rounds.reduce((n, x) => n + x.api.flows.failed, 0)} (API) and ${r.rounds.reduce((n, x) => n + x.floor.flows.failed, 0)} (floor), ` +
       `paced ${r.paced.api.failed} and ${r.paced.floor.failed}. After the load: ${fmtInt(r.after.released)} escrows whose release answered 200 checked released exactly once ` +
@@ -85,8 +91,9 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
       id: 'release/flow',
       figure: 'Confirm received + release (keyed, ledger posting, fee) ÷ its floor (Koa + pg + ioredis, the same rows by hand), flows/s',
       goal: `≥ ${GOAL}%`,
-      measured: fmtPct(ratio),
-      met,
+      measured: `${fmtPct(ratio)} (${spreadText(v)})`,
+      met: v.met,
+      noisy: v.noisy,
     },
     {
       id: 'release/p99',

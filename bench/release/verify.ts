@@ -22,6 +22,7 @@ import { all, benchDb, one } from '../lib/db.js';
 import { call, expect, type JsonAnswer } from '../lib/http.js';
 import { bearer, type Target } from './load.js';
 import type { ReleaseItem, ReleaseSeed } from './seed.js';
+import { countFlows, type CountedStep, type LeanCheck } from '../lib/statements.js';
 
 type Obj = Record<string, unknown>;
 const STEPS = ['confirm-received', 'release'] as const;
@@ -235,4 +236,29 @@ export async function checkAfter(reached: readonly string[], done: readonly stri
   for (const v of violations.slice(0, 5)) problems.push(`checkLedger: ${v.rule}: ${v.detail}`);
   if (violations.length > 5) problems.push(`checkLedger: ${violations.length - 5} more violations`);
   return { released, reached: rows.length, problems: problems.slice(0, 20) };
+}
+
+/**
+ * A floor at least as lean as its route (issue 43; bench/lib/statements.ts): a counting copy
+ * of the API and of the floor server each run two flows (the first warms them) on escrows of
+ * their own, and the second's statements and round trips are compared; the bench stops,
+ * reporting no ratio, when the floor sends more. Answers the check and the escrows it released.
+ */
+export async function checkLean(env: NodeJS.ProcessEnv, seed: ReleaseSeed, items: readonly ReleaseItem[]): Promise<{ lean: LeanCheck; used: ReleaseItem[] }> {
+  const used = items.slice(0, 4);
+  if (used.length < 4) throw new Error('check failed: the seed has too few escrows for the statement count');
+  const steps = (item: ReleaseItem): CountedStep[] =>
+    STEPS.map((step) => ({
+      step,
+      run: async (base) => {
+        const a = await call(`${base}/api/escrows/${item.escrowId}/${step}`, {
+          method: 'POST',
+          headers: { ...bearer(seed, item), 'Content-Type': 'application/json', 'Idempotency-Key': randomUUID() },
+          body: '{}',
+        });
+        expect(a.status === 200, `statement count: keyed POST /api/escrows/:id/${step} answers 200`, a);
+      },
+    }));
+  const lean = await countFlows({ tag: 'bench', env, api: [steps(used[0]!), steps(used[1]!)], floor: [steps(used[2]!), steps(used[3]!)] });
+  return { lean, used };
 }

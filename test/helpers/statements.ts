@@ -4,7 +4,8 @@
  * tests of how many round trips a route takes and what travels in each. `rows[i]` is how
  * many rows the i-th statement answered (all its results together for several statements
  * in one query; undefined until it answered, or when it failed): for tests that a route
- * reads no more rows as a table grows.
+ * reads no more rows as a table grows. `flights`: the round trips, each the texts of the
+ * statements sent in it (pipelined: sent before any answer came back on that connection).
  */
 import pg from 'pg';
 
@@ -13,20 +14,34 @@ type Answer = { rows?: unknown[] } | { rows?: unknown[] }[] | undefined;
 const rowCount = (answer: Answer): number =>
   (Array.isArray(answer) ? answer : [answer]).reduce((n, r) => n + (Array.isArray(r?.rows) ? r.rows.length : 0), 0);
 
-export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sent: string[]; rows: (number | undefined)[]; result: T }> {
+export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sent: string[]; rows: (number | undefined)[]; flights: string[][]; result: T }> {
   const sent: string[] = [];
   const rows: (number | undefined)[] = [];
+  // Round trips (issue 43: connections are pipelined): statements sent on one connection
+  // before any answer came back on it since the first of them travel in one flight.
+  const flights: string[][] = [];
+  const open = new WeakMap<object, string[]>();
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
+  proto.query = function (this: object, ...args: unknown[]) {
     const config = args[0];
-    const at = sent.push(typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '')) - 1;
+    const text = typeof config === 'string' ? config : ((config as { text?: string } | undefined)?.text ?? '');
+    const at = sent.push(text) - 1;
     rows.push(undefined);
+    let flight = open.get(this);
+    if (!flight) {
+      flight = [];
+      flights.push(flight);
+      open.set(this, flight);
+    }
+    flight.push(text);
+    const answered = () => open.delete(this);
     const last = args.length - 1;
     const callback = args[last];
     if (typeof callback === 'function') {
       // knex's form: the answer comes to the callback.
       args[last] = (err: unknown, answer: Answer) => {
+        answered();
         if (!err) rows[at] = rowCount(answer);
         return (callback as (e: unknown, a: Answer) => unknown)(err, answer);
       };
@@ -37,9 +52,10 @@ export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sen
     if (out && typeof (out as PromiseLike<Answer>).then === 'function') {
       (out as PromiseLike<Answer>).then(
         (answer) => {
+          answered();
           rows[at] = rowCount(answer);
         },
-        () => undefined,
+        () => answered(),
       );
     }
     return out;
@@ -50,5 +66,5 @@ export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sen
   } finally {
     proto.query = original;
   }
-  return { sent, rows, result };
+  return { sent, rows, flights, result };
 }
