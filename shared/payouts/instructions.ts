@@ -274,6 +274,21 @@ export async function revealInstruction(trx: Db | undefined, staff: StaffActor, 
 }
 
 /**
+ * A staff decision's instruction (verify, decline): the workspace row locked, then the
+ * instruction; 404 NOT_FOUND for an unknown or deleted one, 409 CONCURRENT_MODIFICATION when
+ * its destination moved on from the version staff were shown.
+ */
+async function lockedForDecision(t: Db, id: string, destinationVersion: number) {
+  const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
+  if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+  const workspace = await lockWorkspace(t, found.workspace_id);
+  const row = await repo.instructionById(t, id, true);
+  if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
+  if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
+  return { workspace, row };
+}
+
+/**
  * POST /v1/admin/enterprise/payout-instructions/:id/verify { destination_version }: staff
  * checked the destination they were shown (`revealInstruction`) outside the service and
  * vouch for it. The version must be the row's current one, read under its lock after the
@@ -286,12 +301,7 @@ export async function revealInstruction(trx: Db | undefined, staff: StaffActor, 
  */
 export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, id: string, destinationVersion: number): Promise<InstructionWithNames> {
   return inTransaction(trx, async (t) => {
-    const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
-    if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
-    const workspace = await lockWorkspace(t, found.workspace_id);
-    const row = await repo.instructionById(t, id, true);
-    if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
-    if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
+    const { workspace, row } = await lockedForDecision(t, id, destinationVersion);
     if (row.status === 'verified') throw instructionErrors.alreadyVerified();
     if (row.status !== 'pending_verification') throw instructionErrors.notPending();
     const accountNumber = sealedNumberOf(row);
@@ -332,12 +342,7 @@ export async function verifyInstruction(trx: Db | undefined, staff: StaffActor, 
  */
 export async function declineInstruction(trx: Db | undefined, staff: StaffActor, id: string, destinationVersion: number, reason: string): Promise<InstructionWithNames> {
   return inTransaction(trx, async (t) => {
-    const found = isUuid(id) ? await repo.instructionById(t, id) : undefined;
-    if (!found || found.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
-    const workspace = await lockWorkspace(t, found.workspace_id);
-    const row = await repo.instructionById(t, id, true);
-    if (!workspace || !row || row.deleted_at !== null) throw instructionErrors.notFoundAnywhere();
-    if (row.destination_version !== destinationVersion) throw instructionErrors.versionMoved();
+    const { workspace, row } = await lockedForDecision(t, id, destinationVersion);
     if (row.status !== 'pending_verification') throw instructionErrors.notPending();
     const now = clock.now();
     const declined = await repo.markDeclined(t, row.id, destinationVersion, { declined_at: now, declined_by: staff.actorId, decline_reason: reason });
