@@ -20,6 +20,16 @@ export default tseslint.config(
     },
   },
   {
+    // Decision 0025: the database libraries through their public APIs only (test/unit/platform/public-apis.test.ts checks the rest).
+    files: ['api/**/*.ts', 'shared/**/*.ts', 'workers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['knex/lib/*', 'knex/src/*', 'pg/lib/*', 'pg-pool/*', 'pg-protocol/*'], message: "A library's private files: use its public API (decision 0025)." }] },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unused-expressions': 'off',

@@ -1,7 +1,7 @@
 /** API entry: listens, and shuts down gracefully on SIGTERM/SIGINT. */
 import type { Server } from 'node:http';
 import { config } from '../shared/config.js';
-import { db, limitStatements } from '../shared/db.js';
+import { db, limitStatements, refuseUnsuitableDatabase } from '../shared/db.js';
 import { flushLogs, logger } from '../shared/logger.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
@@ -12,6 +12,8 @@ import { createApp } from './app.js';
 
 // Before any connection is made: every API connection gets the statement timeout (issue 42).
 limitStatements(config.apiStatementTimeoutMs);
+// The session settings the code assumes (UTF8, standard strings; decision 0025), or no start.
+await refuseUnsuitableDatabase((err) => logger.warn({ err }, 'database settings not checked: the database did not answer'));
 const app = createApp();
 const server: Server = app.listen(config.port, config.host, () => {
   logger.info({ host: config.host, port: config.port }, 'api listening');

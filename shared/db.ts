@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { config } from './config.js';
@@ -17,8 +16,16 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => {
 export type Db = Knex | Knex.Transaction;
 
 /**
+ * Every transaction this service opens runs at READ COMMITTED, stated on its BEGIN rather
+ * than left to the server's default (decision 0025): the money paths are written for it
+ * (compare-and-set updates, row locks, `ledger_post_many`'s own locks), and a server set to
+ * another default must not change what they mean.
+ */
+export const ISOLATION_LEVEL = 'read committed' as const;
+
+/**
  * The `statement_timeout` (ms, 0: none) given to each new connection of the process-wide
- * pool (`db`); see `limitStatements`.
+ * pools (`db`); see `limitStatements`.
  */
 let processStatementTimeoutMs = 0;
 
@@ -36,10 +43,25 @@ export function limitStatements(ms: number): void {
 /** What knex's pool hands `afterCreate`: the new node-postgres client. */
 type NewConnection = pg.Client;
 
+/** Per knex instance (`createDb`): its pipelined pool and what it was made with. */
+interface Direct {
+  url: string;
+  poolMax: number;
+  statementTimeoutMs: number | undefined;
+  pool: pg.Pool | undefined;
+}
+const directs = new WeakMap<object, Direct>();
+
 /**
+ * A knex instance (the builder, `knex.transaction()`, its own pool of `poolMax`
+ * connections) and beside it, made on first use, a node-postgres `pg.Pool` of as many
+ * connections in pipeline mode (`pipeline: true`, pg 8.23): the keyed transactions, named
+ * statements and reads sent together run there (see "One data path" below). `destroy()`
+ * ends both.
+ *
  * `statementTimeoutMs`: the `statement_timeout` of each new connection (undefined: the
- * process's, see `limitStatements`; 0: none). Set with a bound `set_config` in knex's
- * documented `pool.afterCreate`, before the connection is handed out.
+ * process's, see `limitStatements`; 0: none): a bound `set_config` in knex's documented
+ * `pool.afterCreate`, pg's `statement_timeout` connection option for the pipelined pool.
  */
 export function createDb(url = config.databaseUrl, poolMax = config.databasePoolMax, guard = config.databasePoolGuard, statementTimeoutMs?: number): Knex {
   const knex = knexFactory({
@@ -62,444 +84,179 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
     },
     acquireConnectionTimeout: 10_000,
   });
+  const direct: Direct = { url, poolMax, statementTimeoutMs, pool: undefined };
+  directs.set(knex, direct);
+  // knex.destroy() ends the pipelined pool too (every entry point calls it on shutdown).
+  const destroyKnex = knex.destroy.bind(knex);
+  const destroy = async (): Promise<void> => {
+    const pool = direct.pool;
+    direct.pool = undefined;
+    await Promise.all([pool?.end(), destroyKnex()]);
+  };
+  Object.defineProperty(knex, 'destroy', { value: destroy, configurable: true, writable: true });
   if (guard) guardPool(knex);
   return knex;
 }
 
+/** The pipelined pool of `knex` (made on first use). */
+function directPool(knex: Knex): pg.Pool {
+  const direct = directs.get(knex);
+  if (!direct) throw new Error('db: this knex instance was not made by createDb');
+  if (direct.pool) return direct.pool;
+  const ms = direct.statementTimeoutMs ?? processStatementTimeoutMs;
+  const pool = new pg.Pool({
+    connectionString: direct.url,
+    application_name: 'escrow',
+    max: direct.poolMax,
+    connectionTimeoutMillis: 10_000,
+    ...(ms > 0 ? { statement_timeout: ms } : {}),
+    pipeline: true,
+  });
+  // An idle connection that dies (a restarted or terminated backend) is dropped by the
+  // pool; without a listener the 'error' event would end the process.
+  pool.on('error', () => undefined);
+  direct.pool = pool;
+  return pool;
+}
+
+/**
+ * A connection of `knex`'s pipelined pool, checked by the pool guard first (rule 7: code
+ * that holds a connection of this database never waits for another).
+ */
+async function acquireDirect(knex: Knex): Promise<pg.PoolClient> {
+  checkGuard(knex);
+  const client = await directPool(knex).connect();
+  // A connection that fails while checked out (a terminated backend) emits 'error': pg-pool
+  // listens only while it is idle, and an unheard 'error' would end the process. The
+  // failure reaches its statements as their error; the pool closes the connection on release.
+  if (!client.listeners('error').includes(ignoreClientError)) client.on('error', ignoreClientError);
+  return client;
+}
+
+function ignoreClientError(): void {}
+
+/** Back to the pool; a connection that failed with a connection error or a stale statement (0A000) is closed instead. */
+function releaseDirect(client: pg.PoolClient, failure?: unknown): void {
+  client.release(failure !== undefined && spoilsConnection(failure) ? (failure instanceof Error ? failure : new Error('the connection failed')) : undefined);
+}
+
+/**
+ * True when the connection must not be used again: its prepared statements are stale (0A000:
+ * a migration changed a result type; node-postgres offers no way to forget one statement, so
+ * the connection goes and its statements with it) or the connection itself failed.
+ */
+function spoilsConnection(err: unknown): boolean {
+  if (pgErrorCode(err) === STALE_STATEMENT) return true;
+  return isDatabaseFailure(err) && !(err instanceof pg.DatabaseError && err.severity === 'ERROR');
+}
+
+/** Postgres: "cached plan must not change result type". */
+export const STALE_STATEMENT = '0A000';
+
 // ---------------------------------------------------------------------------------------
-// Folded transactions (issue 29). A keyed request's transaction opens with one statement
-// (the key's lock and stored row) and closes with one (the stored answer); sent alone, BEGIN
-// and COMMIT are two more round trips of four to seven. `foldedTransaction` sends BEGIN
-// with the first statement and lets the caller hand over a last statement that is sent with
-// COMMIT, each as one simple-protocol query (text with literals quoted by `sqlLiteral`, as
-// `bookkeepingWrite` does). When either part fails the transaction is rolled back on the
-// spot, so the connection goes back to the pool clean; a failed COMMIT rejects the
-// transaction as knex's own does (commitTransaction throws). An ERROR reported by Postgres
-// (`pgRefused`) means nothing was committed; anything else (a lost connection, a FATAL that
-// ended the session) leaves the outcome unknown.
-//
-// The frame is built here, not by knex.transaction(): knex makes a whole knex instance per
-// transaction (a closure for each of its 123 builder methods, property definitions, an
-// event emitter and eight listeners), about 170 µs of CPU on this machine against 30 µs for
-// the transaction itself: the largest single cost of a keyed request after its round trips
-// (bench/escrows/README.md). Here every builder method lives once on a shared prototype and
-// a transaction is one small object: a callable (`trx('table')`), a client that always
-// hands out the transaction's connection and refuses queries once it is over (as knex's
-// transaction client does), commit and rollback. It offers what the services use of a
-// knex transaction (the builder, raw, isCompleted, commit, rollback, executionPromise); a
-// nested transaction (a savepoint) is refused.
+// Statements. Every statement the service sends is text from code with `$n` placeholders
+// and its values as bound parameters (never values written into the text: decision 0025,
+// checked by test/unit/platform/public-apis.test.ts). The few that run on every request go
+// as named statements, which Postgres parses and plans once per connection.
 
-/** What a folded transaction carries: set `beforeCommit` to send that statement with COMMIT. */
-export interface CommitFold {
-  beforeCommit?: string;
-}
-
-/**
- * A read sent with a folded transaction's first statement, in the same round trip and the
- * same transaction, right after it (a keyed route's escrow, a setting, a counterparty: what
- * its service reads first anyway). Its rows wait under `key` until the service asks for
- * them with `takeReadAhead`, once: a second read of the same row in that transaction goes
- * to the database. `sql` is a complete statement with literals quoted by `sqlLiteral`; a
- * read-ahead nobody takes costs nothing but its row.
- */
-export interface ReadAhead {
-  key: string;
-  sql: string;
-}
-
-const requireCjs = createRequire(import.meta.url);
-/** knex 3's builder methods, which a knex instance forwards to a new query builder (lib/query/method-constants.js). */
-const BUILDER_METHODS = requireCjs('knex/lib/query/method-constants.js') as readonly string[];
-/** node-postgres's own conversion of a parameter to its text (pg 8, lib/utils.js): Dates, arrays, objects as JSON, Buffers. */
-const { prepareValue: pgPrepareValue } = requireCjs('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
-
-/** The parts of a knex client (knex 3, lib/client.js) a frame's client uses or overrides. */
-interface KnexClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: PgConnection): Promise<unknown>;
-  query(connection: PgConnection, obj: unknown): Promise<unknown>;
-  stream(connection: PgConnection, obj: unknown, stream: unknown, options: unknown): Promise<unknown>;
-  queryBuilder(): Record<string, (...args: unknown[]) => unknown>;
-  raw(...args: unknown[]): unknown;
-  ref(...args: unknown[]): unknown;
-}
-
-/** One transaction's state, held by its client and its callable. */
-interface Frame {
-  /** The client that acquired the connection (the pool's); it gets the connection back. */
-  pool: KnexClient;
-  connection: PgConnection;
-  fold: CommitFold;
-  completed: boolean;
-  /** Read-ahead rows not taken yet, by key. */
-  ahead: Map<string, unknown[]> | undefined;
-  /** Writes handed to `writeAtCommit` not sent yet, in order (see `flushAtCommit`). */
-  atCommit: string[];
-  /** The named statements the held writes execute (marked stale when the COMMIT fails with 0A000). */
-  atCommitNames: string[];
-  resolve(value?: unknown): void;
-  reject(err: unknown): void;
-}
-
-const FRAME = Symbol('folded transaction frame');
-type FrameClient = KnexClient & { [FRAME]: Frame };
-type Transactor = ((table?: string, options?: unknown) => unknown) & { client: FrameClient; [FRAME]: Frame };
-
-function completedError(): Error {
-  return new Error('Transaction query already complete: the transaction has already committed or rolled back');
-}
-
-/** A frame's knex statements before the last: refused on another connection; see `readyFrame`. */
-function frameChecked<T>(client: FrameClient, connection: PgConnection, run: () => Promise<T>): Promise<T> {
-  if (connection !== client[FRAME].connection) return Promise.reject(new Error('Invalid connection for transaction query.'));
-  return readyFrame(client[FRAME]).then(run);
-}
-
-/** Before any statement of a frame: refused once the transaction is over; the writes held for COMMIT go first. */
-async function readyFrame(frame: Frame): Promise<void> {
-  if (frame.completed) throw completedError();
-  if (frame.atCommit.length === 0) return;
-  await flushAtCommit(frame);
-  if (frame.completed) throw completedError();
-}
-
-/**
- * Writes held for COMMIT (`writeAtCommit`) are sent before any later statement of the
- * transaction, so its statements always run in the order the code issued them: a write is
- * held only while nothing follows it (as in a move that ends with its event).
- */
-async function flushAtCommit(frame: Frame): Promise<void> {
-  while (frame.atCommit.length > 0) {
-    const text = frame.atCommit.join('; ');
-    frame.atCommit = [];
-    await frame.connection.query(text).catch((err: unknown) => {
-      markStale(frame.connection, err, frame.atCommitNames);
-      throw err;
-    });
-  }
-}
-
-/** The frame of a folded transaction, or undefined for a pool or a knex transaction. */
-function frameOf(knex: Db): Frame | undefined {
-  return (knex as unknown as Partial<Transactor>)[FRAME];
-}
-
-/**
- * Before a named statement on `knex`: refused once its transaction is over (a finished
- * transaction's client still hands out its connection, which may be another request's
- * now; knex's own queries refuse then too); in a frame, the writes held for COMMIT go first.
- */
-async function beforeStatement(knex: Db): Promise<void> {
-  const frame = frameOf(knex);
-  if (frame) return readyFrame(frame);
-  if (knex.isTransaction && (knex as Knex.Transaction).isCompleted()) {
-    throw new Error('query on a transaction that has already committed or rolled back');
-  }
-}
-
-/** Per pool (knex instance): the prototypes every frame of that pool shares. */
-const framePrototypes = new WeakMap<object, { client: object; transactor: object }>();
-
-function prototypesOf(pool: KnexClient): { client: object; transactor: object } {
-  const known = framePrototypes.get(pool);
-  if (known) return known;
-  // The client: the pool's own client underneath (config, compilers, its event listeners,
-  // which forward to the knex instance as knex's transaction client does), with the
-  // connection fixed to the frame's.
-  const client = Object.create(pool) as FrameClient & { transacting: boolean };
-  client.transacting = true;
-  client.acquireConnection = function (this: FrameClient) {
-    return Promise.resolve(this[FRAME].connection);
-  };
-  client.releaseConnection = () => Promise.resolve();
-  client.query = function (this: FrameClient, connection, obj) {
-    return frameChecked(this, connection, () => pool.query.call(this, connection, obj));
-  };
-  client.stream = function (this: FrameClient, connection, obj, stream, options) {
-    return frameChecked(this, connection, () => pool.stream.call(this, connection, obj, stream, options));
-  };
-  // The callable's methods: each builder method starts a builder on the frame's client.
-  const transactor: Record<string | symbol, unknown> = Object.create(Function.prototype) as Record<string, unknown>;
-  for (const method of BUILDER_METHODS) {
-    transactor[method] = function (this: Transactor, ...args: unknown[]) {
-      const builder = this.client.queryBuilder();
-      return builder[method]!.apply(builder, args);
-    };
-  }
-  Object.assign(transactor, {
-    isTransaction: true,
-    userParams: Object.freeze({}),
-    queryBuilder(this: Transactor) {
-      return this.client.queryBuilder();
-    },
-    raw(this: Transactor, ...args: unknown[]) {
-      return this.client.raw(...args);
-    },
-    ref(this: Transactor, ...args: unknown[]) {
-      return this.client.ref(...args);
-    },
-    transaction() {
-      throw new Error('a folded transaction does not open nested transactions (savepoints)');
-    },
-    savepoint() {
-      throw new Error('a folded transaction does not open nested transactions (savepoints)');
-    },
-    isCompleted(this: Transactor) {
-      return this[FRAME].completed;
-    },
-    commit(this: Transactor, value?: unknown) {
-      return finishFrame(this[FRAME], 'commit', value);
-    },
-    rollback(this: Transactor, error?: unknown) {
-      return finishFrame(this[FRAME], 'rollback', error);
-    },
-  });
-  const prototypes = { client, transactor };
-  framePrototypes.set(pool, prototypes);
-  return prototypes;
-}
-
-/**
- * Ends a frame: COMMIT (with the fold's last statement) or ROLLBACK, then the connection
- * goes back to the pool and `executionPromise` settles: resolved on a commit (and on a
- * rollback without an error, as knex's doNotRejectOnRollback), rejected with the failure,
- * or with the error a rollback was given. A frame already over is left alone.
- */
-async function finishFrame(frame: Frame, how: 'commit' | 'rollback', value?: unknown): Promise<void> {
-  if (frame.completed) return;
-  frame.completed = true;
-  const { connection, pool } = frame;
-  let failure: { err: unknown } | undefined;
-  try {
-    if (how === 'commit') {
-      const last = frame.fold.beforeCommit;
-      const parts = last === undefined ? frame.atCommit : [...frame.atCommit, last];
-      await connection.query(parts.length === 0 ? 'COMMIT' : `${parts.join('; ')}; COMMIT`);
-    } else {
-      await connection.query('ROLLBACK');
-    }
-  } catch (err) {
-    failure = { err };
-    markStale(frame.connection, err, frame.atCommitNames);
-    // The last statement failed (the transaction is aborted, COMMIT was skipped) or COMMIT
-    // did (the transaction is over): either way nothing was committed; a ROLLBACK leaves
-    // the session outside any transaction (or fails on a lost connection, which knex's pool
-    // then discards, as its 'error' listener marked it).
-    if (how === 'commit') await connection.query('ROLLBACK').catch(() => undefined);
-  } finally {
-    await pool.releaseConnection(connection);
-  }
-  if (failure) {
-    frame.reject(failure.err);
-    if (how === 'rollback') throw failure.err;
-  } else if (how === 'rollback' && value !== undefined) frame.reject(value);
-  else frame.resolve(how === 'commit' ? value : undefined);
-}
-
-/**
- * A transaction on one pooled connection whose BEGIN is sent together with `first` (a
- * complete statement, literals quoted with `sqlLiteral`) and the reads in `ahead`,
- * answering the transaction, the rows `first` returned and its fold (see above). Commit
- * with `commitTransaction`.
- */
-export async function foldedTransaction<R>(
-  knex: Knex,
-  first: string,
-  ahead: readonly ReadAhead[] = [],
-): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
-  const pool = knex.client as unknown as KnexClient;
-  const prototypes = prototypesOf(pool);
-  const connection = await pool.acquireConnection();
-  let rows: R[];
-  let aheadRows: Map<string, unknown[]> | undefined;
-  try {
-    const text = ahead.length === 0 ? `BEGIN; ${first}` : `BEGIN; ${first}; ${ahead.map((a) => a.sql).join('; ')}`;
-    const results = (await connection.query(text)) as unknown as { rows: unknown[] }[];
-    rows = (results[1]?.rows ?? []) as R[];
-    if (ahead.length > 0) aheadRows = new Map(ahead.map((a, i) => [a.key, results[2 + i]?.rows ?? []]));
-  } catch (err) {
-    await connection.query('ROLLBACK').catch(() => undefined);
-    await pool.releaseConnection(connection);
-    throw err;
-  }
-  const fold: CommitFold = {};
-  let resolve!: (value?: unknown) => void;
-  let reject!: (err: unknown) => void;
-  const executionPromise = new Promise<unknown>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // Its outcome reaches whoever awaits it (commitTransaction); nobody else must.
-  executionPromise.catch(() => undefined);
-  const frame: Frame = { pool, connection, fold, completed: false, ahead: aheadRows, atCommit: [], atCommitNames: [], resolve, reject };
-  const client = Object.create(prototypes.client) as FrameClient;
-  client[FRAME] = frame;
-  const trx = function (table?: string, options?: unknown) {
-    const builder = client.queryBuilder();
-    return table ? builder.table!(table, options) : builder;
-  } as Transactor;
-  Object.setPrototypeOf(trx, prototypes.transactor);
-  trx.client = client;
-  trx[FRAME] = frame;
-  (trx as unknown as { executionPromise: Promise<unknown> }).executionPromise = executionPromise;
-  return { trx: trx as unknown as Knex.Transaction, rows, fold };
-}
-
-/**
- * `work` in a folded transaction of its own (`foldedTransaction`: BEGIN goes with `first`
- * and the reads in `ahead`), committed when it returns (with the writes it held for
- * COMMIT, in the same round trip), rolled back when it throws.
- */
-export async function inFoldedTransaction<R, T>(
-  knex: Knex,
-  first: string,
-  ahead: readonly ReadAhead[],
-  work: (trx: Knex.Transaction, rows: R[]) => Promise<T>,
-): Promise<T> {
-  const { trx, rows } = await foldedTransaction<R>(knex, first, ahead);
-  let out: T;
-  try {
-    out = await work(trx, rows);
-  } catch (err) {
-    if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
-    throw err;
-  }
-  await commitTransaction(trx);
-  return out;
-}
-
-/**
- * A write whose outcome the request does not need (an escrow's event and its outbox jobs),
- * run in `trx`. In a folded transaction it is held and sent before the transaction's next
- * statement, so statements always run in the order the code issued them: in the same round
- * trip as `readTogether`'s reads or the COMMIT (before the stored answer), in one of its own
- * before any other statement. A move that ends with its writes and then its answer's reads
- * spends no round trip on them. Anywhere else it
- * runs now, as a named statement. Either way it commits with the transaction's other work
- * or not at all; a failure at COMMIT fails the COMMIT (the request answers 5xx, nothing
- * committed). `native` is knex's `$n` form (`toSQL().toNative()`): held, it is sent as
- * `EXECUTE` of the statement prepared on the connection (`preparedOn`) with its values as
- * literals.
- */
-export async function writeAtCommit(trx: Db, native: NativeStatement): Promise<void> {
-  const frame = frameOf(trx);
-  if (!frame) {
-    await preparedNative(trx as Knex, native);
-    return;
-  }
-  if (frame.completed) throw completedError();
-  const name = statementName(native.sql);
-  await preparedOn(frame.connection, () => frame.completed, name, native.sql);
-  if (frame.completed) throw completedError();
-  frame.atCommit.push(executeOf(name, native.bindings));
-  frame.atCommitNames.push(name);
-}
-
-/**
- * `name` prepared on the frame's connection (`PREPARE`, one round trip the first time on
- * each connection; a prepared statement outlives a rollback), shared with `prepared`: the
- * same name is the same statement whichever sends it. A held write then goes as `EXECUTE`
- * with its values as literals: Postgres neither parses nor plans it again, as it would a
- * statement sent as text (measured: the creation's CTE as text cost more in the database
- * than the round trip it saved).
- */
-async function preparedOn(connection: PgConnection, over: () => boolean, name: string, text: string): Promise<void> {
-  const conn = connection as PgConnection & NamedStatementCache;
-  const parsed = conn.connection?.parsedStatements;
-  if (!parsed) throw new Error('preparedOn: the connection keeps no record of its prepared statements (pg changed?)');
-  // (Each statement only while the transaction still owns the connection: work not awaited
-  // by the handler must not reach a connection already back in the pool.)
-  if (conn[STALE]?.has(name)) {
-    if (over()) throw completedError();
-    await deallocateStale(conn, name);
-  }
-  if (parsed[name] === text) return;
-  if (over()) throw completedError();
-  await connection.query(`PREPARE ${name} AS ${text}`);
-  parsed[name] = text;
-}
-
-/** After a failure of statements prepared on `connection` (`names`): 0A000 (a migration changed a prepared statement's result type) prepares them anew next time. */
-function markStale(connection: PgConnection, err: unknown, names: readonly string[]): void {
-  if (pgErrorCode(err) !== '0A000') return;
-  const conn = connection as PgConnection & NamedStatementCache;
-  for (const name of names) (conn[STALE] ??= new Set()).add(name);
-}
-
-/** A statement in knex's `$n` form with its values (a builder's `toSQL().toNative()`, `nativeOf`). */
+/** A statement in `$n` form with its values (a builder's `toSQL().toNative()`, `nativeOf`). */
 export interface NativeStatement {
   sql: string;
   bindings: readonly unknown[];
 }
 
 /**
- * Several reads answered in one round trip, each one's rows in the order given (a deal's
- * answer: its events, decisions, approval slots, documents and payouts). Each read is a
- * statement prepared on the connection (`preparedOn`: a `PREPARE` round trip the first
- * time on each connection) sent as `EXECUTE` with its values as literals, all in one
- * query: Postgres neither parses nor plans them again, and outside a transaction they
- * share one snapshot (one implicit transaction). In a folded transaction the writes held
- * for COMMIT (`writeAtCommit`) go first in that same round trip, so the reads see them and
- * statements still run in the order the code issued them. Only for statements whose text
- * has a few shapes (see `preparedRaw`): a list of ids as one array value (`= ANY(?)`), not
- * `IN (?, ?, …)`.
+ * At most this many statement names per process, so at most this many prepared statements
+ * per connection (node-postgres keeps every one it prepared until the connection closes).
+ * Statements past the bound run unnamed: correct, parsed on each call.
  */
-export async function readTogether(trx: Db, reads: readonly NativeStatement[]): Promise<unknown[][]> {
-  if (reads.length === 0) return [];
-  const frame = frameOf(trx);
-  if (frame) {
-    if (frame.completed) throw completedError();
-    return executeTogether(frame.connection, () => frame.completed, reads, frame);
+export const MAX_NAMED_STATEMENTS = 400;
+
+/** Name → text of every named statement given out (`prepared` names and `statementName`'s). */
+const namedTexts = new Map<string, string>();
+/** Text → name, for `statementName`. */
+const statementNames = new Map<string, string>();
+
+/** The name `text` runs under: `name` when the bound allows, undefined past it (then unnamed). */
+function claimName(name: string, text: string): string | undefined {
+  const known = namedTexts.get(name);
+  if (known !== undefined) {
+    if (known !== text) throw new Error(`db: statement name ${name} is already used for another text`);
+    return name;
   }
-  return withConnection(trx as Knex, async (connection) => {
-    await beforeStatement(trx);
-    return executeTogether(connection, () => trx.isTransaction === true && (trx as Knex.Transaction).isCompleted(), reads);
+  if (namedTexts.size >= MAX_NAMED_STATEMENTS) return undefined;
+  namedTexts.set(name, text);
+  return name;
+}
+
+/** A statement's name from its text (`preparedNative`, `writeAtCommit`, read-aheads), or undefined past the bound. */
+function statementName(sql: string): string | undefined {
+  const known = statementNames.get(sql);
+  if (known !== undefined) return known;
+  const name = claimName(`k_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`, sql);
+  if (name !== undefined) statementNames.set(sql, name);
+  return name;
+}
+
+/** How many statement names this process has given out (a test holds it under the bound). */
+export function namedStatementCount(): number {
+  return namedTexts.size;
+}
+
+/** node-postgres's query config for a statement: named (bound parameters, prepared once per connection) while the bound allows. */
+function queryOf(statement: NativeStatement, name = statementName(statement.sql)): pg.QueryConfig {
+  const values = statement.bindings as unknown[];
+  return name === undefined ? { text: statement.sql, values } : { name, text: statement.sql, values };
+}
+
+/**
+ * SQL with `?` bindings in knex's `$n` form. The money paths call it with a few fixed texts
+ * on every request: each text's `$n` form is made once and remembered (`positionedText`),
+ * the values kept as they are, which is what knex's raw gives for plain values. Knex itself
+ * does it when a value is a knex query, raw or callback (spliced into the text), the text has
+ * `??` (an identifier) or a backslash (an escaped `?`), or the values do not match the text.
+ */
+export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): NativeStatement {
+  const text = positionedText(sql);
+  if (text === undefined || text.count !== bindings.length || !bindings.every(isPlainValue)) {
+    return (knex as Knex).raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
+  }
+  return { sql: text.sql, bindings };
+}
+
+/** A value knex's raw passes through as one parameter: not undefined (knex refuses it), not a knex query, raw or callback. */
+function isPlainValue(value: unknown): boolean {
+  if (value === undefined || typeof value === 'function') return false;
+  return !(typeof value === 'object' && value !== null && ('toSQL' in value || 'isRawInstance' in value));
+}
+
+/** `sql`'s `?`s numbered `$1`…`$n` (as knex's raw numbers them for Postgres), with their count; undefined for a text knex must read itself. */
+const positioned = new Map<string, { sql: string; count: number } | undefined>();
+function positionedText(sql: string): { sql: string; count: number } | undefined {
+  if (positioned.has(sql)) return positioned.get(sql);
+  let text: { sql: string; count: number } | undefined;
+  if (!sql.includes('??') && !sql.includes('\\')) {
+    let count = 0;
+    const numbered = sql.replace(/\?/g, () => `$${++count}`);
+    text = { sql: numbered, count };
+  }
+  if (positioned.size < 10_000) positioned.set(sql, text);
+  return text;
+}
+
+/**
+ * A `$n` statement on a knex transaction that is not a keyed one (`db.transaction(fn)`):
+ * knex's raw with `?` placeholders, the values bound, unnamed (a prepared statement on
+ * knex's pool would outlive a migration that changes its result type).
+ */
+async function rawOn<R>(trx: Knex.Transaction, statement: NativeStatement): Promise<R[]> {
+  const order: number[] = [];
+  const sql = statement.sql.replace(/\?/g, '\\?').replace(/\$(\d+)/g, (_, i: string) => {
+    order.push(Number(i) - 1);
+    return '?';
   });
-}
-
-async function executeTogether(connection: PgConnection, over: () => boolean, reads: readonly NativeStatement[], frame?: Frame): Promise<unknown[][]> {
-  const names: string[] = [];
-  for (const read of reads) {
-    const name = statementName(read.sql);
-    await preparedOn(connection, over, name, read.sql);
-    names.push(name);
-  }
-  if (over()) throw completedError();
-  const held = frame?.atCommit ?? [];
-  if (frame) frame.atCommit = [];
-  const executes = reads.map((read, i) => executeOf(names[i]!, read.bindings));
-  let results: unknown;
-  try {
-    results = await connection.query<unknown>([...held, ...executes].join('; '));
-  } catch (err) {
-    markStale(connection, err, [...(frame?.atCommitNames ?? []), ...names]);
-    throw err;
-  }
-  // Several statements in one query: pg answers one result per statement (a lone one, not in an array).
-  const all = (Array.isArray(results) ? results : [results]) as { rows: unknown[] }[];
-  return all.slice(held.length).map((r) => r.rows);
-}
-
-/** `EXECUTE` of statement `name` prepared on the connection, its values as literals (`literalOf`). */
-function executeOf(name: string, bindings: readonly unknown[]): string {
-  return bindings.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${bindings.map((v, i) => literalOf(v, i + 1)).join(', ')})`;
-}
-
-/** `$n` placeholders replaced by their values as literals, each as node-postgres would send it as a parameter (prepareValue). */
-export function inlineValues(sql: string, values: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)/g, (_, i: string) => {
-    const index = Number(i) - 1;
-    if (index < 0 || index >= values.length) throw new Error(`inlineValues: no value for $${i}`);
-    return literalOf(values[index], index + 1);
-  });
-}
-
-/** Parameter `$n`'s value as a literal, as node-postgres would send it (prepareValue). */
-function literalOf(raw: unknown, n: number): string {
-  const value = pgPrepareValue(raw);
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value !== 'string') throw new Error(`inlineValues: $${n} is not text (${typeof value})`);
-  return quoteLiteral(value);
+  const result = await trx.raw<{ rows: R[] }>(sql, order.map((i) => statement.bindings[i]) as Knex.RawBinding[]);
+  return result.rows;
 }
 
 /** A stand-in for a `shaped` statement's value (an empty array for a list: knex's whereIn then places none). */
@@ -535,23 +292,370 @@ function templateOf<A extends unknown[]>(build: (knex: Knex, ...values: A) => { 
   return { ...native, valueAt };
 }
 
-/** A knex query as a `ReadAhead` under `key`: its text with the values as literals (`inlineValues`), so the read and its read-ahead are one query. */
-export function readAheadOf(key: string, query: { toSQL(): { toNative(): NativeStatement } }): ReadAhead {
-  const native = query.toSQL().toNative();
-  return { key, sql: inlineValues(native.sql, native.bindings) };
+// ---------------------------------------------------------------------------------------
+// Keyed transactions: one way to open, read, write and commit (decision 0025, which
+// supersedes 0021/0022). A keyed money request runs in a `knex.transaction()` that knex
+// opens on a connection of the pipelined pool (knex's documented `connection` option),
+// stating its isolation level. node-postgres's pipeline mode sends each statement without
+// waiting for the one before, so:
+//  - BEGIN, the key's statement and the route's first reads (`ReadAhead`s) go in one flight;
+//  - writes whose outcome the request does not need (`writeAtCommit`: an event, its jobs,
+//    the stored answer) wait and go in the flight of the next statement, or of COMMIT;
+//  - reads that do not depend on one another (`readTogether`) go in one flight.
+// Every statement is text from code with bound parameters. Postgres answers pipelined
+// statements in order, each on its own: when one fails, the transaction is aborted and
+// the rest fail with it, and the caller gets the first failure (a COMMIT after a failed
+// write reports that write's error, never a success). Reads sent together are separate
+// statements under READ COMMITTED: each sees what was committed when it started, as any
+// two reads of a transaction do; a read that must agree with another locks its rows.
+
+/**
+ * A read sent with a keyed transaction's first statement, in the same flight and the same
+ * transaction, right after it (a keyed route's escrow, a setting, a counterparty: what its
+ * service reads first anyway). Its rows wait under `key` until the service asks for them
+ * with `takeReadAhead`, once: a second read of the same row goes to the database. A
+ * read-ahead is a statement with bound values (`readAheadOf` makes one from a knex query);
+ * one nobody takes costs nothing but its row.
+ */
+export interface ReadAhead extends NativeStatement {
+  key: string;
+}
+
+/** What a keyed transaction carries: set `beforeCommit` to send that statement with COMMIT (the stored answer). */
+export interface CommitFold {
+  beforeCommit?: NativeStatement;
+}
+
+/** One keyed transaction's connection and what waits to go on it. */
+interface Frame {
+  client: pg.PoolClient;
+  first: NativeStatement;
+  ahead: readonly ReadAhead[];
+  /** The answers of `first` and the read-aheads, set when they went with BEGIN. */
+  opening: Promise<pg.QueryResult>[] | undefined;
+  fold: CommitFold;
+  /** Writes handed to `writeAtCommit`, not sent yet, in order. */
+  held: NativeStatement[];
+  /** Read-ahead rows not taken yet, by key. */
+  aheadRows: Map<string, unknown[]> | undefined;
+  /** A failure after which the connection is closed, not pooled again. */
+  spoiled: unknown;
+  /** True once COMMIT or ROLLBACK went. */
+  over: boolean;
+}
+
+/** The frame of each keyed transaction, by its knex transaction. */
+const frames = new WeakMap<object, Frame>();
+
+function frameOf(knex: Db): Frame | undefined {
+  return frames.get(knex);
+}
+
+function completedError(): Error {
+  return new Error('Transaction query already complete: the transaction has already committed or rolled back');
+}
+
+function noteFailure(frame: Frame, err: unknown): void {
+  if (frame.spoiled === undefined && spoilsConnection(err)) frame.spoiled = err;
+}
+
+type QueryCallback = (err: Error | null, result?: pg.QueryResult) => void;
+
+/**
+ * Sends `config` on the frame's connection. The first statement knex sends is its BEGIN: the
+ * key's statement and the read-aheads follow it at once, in the same flight. Any later
+ * statement goes after the writes held for it, in the same flight (COMMIT: and after the
+ * fold's last statement; ROLLBACK drops them), and answers the first failure among them.
+ */
+function sendOnFrame(frame: Frame, config: pg.QueryConfig, callback: QueryCallback): void {
+  const { client } = frame;
+  if (frame.opening === undefined) {
+    client.query(config, callback);
+    frame.opening = [frame.first, ...frame.ahead].map((statement) => client.query(queryOf(statement)));
+    for (const answer of frame.opening) answer.catch((err: unknown) => noteFailure(frame, err));
+    return;
+  }
+  const ending = /^\s*(COMMIT|ROLLBACK)\b/i.exec(config.text)?.[1]?.toUpperCase();
+  let writes = frame.held;
+  frame.held = [];
+  if (ending === 'ROLLBACK') writes = [];
+  else if (ending === 'COMMIT' && frame.fold.beforeCommit) writes = [...writes, frame.fold.beforeCommit];
+  if (ending) frame.over = true;
+  const sent = writes.map((statement) => client.query(queryOf(statement)));
+  client.query(config, (err: Error | null, result?: pg.QueryResult) => {
+    if (err) noteFailure(frame, err);
+    if (sent.length === 0) {
+      callback(err, result);
+      return;
+    }
+    void Promise.allSettled(sent).then((outcomes) => {
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed) noteFailure(frame, failed.reason);
+      callback(failed ? (failed.reason as Error) : err, result);
+    });
+  });
+}
+
+/** `statement` on the frame's connection, in program order (after the held writes). */
+function queryOnFrame<R>(frame: Frame, statement: pg.QueryConfig): Promise<R[]> {
+  if (frame.over) return Promise.reject(completedError());
+  return new Promise<R[]>((resolve, reject) => {
+    sendOnFrame(frame, statement, (err, result) => (err ? reject(err) : resolve((result?.rows ?? []) as R[])));
+  });
 }
 
 /**
- * The rows a read-ahead of `trx` (see `ReadAhead`) brought for `key`, handed out once; undefined when
- * `trx` is not a folded transaction, has none under `key`, or is over.
+ * A keyed transaction: a connection of the pipelined pool, knex's transaction on it at
+ * READ COMMITTED, and `first` (the key's statement) and the reads in `ahead` sent in the
+ * flight of its BEGIN. Answers the transaction (a knex transaction: the builder, raw,
+ * commit, rollback, executionPromise), the rows `first` returned and its fold. Commit with
+ * `commitTransaction`; the connection goes back to the pool when the transaction ends
+ * (closed instead after a connection failure or a stale statement).
+ */
+export async function foldedTransaction<R>(
+  knex: Knex,
+  first: NativeStatement,
+  ahead: readonly ReadAhead[] = [],
+): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
+  try {
+    return await openFrame<R>(knex, first, ahead);
+  } catch (err) {
+    // Nothing ran but the opening: a statement made stale by a migration (its connection
+    // now closed) is opened again on a fresh connection.
+    if (pgErrorCode(err) !== STALE_STATEMENT) throw err;
+    return openFrame<R>(knex, first, ahead);
+  }
+}
+
+async function openFrame<R>(knex: Knex, first: NativeStatement, ahead: readonly ReadAhead[]): Promise<{ trx: Knex.Transaction; rows: R[]; fold: CommitFold }> {
+  const client = await acquireDirect(knex);
+  const frame: Frame = { client, first, ahead, opening: undefined, fold: {}, held: [], aheadRows: undefined, spoiled: undefined, over: false };
+  const connection = {
+    query: (config: pg.QueryConfig, callback: QueryCallback) => sendOnFrame(frame, config, callback),
+  };
+  let trx: Knex.Transaction;
+  try {
+    trx = await knex.transaction({ connection, isolationLevel: ISOLATION_LEVEL });
+  } catch (err) {
+    noteFailure(frame, err);
+    await Promise.allSettled(frame.opening ?? []);
+    // BEGIN failed: the statements after it failed too (or never ran); the session is
+    // outside any transaction unless BEGIN itself went through, which a ROLLBACK ends.
+    await client.query('ROLLBACK').catch(() => undefined);
+    releaseDirect(client, frame.spoiled);
+    throw err;
+  }
+  frames.set(trx, frame);
+  // The connection goes back once the transaction is over, whatever ended it.
+  const release = (): void => releaseDirect(client, frame.spoiled);
+  trx.executionPromise.then(release, release);
+  const answers = await Promise.allSettled(frame.opening!);
+  const failed = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+  if (failed) {
+    await trx.rollback().catch(() => undefined);
+    await trx.executionPromise.catch(() => undefined);
+    throw failed.reason;
+  }
+  const results = answers as PromiseFulfilledResult<pg.QueryResult>[];
+  if (ahead.length > 0) frame.aheadRows = new Map(ahead.map((a, i) => [a.key, results[1 + i]!.value.rows]));
+  return { trx, rows: results[0]!.value.rows as R[], fold: frame.fold };
+}
+
+/**
+ * `work` in a keyed transaction of its own (`foldedTransaction`: BEGIN goes with `first`
+ * and the reads in `ahead`), committed when it returns (with the writes it held for
+ * COMMIT, in the same flight), rolled back when it throws.
+ */
+export async function inFoldedTransaction<R, T>(
+  knex: Knex,
+  first: NativeStatement,
+  ahead: readonly ReadAhead[],
+  work: (trx: Knex.Transaction, rows: R[]) => Promise<T>,
+): Promise<T> {
+  const { trx, rows } = await foldedTransaction<R>(knex, first, ahead);
+  let out: T;
+  try {
+    out = await work(trx, rows);
+  } catch (err) {
+    if (!trx.isCompleted()) await trx.rollback().catch(() => undefined);
+    throw err;
+  }
+  await commitTransaction(trx);
+  return out;
+}
+
+/**
+ * A write whose outcome the request does not need (an escrow's event and its outbox jobs),
+ * run in `trx`. In a keyed transaction it is held and sent in the flight of the
+ * transaction's next statement, before it (so statements run in the order the code issued
+ * them): with `readTogether`'s reads, or with COMMIT before the stored answer. Anywhere
+ * else it runs now. Either way it commits with the transaction's other work or not at all;
+ * a failure fails the statement it went with (at COMMIT: nothing is committed, and
+ * `commitTransaction` throws the write's error).
+ */
+export async function writeAtCommit(trx: Db, native: NativeStatement): Promise<void> {
+  const frame = frameOf(trx);
+  if (frame) {
+    if (frame.over) throw completedError();
+    frame.held.push(native);
+    return;
+  }
+  await preparedNative(trx as Knex, native);
+}
+
+/**
+ * Several reads answered in one flight, each one's rows in the order given (a deal's
+ * answer: its events, decisions, approval slots, documents and payouts), each a named
+ * statement. In a keyed transaction the writes held for COMMIT go first in that flight, so
+ * the reads see them. Each read is its own statement (under READ COMMITTED each sees what
+ * was committed when it started); a failure fails the whole call.
+ */
+export async function readTogether(trx: Db, reads: readonly NativeStatement[]): Promise<unknown[][]> {
+  if (reads.length === 0) return [];
+  const frame = frameOf(trx);
+  if (frame) return Promise.all(reads.map((read) => queryOnFrame<unknown>(frame, queryOf(read))));
+  if (trx.isTransaction) {
+    const rows: unknown[][] = [];
+    for (const read of reads) rows.push(await rawOn(trx as Knex.Transaction, read));
+    return rows;
+  }
+  return onDirect(trx as Knex, (client) => Promise.all(reads.map(async (read) => (await client.query(queryOf(read))).rows as unknown[])));
+}
+
+/** A knex query as a `ReadAhead` under `key`: its `$n` text and values, as knex builds them. */
+export function readAheadOf(key: string, query: { toSQL(): { toNative(): NativeStatement } }): ReadAhead {
+  const native = query.toSQL().toNative();
+  return { key, sql: native.sql, bindings: native.bindings };
+}
+
+/**
+ * The rows a read-ahead of `trx` (see `ReadAhead`) brought for `key`, handed out once;
+ * undefined when `trx` is not a keyed transaction, has none under `key`, or is over.
  */
 export function takeReadAhead<R>(trx: Db, key: string): R[] | undefined {
   const frame = frameOf(trx);
-  if (!frame?.ahead || frame.completed) return undefined;
-  const rows = frame.ahead.get(key);
+  if (!frame?.aheadRows || frame.over) return undefined;
+  const rows = frame.aheadRows.get(key);
   if (rows === undefined) return undefined;
-  frame.ahead.delete(key);
+  frame.aheadRows.delete(key);
   return rows as R[];
+}
+
+/**
+ * A named statement (prepared once per connection, values bound), for the queries that run
+ * on every request (bench/: knex's query building and an unnamed parse per call cost more
+ * than the query itself). On the pool: a connection of the pipelined pool; a statement
+ * made stale by a migration (0A000: "cached plan must not change result type") closes that
+ * connection and runs once more on another, so a migration never answers 500. In a keyed
+ * transaction: on its connection, after its held writes (a stale statement fails the
+ * transaction, whose connection is then closed: the keyed middleware answers 503 RETRY).
+ * In another knex transaction: through knex, unnamed.
+ */
+export async function prepared<R>(name: string, text: string, values: unknown[], knex: Db = db): Promise<R[]> {
+  const statement: NativeStatement = { sql: text, bindings: values };
+  const config = queryOf(statement, claimName(name, text));
+  const frame = frameOf(knex);
+  if (frame) return queryOnFrame<R>(frame, config);
+  if (knex.isTransaction) {
+    if ((knex as Knex.Transaction).isCompleted()) throw new Error('query on a transaction that has already committed or rolled back');
+    return rawOn<R>(knex as Knex.Transaction, statement);
+  }
+  return onDirect(knex as Knex, async (client) => (await client.query(config)).rows as R[]);
+}
+
+/**
+ * `work` on one connection of the pipelined pool, given back afterwards. A failure from a
+ * stale prepared statement (0A000) closes the connection and runs `work` once more on a
+ * fresh one (it only reads, or writes in one statement that failed whole).
+ */
+async function onDirect<T>(knex: Knex, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const client = await acquireDirect(knex);
+    try {
+      const out = await work(client);
+      releaseDirect(client);
+      return out;
+    } catch (err) {
+      releaseDirect(client, err);
+      if (attempt >= 2 || pgErrorCode(err) !== STALE_STATEMENT) throw err;
+    }
+  }
+}
+
+/** `prepared` for a statement built with knex (`?` bindings), named from its text: the few large statements every money request sends. */
+export async function preparedRaw<R>(knex: Db, sql: string, bindings: readonly unknown[]): Promise<R[]> {
+  return preparedNative<R>(knex, nativeOf(knex, sql, bindings));
+}
+
+/** `preparedRaw` for a statement already in `$n` form (a builder's `toSQL().toNative()`). */
+export async function preparedNative<R>(knex: Db, native: NativeStatement): Promise<R[]> {
+  const frame = frameOf(knex);
+  if (frame) return queryOnFrame<R>(frame, queryOf(native));
+  if (knex.isTransaction) {
+    if ((knex as Knex.Transaction).isCompleted()) throw new Error('query on a transaction that has already committed or rolled back');
+    return rawOn<R>(knex as Knex.Transaction, native);
+  }
+  return onDirect(knex as Knex, async (client) => (await client.query(queryOf(native))).rows as R[]);
+}
+
+/**
+ * A bookkeeping write that need not survive a crash (when a key or session was last
+ * used): one flight, committed without waiting for the disk (synchronous_commit off for
+ * this transaction only). Money and state never go through here. `sql` has `$n`
+ * placeholders; its values are bound.
+ */
+export async function bookkeepingWrite(sql: string, values: (string | Date)[], knex: Knex = db): Promise<void> {
+  await onDirect(knex, async (client) => {
+    const begin = client.query(`BEGIN ISOLATION LEVEL ${ISOLATION_LEVEL.toUpperCase()}`);
+    const local = client.query({ name: 'bookkeeping_async_commit', text: 'SELECT set_config($1, $2, true)', values: ['synchronous_commit', 'off'] });
+    const write = client.query(queryOf({ sql, bindings: values }));
+    const commit = client.query('COMMIT');
+    const outcomes = await Promise.allSettled([begin, local, write, commit]);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw failed.reason;
+    }
+  });
+}
+
+/**
+ * Refuses to run against a database whose session settings differ from what the code
+ * assumes (decision 0025): text in UTF8 (`client_encoding`) and standard string literals
+ * (`standard_conforming_strings` on). Answers the differences, empty when all is well; the
+ * API and the workers stop at start when any is found.
+ */
+export async function databaseSettingsProblems(knex: Knex = db): Promise<string[]> {
+  type Settings = { encoding: string; standard: string };
+  const text = "SELECT current_setting('client_encoding') AS encoding, current_setting('standard_conforming_strings') AS standard";
+  // Both pools: knex's and the pipelined one.
+  const viaKnex = (await knex.raw<{ rows: Settings[] }>(text)).rows[0];
+  const [viaPipeline] = await prepared<Settings>('db_settings_check', text, [], knex);
+  const problems = new Set<string>();
+  for (const row of [viaKnex, viaPipeline]) {
+    if (row?.encoding.toUpperCase() !== 'UTF8') problems.add(`client_encoding is ${row?.encoding ?? 'unknown'}, expected UTF8`);
+    if (row?.standard !== 'on') problems.add(`standard_conforming_strings is ${row?.standard ?? 'unknown'}, expected on`);
+  }
+  return [...problems];
+}
+
+/**
+ * At the start of the API and the workers: exits with 78 (a configuration error, as for a
+ * bad environment) when the database's session settings are not what the code assumes
+ * (`databaseSettingsProblems`). A database that cannot be reached yet is not a refusal: the
+ * process starts, and its requests fail until the database answers.
+ */
+export async function refuseUnsuitableDatabase(warn: (err: unknown) => void, knex: Knex = db): Promise<void> {
+  let problems: string[];
+  try {
+    problems = await databaseSettingsProblems(knex);
+  } catch (err) {
+    warn(err);
+    return;
+  }
+  if (problems.length === 0) return;
+  console.error(`Unsuitable database: ${problems.join('; ')}`);
+  process.exit(78);
 }
 
 /**
@@ -565,51 +669,33 @@ export function pgRefused(err: unknown): boolean {
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+/** node-postgres's own words for a connection that failed, ended or never came (pg-pool's connect timeout). */
+const CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout exceeded when trying to connect)/;
 
 /**
  * True for a failure of the database itself rather than of our code: an error Postgres sent
  * (any severity: a statement refused, a timeout, a cancelled or terminated backend), no
- * connection from the pool in time (knex's KnexTimeoutError), or the connection lost.
+ * connection from a pool in time (knex's KnexTimeoutError, pg-pool's timeout), or the
+ * connection lost.
  */
 export function isDatabaseFailure(err: unknown): boolean {
   if (err instanceof pg.DatabaseError || err instanceof knexFactory.KnexTimeoutError) return true;
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
-  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || /^Connection terminated/.test(err.message);
-}
-
-/**
- * `text` as a quoted SQL string literal, exactly as pg's `escapeLiteral` writes it (quotes
- * doubled; with a backslash, backslashes doubled too and the ` E'…'` form), without its
- * character-by-character concatenation: on a keyed request's 1 KB stored answer that loop
- * made about 15% of all the bytes the API allocated (a heap sampling profile of the
- * creation, bench/escrows README). A property test holds it equal to `escapeLiteral`.
- */
-export function quoteLiteral(text: string): string {
-  const quoted = text.includes("'") ? text.replaceAll("'", "''") : text;
-  return text.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
-}
-
-/** A value as an SQL literal for the simple-protocol statements of a fold (strings quoted by `quoteLiteral`). */
-export function sqlLiteral(value: string | number | Date | null): string {
-  if (value === null) return 'NULL';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error(`sqlLiteral: ${value} is not a finite number`);
-    return String(value);
-  }
-  return quoteLiteral(value instanceof Date ? value.toISOString() : value);
+  return (typeof code === 'string' && CONNECTION_CODES.has(code)) || CONNECTION_MESSAGES.test(err.message);
 }
 
 // ---------------------------------------------------------------------------------------
 // The pool guard (ARCHITECTURE rule 7). Code that holds a pooled connection, a keyed
 // request's transaction or any `db.transaction(fn)`, must never wait for a second
-// connection of the same pool: enough such requests at once (one account, under its rate
-// limit) each hold one connection and wait for another, and the whole pool deadlocks.
-// In development and test every acquisition checks whether the code asking already holds
-// a connection of that pool, and throws if it does, naming what holds it.
+// connection of the same database: enough such requests at once (one account, under its
+// rate limit) each hold one connection and wait for another, and the pools deadlock.
+// In development and test every acquisition (knex's pool and the pipelined one) checks
+// whether the code asking already holds a connection of that database, and throws if it
+// does, naming what holds it.
 
 interface Holding {
-  /** The pool's client (one per knex instance). */
+  /** The knex client of the database (one per `createDb`). */
   client: object;
   what: string;
   /** Set when the connection has gone back; later work started from that code may acquire. */
@@ -629,7 +715,7 @@ export class SecondConnectionError extends Error {
 }
 
 /**
- * Runs `work` marked as holding one connection of `knex`'s pool (the idempotency
+ * Runs `work` marked as holding one connection of `knex`'s database (the idempotency
  * middleware wraps a keyed request's handlers in it). A no-op without the guard.
  */
 export async function holdingConnection<T>(knex: Knex, what: string, work: () => Promise<T>): Promise<T> {
@@ -649,8 +735,16 @@ interface GuardedClient {
   transaction(container: unknown, config: unknown, outerTx: unknown): unknown;
 }
 
-/** The pools' clients that `guardPool` wrapped. */
+/** The knex clients that `guardPool` wrapped. */
 const guarded = new WeakSet<object>();
+
+/** Throws `SecondConnectionError` when the code asking holds a connection of `knex`'s database. */
+function checkGuard(knex: Knex): void {
+  const client = knex.client as object;
+  if (!guarded.has(client)) return;
+  const held = holding.getStore();
+  if (held && !held.released && held.client === client) throw new SecondConnectionError(held.what);
+}
 
 function guardPool(knex: Knex): void {
   const client = knex.client as unknown as GuardedClient;
@@ -684,7 +778,7 @@ function guardPool(knex: Knex): void {
   };
 }
 
-/** The process-wide connection pool. */
+/** The process-wide database (knex and its pipelined pool). */
 export const db: Knex = createDb();
 
 /** Postgres error codes we act on. */
@@ -695,6 +789,7 @@ export const PG = {
   foreignKeyViolation: '23503',
   serializationFailure: '40001',
   deadlock: '40P01',
+  staleStatement: STALE_STATEMENT,
 } as const;
 
 export function pgErrorCode(err: unknown): string | undefined {
@@ -721,162 +816,8 @@ export async function commitTransaction(trx: Knex.Transaction): Promise<void> {
   await trx.executionPromise;
 }
 
-/** Runs `fn` in the caller's transaction when given one, otherwise in a new transaction. */
+/** Runs `fn` in the caller's transaction when given one, otherwise in a new transaction at READ COMMITTED. */
 export async function inTransaction<T>(trx: Db | undefined, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   if (trx && trx.isTransaction) return fn(trx as Knex.Transaction);
-  return (trx ?? db).transaction(fn);
-}
-
-interface PgConnection {
-  query<R>(config: { name: string; text: string; values: unknown[] } | string): Promise<{ rows: R[] }>;
-}
-
-interface PoolClient {
-  acquireConnection(): Promise<PgConnection>;
-  releaseConnection(connection: PgConnection): Promise<void>;
-}
-
-/**
- * A named (server-side prepared) statement on a pooled connection, for the few queries
- * that run on every request (bench/: knex's query building and an unnamed parse per call
- * cost more than the query itself). Each connection prepares the statement once.
- */
-export async function prepared<R>(name: string, text: string, values: unknown[], knex: Knex = db): Promise<R[]> {
-  return withConnection(knex, async (connection) => {
-    await beforeStatement(knex);
-    const conn = connection as PgConnection & NamedStatementCache;
-    if (conn[STALE]?.has(name)) {
-      // Prepared before a migration changed its result's columns (see below): prepared anew.
-      await deallocateStale(conn, name);
-      await beforeStatement(knex);
-    }
-    try {
-      return (await connection.query<R>({ name, text, values })).rows;
-    } catch (err) {
-      // `SELECT *` / `RETURNING *` prepared on this connection before a migration added a
-      // column fails with 0A000 "cached plan must not change result type". The statement
-      // (and, in a transaction, the transaction) fails this once; the next call on this
-      // connection deallocates it and prepares it again.
-      if (pgErrorCode(err) === '0A000') (conn[STALE] ??= new Set()).add(name);
-      throw err;
-    }
-  });
-}
-
-const STALE = Symbol('stale named statements');
-
-/**
- * A stale statement deallocated, then forgotten by pg (so the next call prepares it
- * anew). Only once Postgres confirms it is gone (or never existed, 26000): a DEALLOCATE
- * refused in an aborted transaction leaves it prepared on the server, and forgetting it
- * then would make every later PREPARE of that name fail (42P05) on this connection; it
- * stays stale and the error goes to the caller.
- */
-async function deallocateStale(conn: PgConnection & NamedStatementCache, name: string): Promise<void> {
-  try {
-    await conn.query(`DEALLOCATE ${name}`);
-  } catch (err) {
-    if (pgErrorCode(err) !== '26000') throw err;
-  }
-  conn[STALE]?.delete(name);
-  delete conn.connection?.parsedStatements[name];
-  delete conn.connection?.submittedNamedStatements?.[name];
-}
-
-/** What `prepared` touches on a pg client: pg's own record of the names it prepared (pg 8, lib/connection.js), and the names to prepare anew. */
-interface NamedStatementCache {
-  connection?: { parsedStatements: Record<string, string>; submittedNamedStatements?: Record<string, string> };
-  [STALE]?: Set<string>;
-}
-
-/**
- * A statement built with knex (`?` bindings) run as a named statement, its name taken from
- * its text: for the few large statements every money request sends (a creation's CTE, an
- * event with its jobs), which Postgres would otherwise parse and plan on every call. Only
- * for statements whose text has a few shapes (the names are bounded by them: each
- * connection keeps one prepared statement per shape).
- */
-export async function preparedRaw<R>(knex: Knex, sql: string, bindings: readonly unknown[]): Promise<R[]> {
-  return preparedNative<R>(knex, nativeOf(knex, sql, bindings));
-}
-
-/**
- * SQL with `?` bindings in knex's `$n` form (what `preparedNative` and `writeAtCommit` take).
- * The money paths call it with a few fixed texts on every request: each text's `$n` form
- * is made once and remembered (`positionedText`), the values kept as they are, which is
- * what knex's raw gives for plain values. Knex itself does it when a value is a knex query,
- * raw or callback (spliced into the text), the text has `??` (an identifier) or a
- * backslash (an escaped `?`), or the values do not match the text (knex's error).
- */
-export function nativeOf(knex: Db, sql: string, bindings: readonly unknown[]): NativeStatement {
-  const text = positionedText(sql);
-  if (text === undefined || text.count !== bindings.length || !bindings.every(isPlainValue)) {
-    return (knex as Knex).raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative();
-  }
-  return { sql: text.sql, bindings };
-}
-
-/** A value knex's raw passes through as one parameter: not undefined (knex refuses it), not a knex query, raw or callback. */
-function isPlainValue(value: unknown): boolean {
-  if (value === undefined || typeof value === 'function') return false;
-  return !(typeof value === 'object' && value !== null && ('toSQL' in value || 'isRawInstance' in value));
-}
-
-/** `sql`'s `?`s numbered `$1`…`$n` (postgres positionBindings), with their count; undefined for a text knex must read itself. */
-const positioned = new Map<string, { sql: string; count: number } | undefined>();
-function positionedText(sql: string): { sql: string; count: number } | undefined {
-  if (positioned.has(sql)) return positioned.get(sql);
-  let text: { sql: string; count: number } | undefined;
-  if (!sql.includes('??') && !sql.includes('\\')) {
-    let count = 0;
-    const numbered = sql.replace(/\?/g, () => `$${++count}`);
-    text = { sql: numbered, count };
-  }
-  if (positioned.size < 10_000) positioned.set(sql, text);
-  return text;
-}
-
-/** `preparedRaw` for a statement knex already turned into `$n` text (a builder's `toSQL().toNative()`). */
-export async function preparedNative<R>(knex: Knex, native: { sql: string; bindings: readonly unknown[] }): Promise<R[]> {
-  return prepared<R>(statementName(native.sql), native.sql, [...native.bindings], knex);
-}
-
-/** A statement's name from its text (`preparedNative`, `writeAtCommit`), remembered: texts come in a few shapes. */
-const statementNames = new Map<string, string>();
-function statementName(sql: string): string {
-  let name = statementNames.get(sql);
-  if (name === undefined) {
-    name = `k_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
-    if (statementNames.size < 10_000) statementNames.set(sql, name);
-  }
-  return name;
-}
-
-/** Runs `work` on one pooled connection, given back to the pool afterwards. */
-async function withConnection<T>(knex: Knex, work: (connection: PgConnection) => Promise<T>): Promise<T> {
-  const client = knex.client as unknown as PoolClient;
-  const connection = await client.acquireConnection();
-  try {
-    return await work(connection);
-  } finally {
-    await client.releaseConnection(connection);
-  }
-}
-
-/**
- * A bookkeeping write that need not survive a crash (when a key or session was last
- * used): one round trip, committed without waiting for the disk (synchronous_commit off
- * for this transaction only). Money and state never go through here. Values are inlined
- * as literals (`inlineValues`); the statement is ours.
- */
-export async function bookkeepingWrite(sql: string, values: (string | Date)[], knex: Knex = db): Promise<void> {
-  const text = inlineValues(sql, values);
-  await withConnection(knex, async (connection) => {
-    try {
-      await connection.query(`BEGIN; SET LOCAL synchronous_commit TO off; ${text}; COMMIT`);
-    } catch (err) {
-      await connection.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
-  });
+  return (trx ?? db).transaction(fn, { isolationLevel: ISOLATION_LEVEL });
 }

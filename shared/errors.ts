@@ -137,6 +137,15 @@ export const errors = {
     }),
   notReady: (text: Text) => fail.unavailable('NOT_READY', text),
   /**
+   * A migration changed a table under a statement this connection had prepared (Postgres
+   * 0A000) while the request ran: its transaction was rolled back and the connection closed;
+   * the same request sent again runs on a fresh one (decision 0025).
+   */
+  retry: () =>
+    fail.unavailable('RETRY', { en: 'The database changed under this request; nothing was done, send it again', id: 'Basis data berubah saat permintaan ini berjalan; tidak ada yang dilakukan, kirim lagi' }, {
+      headers: { 'Retry-After': '1' },
+    }),
+  /**
    * The database failed under a keyed write whose route names it (consumer spec 4.4
    * withdrawals, 4.8 order create: "500 DB_ERROR (retry with the same key)"): the request's
    * transaction was rolled back and its key released, or the connection was lost at COMMIT

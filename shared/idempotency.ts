@@ -5,7 +5,7 @@
 import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
-import { prepared, sqlLiteral, type Db, type ReadAhead } from './db.js';
+import { prepared, type Db, type NativeStatement, type ReadAhead } from './db.js';
 import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -94,8 +94,8 @@ function where(ref: KeyRef) {
  * here: the answer is recorded by `recordAnswerSql`'s statement, sent with the COMMIT of
  * the handler's changes, so either both commit or neither does.
  */
-export function openKeySql(ref: KeyRef): string {
-  return `SELECT * FROM idempotency_open(${sqlLiteral(ref.scope)}, ${sqlLiteral(ref.endpoint)}, ${sqlLiteral(ref.key)})`;
+export function openKeySql(ref: KeyRef): NativeStatement {
+  return { sql: 'SELECT * FROM idempotency_open($1, $2, $3)', bindings: [ref.scope, ref.endpoint, ref.key] };
 }
 
 export type OpenRow = Row & { locked: boolean; state: Row['state'] | null };
@@ -123,11 +123,11 @@ export async function openedKey(trx: Knex.Transaction, ref: KeyRef, hash: string
  */
 export async function peekKey(knex: Knex, ref: KeyRef, hash: string): Promise<OpenResult | { kind: 'none' }> {
   // A named statement (prepared once per connection): every keyed upload looks first.
-  const [row] = await prepared<Row>('idempotency_peek', `${PEEK_SQL} WHERE scope = $1 AND endpoint = $2 AND key = $3`, [ref.scope, ref.endpoint, ref.key], knex);
+  const [row] = await prepared<Row>('idempotency_peek', PEEK_BY_KEY, [ref.scope, ref.endpoint, ref.key], knex);
   return peeked(row, hash);
 }
 
-const PEEK_SQL = 'SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys';
+const PEEK_BY_KEY = 'SELECT request_hash, state, response_status, response_body, expires_at FROM idempotency_keys WHERE scope = $1 AND endpoint = $2 AND key = $3';
 
 /** What a looked-at key row means for a request with this body's hash (`peekKey`, `KeyGate`). */
 function peeked(row: Row | undefined, hash: string): OpenResult | { kind: 'none' } {
@@ -157,7 +157,8 @@ export function keyGate(ref: KeyRef, hash: string): KeyGate & { outcome(): 'wait
   return {
     ahead: {
       key: `idempotency-peek:${ref.key}`,
-      sql: `${PEEK_SQL} WHERE scope = ${sqlLiteral(ref.scope)} AND endpoint = ${sqlLiteral(ref.endpoint)} AND key = ${sqlLiteral(ref.key)}`,
+      sql: PEEK_BY_KEY,
+      bindings: [ref.scope, ref.endpoint, ref.key],
     },
     admit(rows) {
       if (rows === undefined) throw new Error('KeyGate.admit: the key lookup was not sent with the first statement');
@@ -175,13 +176,17 @@ export function keyGate(ref: KeyRef, hash: string): KeyGate & { outcome(): 'wait
 }
 
 /** The statement recording the first 2xx answer for 24 hours, sent with the COMMIT of the handler's transaction. */
-export function recordAnswerSql(ref: KeyRef, hash: string, response: { status: number; json: string }): string {
+export function recordAnswerSql(ref: KeyRef, hash: string, response: { status: number; json: string }): NativeStatement {
   const now = clock.now();
-  const at = `${sqlLiteral(now)}::timestamptz`;
-  return `INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at)
-          VALUES (${sqlLiteral(ref.scope)}, ${sqlLiteral(ref.endpoint)}, ${sqlLiteral(ref.key)}, ${sqlLiteral(hash)}, 'completed', ${sqlLiteral(response.status)},
-                  ${sqlLiteral(response.json)}, ${at}, ${at}, ${sqlLiteral(new Date(now.getTime() + IDEMPOTENCY_TTL_MS))}::timestamptz)`;
+  return {
+    sql: RECORD_ANSWER,
+    bindings: [ref.scope, ref.endpoint, ref.key, hash, response.status, response.json, now, new Date(now.getTime() + IDEMPOTENCY_TTL_MS)],
+  };
 }
+
+const RECORD_ANSWER =
+  'INSERT INTO idempotency_keys (scope, endpoint, key, request_hash, state, response_status, response_body, locked_at, created_at, expires_at) ' +
+  "VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, $7, $8)";
 
 /**
  * The answer is stored as its exact JSON text (a text column, not jsonb: jsonb would

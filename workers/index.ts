@@ -5,7 +5,7 @@
  */
 import { Worker } from 'bullmq';
 import { config } from '../shared/config.js';
-import { db } from '../shared/db.js';
+import { db, refuseUnsuitableDatabase } from '../shared/db.js';
 import { logger } from '../shared/logger.js';
 import { relayOnce } from '../shared/outbox.js';
 import { CALLBACK_BATCH, drainCallbacks } from '../shared/payments/service.js';
@@ -26,6 +26,9 @@ for (const name of config.workerQueues) {
   }
   selected.push(name);
 }
+
+// The session settings the code assumes (UTF8, standard strings; decision 0025), or no start.
+await refuseUnsuitableDatabase((err) => logger.warn({ err }, 'database settings not checked: the database did not answer'));
 
 const connection = createQueueConnection();
 const workers = selected.map((name) => {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { commitTransaction, db, foldedTransaction, holdingConnection, pgRefused, type CommitFold, type ReadAhead } from '../../shared/db.js';
+import { commitTransaction, db, foldedTransaction, holdingConnection, pgErrorCode, pgRefused, STALE_STATEMENT, type CommitFold, type ReadAhead } from '../../shared/db.js';
 import {
   idempotencyErrors,
   keyGate,
@@ -13,7 +13,7 @@ import {
   type OpenResult,
   type OpenRow,
 } from '../../shared/idempotency.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, errors } from '../../shared/errors.js';
 import type { Ctx, Middleware } from '../context.js';
 
 import { UUID_V4 } from '../../shared/ids.js';
@@ -206,7 +206,7 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
       // transaction was rolled back, nothing was changed. Anything else (the connection
       // lost, ECONNRESET, a FATAL) leaves the outcome unknown: the error goes on as it is,
       // and a retry with the same key replays the answer if the COMMIT went through.
-      if (!pgRefused(err)) throw err;
+      if (!pgRefused(err) || pgErrorCode(err) === STALE_STATEMENT) throw err;
       ctx.state.log.error({ err }, 'idempotency answer could not be recorded; the request is rolled back');
       throw idempotencyErrors.insertFailed();
     }
@@ -218,6 +218,12 @@ async function runKeyed(ctx: Ctx, ref: KeyRef, hash: string, next: () => Promise
   } catch (err) {
     ctx.state.trx = undefined;
     await rollback(ctx, trx);
+    // A statement prepared on this connection went stale under a migration: nothing was
+    // done and the connection is closed; the same request runs again on a fresh one.
+    if (pgErrorCode(err) === STALE_STATEMENT) {
+      ctx.state.log.warn({ err }, 'a prepared statement went stale under a migration: 503 RETRY');
+      throw errors.retry();
+    }
     throw err;
   }
 }

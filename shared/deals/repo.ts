@@ -1,7 +1,7 @@
 /** SQL of deals and their milestones. */
 import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
 import type { Knex } from 'knex';
-import { sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
+import { takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
 import type { DealStatus, MilestoneStatus, MilestoneTransition } from './states.js';
 
@@ -149,7 +149,7 @@ const dealWithNames = (trx: Db) =>
 
 /**
  * `dealById(trx, workspaceId, id, true)` ahead of time: the same statement as the builder
- * makes (the deal row alone locked, `FOR UPDATE OF d`), its ids inlined as literals.
+ * makes (the deal row alone locked, `FOR UPDATE OF d`), its ids bound.
  */
 export function lockedDealReadAhead(workspaceId: string, id: string): ReadAhead {
   return {
@@ -158,7 +158,8 @@ export function lockedDealReadAhead(workspaceId: string, id: string): ReadAhead 
       `SELECT d.*, u.full_name AS owner_name, c.name AS counterparty_name, c.country_code AS counterparty_country_code, ` +
       `c.kyb_status AS counterparty_kyb_status, c.relationship AS counterparty_relationship ` +
       `FROM deals AS d INNER JOIN users AS u ON u.id = d.owner_id INNER JOIN counterparties AS c ON c.id = d.counterparty_id ` +
-      `WHERE d.id = ${sqlLiteral(id)} AND d.workspace_id = ${sqlLiteral(workspaceId)} LIMIT 1 FOR UPDATE OF d`,
+      `WHERE d.id = $1 AND d.workspace_id = $2 LIMIT 1 FOR UPDATE OF d`,
+    bindings: [id, workspaceId],
   };
 }
 
@@ -170,8 +171,9 @@ export function lockedMilestonesReadAhead(workspaceId: string, dealId: string): 
   return {
     key: `milestones-of-locked:${dealId}`,
     sql:
-      `SELECT m.* FROM deal_milestones AS m INNER JOIN deals AS d ON d.id = m.deal_id AND d.workspace_id = ${sqlLiteral(workspaceId)} ` +
-      `WHERE m.deal_id = ${sqlLiteral(dealId)} ORDER BY m.sequence_no`,
+      `SELECT m.* FROM deal_milestones AS m INNER JOIN deals AS d ON d.id = m.deal_id AND d.workspace_id = $1 ` +
+      `WHERE m.deal_id = $2 ORDER BY m.sequence_no`,
+    bindings: [workspaceId, dealId],
   };
 }
 

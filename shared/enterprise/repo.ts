@@ -4,7 +4,7 @@
  * per-request membership lookup is a prepared statement on the pool (it runs on every
  * enterprise request, before any transaction).
  */
-import { db, prepared, readAheadOf, sqlLiteral, takeReadAhead, type Db, type ReadAhead } from '../db.js';
+import { db, prepared, readAheadOf, takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from '../deals/fees.js';
 import type { KybApplicationRow } from '../kyb/repo.js';
 import type { UserStatus } from '../users/repo.js';
@@ -104,7 +104,7 @@ export async function lockWorkspace(trx: Db, id: string): Promise<WorkspaceRow |
 
 /** `lockWorkspace(trx, id)` ahead of time (shared/deals/lock.ts `lockDealReadAhead`). */
 export function lockedWorkspaceReadAhead(id: string): ReadAhead {
-  return { key: `workspace-locked:${id}`, sql: `SELECT * FROM workspaces WHERE id = ${sqlLiteral(id)} LIMIT 1 FOR UPDATE` };
+  return { key: `workspace-locked:${id}`, sql: 'SELECT * FROM workspaces WHERE id = $1 LIMIT 1 FOR UPDATE', bindings: [id] };
 }
 
 export async function updateWorkspace(trx: Db, id: string, patch: Record<string, unknown>): Promise<void> {

@@ -1,6 +1,6 @@
 /** SQL for escrows and their event log. Callers pass the transaction. */
 import type { Knex } from 'knex';
-import { nativeOf, prepared, preparedNative, preparedRaw, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
+import { nativeOf, prepared, preparedNative, preparedRaw, takeReadAhead, writeAtCommit, type Db, type NativeStatement, type ReadAhead } from '../db.js';
 import { isUuid } from '../ids.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
 import type { UserRow } from '../users/repo.js';
@@ -134,12 +134,12 @@ export async function findById(trx: Db, id: string, options: { lock?: boolean } 
 }
 
 // ---- Reads a keyed route sends with its key's statement (shared/db.ts ReadAhead) ------------
-// Each is the statement its reader below would send, with the literal in place; the reader
+// Each is the statement its reader below would send, with its values bound; the reader
 // takes the rows under the same key.
 
 /** `findById(trx, id)` (unlocked) ahead of time; nothing for an id that is not a UUID (its route answers 404 before reading). */
 export function escrowReadAhead(id: string): ReadAhead[] {
-  return isUuid(id) ? [{ key: `escrow:${id}`, sql: `SELECT * FROM escrows WHERE id = ${sqlLiteral(id)}` }] : [];
+  return isUuid(id) ? [{ key: `escrow:${id}`, sql: 'SELECT * FROM escrows WHERE id = $1', bindings: [id] }] : [];
 }
 
 /** What a pay reads of the escrow it locks: its state, its deadline and what the link charges for. */
@@ -150,18 +150,18 @@ export type PayableEscrow = Pick<EscrowRow, 'id' | 'status' | 'expires_at' | 'am
  * it does not exist or the caller is not its buyer, so nobody else ever takes its lock.
  * Only the columns a pay reads (`PayableEscrow`): the other 23 are not described or parsed.
  */
-export function lockedForBuyerSql(id: string, buyerId: string): string {
-  return `SELECT id, status, expires_at, amount, item_name FROM escrows WHERE id = ${sqlLiteral(id)} AND buyer_id = ${sqlLiteral(buyerId)} FOR UPDATE`;
+export function lockedForBuyerSql(id: string, buyerId: string): NativeStatement {
+  return { sql: 'SELECT id, status, expires_at, amount, item_name FROM escrows WHERE id = $1 AND buyer_id = $2 FOR UPDATE', bindings: [id, buyerId] };
 }
 
 /** `setting(trx, key)` ahead of time. */
 export function settingReadAhead(key: string): ReadAhead[] {
-  return [{ key: `setting:${key}`, sql: `SELECT value FROM settings WHERE key = ${sqlLiteral(key)}` }];
+  return [{ key: `setting:${key}`, sql: 'SELECT value FROM settings WHERE key = $1', bindings: [key] }];
 }
 
 /** `userByUsername(trx, username)` ahead of time (the username already lowercased). */
 export function counterpartyReadAhead(username: string): ReadAhead[] {
-  return [{ key: `counterparty:${username}`, sql: `SELECT id, status, role FROM users WHERE username = ${sqlLiteral(username)}` }];
+  return [{ key: `counterparty:${username}`, sql: 'SELECT id, status, role FROM users WHERE username = $1', bindings: [username] }];
 }
 
 export async function findByIds(trx: Db, ids: readonly string[], options: { lock?: boolean } = {}): Promise<EscrowRow[]> {

@@ -9,8 +9,8 @@ export interface LedgerViolation {
   detail: string;
 }
 
-async function rows<T>(trx: Db, sql: string): Promise<T[]> {
-  const result = await trx.raw<{ rows: T[] }>(sql);
+async function rows<T>(trx: Db, sql: string, bindings: readonly string[] = []): Promise<T[]> {
+  const result = await trx.raw<{ rows: T[] }>(sql, bindings);
   return result.rows;
 }
 
@@ -83,8 +83,12 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
   }
   // Per currency (decision 0023): each enterprise account of a currency against the live
   // milestones and payouts of deals in that currency.
-  const account = (base: string) =>
-    `SELECT currency, balance FROM ledger_accounts WHERE code = '${base}' OR starts_with(code, '${base}:')`;
+  // The accounts' codes are bound, in the order the text names them.
+  const codes: string[] = [];
+  const account = (base: string) => {
+    codes.push(base, base);
+    return `SELECT currency, balance FROM ledger_accounts WHERE code = ? OR starts_with(code, ? || ':')`;
+  };
   for (const r of await rows<{ rule: string; currency: string; got: string; want: string }>(
     trx,
     `WITH live AS (SELECT m.*, d.currency FROM deal_milestones m JOIN deals d ON d.id = m.deal_id WHERE NOT d.is_test),
@@ -102,6 +106,7 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
        UNION ALL SELECT 'enterprise-refunds', currency, balance, 0 FROM (${account('enterprise:refunds_sent')}) a)
      SELECT rule, currency, SUM(got)::text AS got, SUM(want)::text AS want FROM figures
       GROUP BY rule, currency HAVING SUM(got) <> SUM(want) ORDER BY rule, currency`,
+    codes,
   )) {
     out.push({ rule: r.rule, detail: `${r.rule.replace(/-/g, ' ')} (${r.currency}): ledger ${r.got}, derived from milestones and payouts ${r.want}` });
   }

@@ -1,6 +1,6 @@
 /** SQL for payment links, gateways and stored callbacks. */
 import type { Knex } from 'knex';
-import { prepared, sqlLiteral, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
+import { prepared, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
 import type { PaymentStatus } from './states.js';
@@ -62,7 +62,7 @@ export async function enabledGateways(trx: Db): Promise<GatewayRow[]> {
 
 /** `enabledGateways(trx)` ahead of time (a pay's first round trip, shared/db.ts ReadAhead). */
 export function enabledGatewaysAhead(): ReadAhead {
-  return { key: 'gateways:enabled', sql: ENABLED_GATEWAYS };
+  return { key: 'gateways:enabled', sql: ENABLED_GATEWAYS, bindings: [] };
 }
 
 /** Who a gateway's charge request names as the payer. */
@@ -77,7 +77,7 @@ export async function payerOf(trx: Db, userId: string): Promise<Payer | undefine
 
 /** `payerOf(trx, userId)` ahead of time. */
 export function payerAhead(userId: string): ReadAhead {
-  return { key: `payer:${userId}`, sql: `SELECT id, email, full_name FROM users WHERE id = ${sqlLiteral(userId)}` };
+  return { key: `payer:${userId}`, sql: 'SELECT id, email, full_name FROM users WHERE id = $1', bindings: [userId] };
 }
 
 export type NewPayment = Partial<Pick<PaymentRow, 'escrow_id' | 'order_id'>> &

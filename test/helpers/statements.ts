@@ -14,12 +14,24 @@ type Answer = { rows?: unknown[] } | { rows?: unknown[] }[] | undefined;
 const rowCount = (answer: Answer): number =>
   (Array.isArray(answer) ? answer : [answer]).reduce((n, r) => n + (Array.isArray(r?.rows) ? r.rows.length : 0), 0);
 
-export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sent: string[]; rows: (number | undefined)[]; flights: string[][]; result: T }> {
+export interface Statements<T> {
+  sent: string[];
+  rows: (number | undefined)[];
+  flights: string[][];
+  /** For each flight, which connection sent it (1, 2, ... in the order connections were first seen). */
+  connections: number[];
+  result: T;
+}
+
+export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<Statements<T>> {
   const sent: string[] = [];
   const rows: (number | undefined)[] = [];
   // Round trips (issue 43: connections are pipelined): statements sent on one connection
   // before any answer came back on it since the first of them travel in one flight.
   const flights: string[][] = [];
+  const connections: number[] = [];
+  const ids = new WeakMap<object, number>();
+  let nextId = 0;
   const open = new WeakMap<object, string[]>();
   const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
   const original = proto.query;
@@ -32,6 +44,9 @@ export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sen
     if (!flight) {
       flight = [];
       flights.push(flight);
+      let id = ids.get(this);
+      if (id === undefined) ids.set(this, (id = ++nextId));
+      connections.push(id);
       open.set(this, flight);
     }
     flight.push(text);
@@ -66,5 +81,16 @@ export async function statementsOf<T>(work: () => PromiseLike<T>): Promise<{ sen
   } finally {
     proto.query = original;
   }
-  return { sent, rows, flights, result };
+  return { sent, rows, flights, connections, result };
+}
+
+/**
+ * A keyed request's flights on its transaction's connection: `opening`, the one that carried
+ * the key's statement (`idempotency_open`), and `after`, each later flight on that connection.
+ */
+export function keyedFlights(s: Pick<Statements<unknown>, 'flights' | 'connections'>): { opening: string[]; after: string[][] } {
+  const at = s.flights.findIndex((f) => f.some((t) => t.includes('idempotency_open')));
+  if (at < 0) throw new Error(`no flight carried the key's statement:\n${s.flights.map((f) => f.join(' | ')).join('\n')}`);
+  const connection = s.connections[at];
+  return { opening: s.flights[at]!, after: s.flights.slice(at + 1).filter((_, i) => s.connections[at + 1 + i] === connection) };
 }

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { api } from '../../helpers/app.js';
-import { statementsOf } from '../../helpers/statements.js';
+import { keyedFlights, statementsOf } from '../../helpers/statements.js';
 import { headersOf, sessionOf } from '../../factories/enterprise.js';
 import { submittedApplication } from '../../factories/kyb-review.js';
 import {
@@ -71,19 +71,21 @@ describe('enterprise milestone moves', () => {
     it("reads the workspace, the deal and its milestones with the key's statement, locked in that order; its event goes with the COMMIT: three round trips in all", async () => {
       const w = await dealWorld(client);
       const d = await activeDeal(client, w, [1_000_000]);
-      const { sent, result: res } = await statementsOf(() => client.post(fundPath(d.deal.id, d.milestones[0]!.id)).set(w.h.finance).set('Idempotency-Key', randomUUID()).send({ method: 'qris' }));
+      const stats = await statementsOf(() => client.post(fundPath(d.deal.id, d.milestones[0]!.id)).set(w.h.finance).set('Idempotency-Key', randomUUID()).send({ method: 'qris' }));
+      const res = stats.result;
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const first = sent.find((t) => t.includes('idempotency_open'));
-      expect(first, sent.join('\n')).to.be.a('string');
-      const order = ['idempotency_open', 'FROM workspaces WHERE id', 'FOR UPDATE OF d', 'FROM deal_milestones'].map((part) => first!.indexOf(part));
-      expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)), first).to.equal(true);
-      const others = sent.filter((t) => t !== first);
+      const { opening, after } = keyedFlights(stats);
+      expect(opening[0]).to.match(/^BEGIN TRANSACTION ISOLATION LEVEL READ COMMITTED/i);
+      const order = ['idempotency_open', 'FROM workspaces WHERE id', 'FOR UPDATE OF d', 'FROM deal_milestones'].map((part) => opening.findIndex((t) => t.includes(part)));
+      expect(order.every((at, i) => at >= 0 && (i === 0 || at > order[i - 1]!)), opening.join('\n')).to.equal(true);
+      const others = stats.sent.filter((t) => !opening.includes(t));
       expect(others.filter((t) => /from "workspaces"|from "deals"|select .* from "deal_milestones"/i.test(t)), 'read again on its own').to.deep.equal([]);
-      // After the key's statement: the milestone's compare-and-set, then the event (held for the COMMIT) with the stored answer and COMMIT.
-      const after = sent.slice(sent.indexOf(first!) + 1).filter((t) => !t.startsWith('PREPARE '));
-      expect(after, after.join('\n')).to.have.length(2);
-      expect(after[0]).to.match(/^update "deal_milestones"/);
-      expect(after[1]).to.match(/^EXECUTE k_\w+\(.*milestone\.funded.*; INSERT INTO idempotency_keys .*; COMMIT$/s);
+      // After the opening: the milestone's compare-and-set, then the event (held for the COMMIT) with the stored answer and COMMIT.
+      expect(after.map((f) => f.length), after.map((f) => f.join(' | ')).join('\n')).to.deep.equal([1, 3]);
+      expect(after[0]![0]).to.match(/^update "deal_milestones"/);
+      expect(after[1]![0]).to.match(/workspace_events/);
+      expect(after[1]![1]).to.match(/^INSERT INTO idempotency_keys/);
+      expect(after[1]![2]).to.match(/^COMMIT/);
     });
 
     it('finance funds: the answer has exactly the spec fields, the method is recorded as sandbox; milestone.funded', async () => {

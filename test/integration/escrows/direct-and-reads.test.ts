@@ -161,7 +161,7 @@ describe('direct escrows and reads', () => {
       const first = { event: 'escrow.created' as const, actorId: buyer.id, actorRole: 'buyer' as const, data: { source: 'direct' } };
       const stored = async (id: string) => (await db('escrows').where({ id }).first()) as EscrowRow | undefined;
 
-      const { trx } = await foldedTransaction(db, 'SELECT 1');
+      const { trx } = await foldedTransaction(db, { sql: 'SELECT 1', bindings: [] });
       const folded = await insertWithEventAtCommit(trx, row('Lengkap dengan tas 😀'), first, [outboxItem('escrows.expire', { escrow_id: randomUUID() })]);
       expect(await stored(folded.id), 'held until the COMMIT').to.equal(undefined);
       await commitTransaction(trx);

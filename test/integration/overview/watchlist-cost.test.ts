@@ -25,6 +25,9 @@ interface PlanNode {
 
 /** Rows of `counterparties` the statement read (returned by its scans or removed by their filters), from EXPLAIN ANALYZE. */
 async function counterpartyRowsRead(workspaceId: string): Promise<number> {
+  // The planner's statistics as autovacuum would keep them after thousands of inserts: with
+  // stale ones the plan depended on when autovacuum last ran (a flaky count under load).
+  await db.raw('ANALYZE counterparties');
   const { rows } = await db.raw<{ rows: { 'QUERY PLAN': { Plan: PlanNode }[] }[] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${WATCHLIST_HITS_SQL}`, { ws: workspaceId, limit: 10 });
   let read = 0;
   const walk = (n: PlanNode): void => {

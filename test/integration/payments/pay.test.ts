@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import supertest from 'supertest';
+import pg from 'pg';
 import type { Response } from 'supertest';
 import { createApp } from '../../../api/app.js';
 import { api } from '../../helpers/app.js';
@@ -464,7 +465,7 @@ describe('POST /api/escrows/:id/pay', () => {
     it("a link's row missing when its gateway answer is recorded fails the transaction (nothing written) rather than answering a link that is not stored", async () => {
       const patch = { qr_string: 'x', qr_url: null, va_number: null, va_bank: null, redirect_url: null, deep_link_url: null, raw_response: '{}', expires_at: T0, updated_at: T0 };
       // Held in a keyed request's folded transaction: its COMMIT fails.
-      const { trx } = await foldedTransaction(db, 'SELECT 1');
+      const { trx } = await foldedTransaction(db, { sql: 'SELECT 1', bindings: [] });
       await recordChargeAtCommit(trx, randomUUID(), patch);
       let failed: unknown;
       await commitTransaction(trx).catch((err: unknown) => (failed = err));
@@ -587,19 +588,21 @@ describe('POST /api/escrows/:id/pay', () => {
       await createGateway();
       const { escrow, buyer } = await createEscrow();
       const key = await issueKey(buyer.id);
-      const pool = db.client as unknown as { acquireConnection: () => Promise<unknown> };
-      const original = pool.acquireConnection;
-      const acquire = original.bind(pool);
-      // Only the reserve's folded transaction finds the database gone (authentication still works).
-      pool.acquireConnection = () => {
-        if ((new Error().stack ?? '').includes('foldedTransaction')) return Promise.reject(new Error('connect ECONNREFUSED (simulated)'));
-        return acquire();
+      // Only the reserve's keyed transaction finds the database gone (authentication still
+      // works): pg.Pool's connect, which the keyed transactions' pipelined pool uses.
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- put back below; called with the pool as `this`
+      const original = pg.Pool.prototype.connect;
+      const connect = function (this: pg.Pool) {
+        const stack = new Error().stack ?? '';
+        if (stack.includes('prepareEscrowLinkAdmitting') && !stack.includes('createCharge')) return Promise.reject(new Error('connect ECONNREFUSED (simulated)'));
+        return (original as (this: pg.Pool) => Promise<pg.PoolClient>).call(this);
       };
+      pg.Pool.prototype.connect = connect as typeof original;
       let res: Response;
       try {
         res = await pay(client, key, escrow.id, { method: 'qris' }, randomUUID());
       } finally {
-        pool.acquireConnection = original;
+        pg.Pool.prototype.connect = original;
       }
       expectError(res, 500, 'IDEMPOTENCY_LOOKUP_FAILED');
       expect(await countRows('payments')).to.equal(0);

@@ -58,6 +58,20 @@ describe('platform: the api and worker processes', function () {
   before(() => mail.start());
   after(() => mail.stop());
 
+  it('api and worker refuse to start (exit 78) on a database whose session settings differ from what the code assumes (decision 0025)', async () => {
+    const url = new URL(config.databaseUrl);
+    url.searchParams.set('options', '-c standard_conforming_strings=off');
+    for (const entry of ['api/server.ts', 'workers/index.ts']) {
+      const child = start(entry, { DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+      let output = '';
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+      const code = await exitOf(child, 30_000);
+      if (code === 'timeout') child.kill('SIGKILL');
+      expect(code, `${entry}: ${output}`).to.equal(78);
+      expect(output).to.contain('standard_conforming_strings is off, expected on');
+    }
+  });
+
   it('worker: relays a committed outbox row, delivers the e-mail once, and exits 0 on SIGTERM', async () => {
     const emailId = await db.transaction((trx) =>
       queueMail(trx, { to: 'buyer@example.com', template: 'test', subject: 'Hello from the worker', text: 'kode 424242' }),

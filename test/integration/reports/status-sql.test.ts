@@ -11,8 +11,8 @@ import { seeded } from '../../helpers/seeded.js';
 import { createWorkspace } from '../../factories/enterprise.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
-import { dealStatusSql } from '../../../shared/deals/status-sql.js';
-import { dealStatus, DEAL_STATUSES, MILESTONE_STATUSES, type DealStatus, type MilestoneStatus } from '../../../shared/deals/states.js';
+import { dealStatusSql, HELD_SQL } from '../../../shared/deals/status-sql.js';
+import { dealStatus, HELD, DEAL_STATUSES, MILESTONE_STATUSES, type DealStatus, type MilestoneStatus } from '../../../shared/deals/states.js';
 import { serializeDeal } from '../../../shared/deals/serialize.js';
 import type { DealWithNames, MilestoneRow } from '../../../shared/deals/repo.js';
 import { rangeBounds } from '../../../shared/enterprise/exports.js';
@@ -34,6 +34,10 @@ interface Planned {
 }
 
 describe('enterprise reports: deal status and totals in SQL match the deal answers', () => {
+  it('HELD_SQL names exactly the statuses of HELD (the SQL is written out, never built from values)', () => {
+    expect(HELD_SQL).to.equal(`(${HELD.map((w) => `'${w}'`).join(', ')})`);
+  });
+
   it('every mix of up to three milestones and 300 random deals', async () => {
     clock.set(new Date('2026-11-27T10:00:00Z'));
     const { workspace, owner } = await createWorkspace();
