@@ -18,7 +18,7 @@
  */
 import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
-import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
+import { freePort, HOST, pinLoadGenerator, startChild, startFloorSide, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { ALL_SCENARIOS, ME, runPacedCreate, runRounds, settings } from './load.js';
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const base = `http://${HOST}:${port}`;
   const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
   // The floor answers escrow_url from the API's PUBLIC_BASE_URL, so both answer the same JSON.
-  const floorChild = startChild('floor server (bench/auth-read/floor-server.ts)', ['--import', 'tsx', 'bench/auth-read/floor-server.ts'], {
+  const floorChild = startFloorSide({
     ...env,
     PORT: String(floorPort),
     PUBLIC_BASE_URL: base,

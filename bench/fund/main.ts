@@ -16,7 +16,7 @@
  */
 import { closeBenchDb } from '../lib/db.js';
 import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
-import { freePort, HOST, pinLoadGenerator, runMain, startChild, waitFor } from '../lib/procs.js';
+import { freePort, HOST, pinLoadGenerator, runMain, startChild, startFloorSide, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { itemsNeeded, runAll, settings } from './load.js';
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   const [port, floorPort] = [await freePort(), await freePort()];
   const base = `http://${HOST}:${port}`;
   const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
-  const floorChild = startChild('floor server (bench/auth-read/floor-server.ts)', ['--import', 'tsx', 'bench/auth-read/floor-server.ts'], { ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base });
+  const floorChild = startFloorSide({ ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base });
   const targets = { api: { base, child }, floor: { base: `http://${HOST}:${floorPort}`, child: floorChild } };
   await Promise.all([waitFor(`${base}/readyz`, child, 30_000), waitFor(`${targets.floor.base}/readyz`, floorChild, 30_000)]);
   console.log(`bench: API on ${base}, floor server on ${targets.floor.base}`);

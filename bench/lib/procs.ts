@@ -219,3 +219,21 @@ export async function runMain(tag: string, main: () => Promise<void>, cleanup?: 
     if (cleanup) await cleanup();
   }
 }
+
+/**
+ * `BENCH_AGAINST=<dir>`: a checkout of other service code, built (`<dir>/dist`, with its own
+ * `node_modules`), started in the floor server's place by the money-path benches (escrows,
+ * release, pay, fund). Every round then runs this code and that code interleaved, exactly as
+ * it runs the API and its floor (issue 43: old and new code within 5% on each bench); the
+ * "floor" columns of the report are that code, and nothing is written (`publish`).
+ */
+export const AGAINST = process.env.BENCH_AGAINST;
+
+/** The second side of the rounds: the floor server, or the other code under `BENCH_AGAINST`. */
+export function startFloorSide(env: NodeJS.ProcessEnv, opts?: Parameters<typeof startChild>[3]): ReturnType<typeof startChild> {
+  if (AGAINST) {
+    const server = path.resolve(AGAINST, 'dist/api/server.js');
+    return startChild(`other code (node ${server})`, [server], { ...env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info' }, opts);
+  }
+  return startChild('floor server (bench/auth-read/floor-server.ts)', ['--import', 'tsx', 'bench/auth-read/floor-server.ts'], env, opts);
+}

@@ -132,6 +132,10 @@ export async function publish(opts: { page: string; marker: string; markdown: st
     console.log(`${opts.tag}: ${rel} left as it was (BENCH_README=0)`);
     return false;
   }
+  if (process.env.BENCH_AGAINST) {
+    console.log(`${opts.tag}: ${rel} left as it was: the "floor" columns above are other service code (BENCH_AGAINST=${process.env.BENCH_AGAINST}), not the floor`);
+    return false;
+  }
   const r = measuredRevision();
   if (r.dirty && process.env.BENCH_ALLOW_DIRTY !== '1') {
     console.log(

@@ -20,7 +20,7 @@ import { MAX_BAD_SHARE } from '../lib/autocannon.js';
 import { closeBenchDb } from '../lib/db.js';
 import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
-import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
+import { freePort, HOST, runMain, startChild, startFloorSide, waitFor } from '../lib/procs.js';
 import { pacedRate } from '../lib/paced.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const base = `http://${HOST}:${port}`;
   const apiChild = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL }, { pin: false });
   const worker = startChild('worker (node dist/workers/index.js)', ['dist/workers/index.js'], { ...env, PUBLIC_BASE_URL: base, LOG_LEVEL }, { pin: false });
-  const floorChild = startChild('floor server (bench/auth-read/floor-server.ts)', ['--import', 'tsx', 'bench/auth-read/floor-server.ts'], { ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base }, { pin: false });
+  const floorChild = startFloorSide({ ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base }, { pin: false });
   const api: Target = { side: 'api', base, child: apiChild };
   const floor: Target = { side: 'floor', base: `http://${HOST}:${floorPort}`, child: floorChild };
   const children = [apiChild, worker, floorChild];

@@ -18,7 +18,7 @@
 import { closeBenchDb } from '../lib/db.js';
 import { LOG_LEVEL, requireStores, SERVICE_ENV } from '../lib/env.js';
 import { fmtInt, fmtPct, median } from '../lib/format.js';
-import { freePort, HOST, runMain, startChild, waitFor } from '../lib/procs.js';
+import { freePort, HOST, runMain, startChild, startFloorSide, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
 import { ItemQueue } from '../lib/flows.js';
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   const base = `http://${HOST}:${port}`;
   const apiChild = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL }, { pin: false });
   // The floor answers escrow_url from the API's PUBLIC_BASE_URL, so both answer the same JSON.
-  const floorChild = startChild('floor server (bench/auth-read/floor-server.ts)', ['--import', 'tsx', 'bench/auth-read/floor-server.ts'], { ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base }, { pin: false });
+  const floorChild = startFloorSide({ ...env, PORT: String(floorPort), PUBLIC_BASE_URL: base }, { pin: false });
   const api: Target = { side: 'api', base, child: apiChild };
   const floor: Target = { side: 'floor', base: `http://${HOST}:${floorPort}`, child: floorChild };
   const children = [apiChild, floorChild];
