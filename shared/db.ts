@@ -71,12 +71,13 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
       min: 0,
       max: poolMax,
       afterCreate(conn: NewConnection, done: (err: Error | null, conn: NewConnection) => void) {
+        // Every transaction of this connection (`db.transaction(fn)` included) at READ
+        // COMMITTED, whatever the server's default (decision 0025).
         const ms = statementTimeoutMs ?? processStatementTimeoutMs;
-        if (ms <= 0) {
-          done(null, conn);
-          return;
-        }
-        conn.query('SELECT set_config($1, $2, false)', ['statement_timeout', String(ms)]).then(
+        const settings = ms > 0
+          ? conn.query('SELECT set_config($1, $2, false), set_config($3, $4, false)', ['default_transaction_isolation', ISOLATION_LEVEL, 'statement_timeout', String(ms)])
+          : conn.query('SELECT set_config($1, $2, false)', ['default_transaction_isolation', ISOLATION_LEVEL]);
+        settings.then(
           () => done(null, conn),
           (err: Error) => done(err, conn),
         );

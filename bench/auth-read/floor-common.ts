@@ -6,7 +6,6 @@
  * shared/idempotency.ts, koa-body's limit), once for all the floors.
  */
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type Koa from 'koa';
 import type pg from 'pg';
 
@@ -146,62 +145,35 @@ export function parseJson(text: string | undefined, emptyIsObject = false): unkn
   }
 }
 
-// ---- BEGIN with the first statement (the API's folded transactions, decisions 0021, 0022) ----
+// ---- BEGIN with the first statement, COMMIT with the last (node-postgres pipelining, decision 0025) ----
+// The floor server's pool is in pipeline mode (`pipeline: true`, pg 8.23): a query is written
+// without waiting for the answer to the one before, so two statements given together travel
+// in one round trip, each with its values bound, as the API's keyed transactions send them.
 
-/** node-postgres's conversion of a parameter to its text (pg 8, lib/utils.js). */
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue: (this: void, value: unknown) => unknown };
-
-/**
- * A string literal exactly as pg's escapeLiteral writes it, without its per-character
- * concatenation (the API's shared/db.ts quoteLiteral, copied: a floor imports no service code).
- */
-function quote(text: string): string {
-  const quoted = text.includes("'") ? text.replaceAll("'", "''") : text;
-  return text.includes('\\') ? ` E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
-}
-
-/** `$n` replaced by each value as a literal, as node-postgres would send it as a parameter. */
-function inlined(text: string, values: readonly unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, i: string) => literal(values[Number(i) - 1], Number(i)));
-}
-
-/** Parameter `$n`'s value as a literal, as node-postgres would send it. */
-function literal(raw: unknown, n: number): string {
-  const value = prepareValue(raw);
-  if (value === null || value === undefined) return 'NULL';
-  if (typeof value !== 'string') throw new Error(`floor: $${n} is not text`);
-  return quote(value);
+/** Both answers of two pipelined statements, or the first failure (the later one fails with it). */
+async function both<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
 }
 
 /**
- * Opens a transaction with its first statement in one round trip: `BEGIN; <statement>` as
- * one simple-protocol query, the statement's parameters inlined as literals (the API sends
- * its BEGIN with the key's statement the same way). The caller has marked the transaction
+ * Opens a transaction with its first statement in one round trip: BEGIN at READ COMMITTED
+ * and the statement (named, values bound) pipelined. The caller has marked the transaction
  * open before calling, so a failure is rolled back; answers the statement's rows.
  */
-export async function beginWith<R extends pg.QueryResultRow>(client: pg.PoolClient, statement: { text: string; values: readonly unknown[] }): Promise<R[]> {
-  const results = (await client.query(`BEGIN; ${inlined(statement.text, statement.values)}`)) as unknown as pg.QueryResult<R>[];
-  return results[1]!.rows;
+export async function beginWith<R extends pg.QueryResultRow>(client: pg.PoolClient, statement: { name?: string; text: string; values: readonly unknown[] }): Promise<R[]> {
+  const [, result] = await both(client.query('BEGIN ISOLATION LEVEL READ COMMITTED'), client.query<R>({ ...statement, values: [...statement.values] }));
+  return result.rows;
 }
 
-/** The statements `commitWith` prepared, per pooled client (a prepared statement lives as long as its session). */
-const preparedByClient = new WeakMap<pg.PoolClient, Set<string>>();
-
 /**
- * Sends a transaction's last statement with its COMMIT in one round trip (`EXECUTE
- * <name>(<literals>); COMMIT`, simple protocol), as the API sends a write it holds for the
- * COMMIT (shared/db.ts writeAtCommit): prepared once per connection (`PREPARE`, a round
- * trip the first time), so Postgres neither parses nor plans it again. For a statement
- * whose rows the caller does not need: it fails, or the transaction commits with it. On
- * a failure the transaction is aborted and still open: the caller rolls it back.
+ * Sends a transaction's last statement with its COMMIT in one round trip (pipelined, the
+ * statement named and its values bound), as the API sends a write it holds for the COMMIT
+ * (shared/db.ts writeAtCommit). For a statement whose rows the caller does not need: it
+ * fails (and COMMIT then only ends the aborted transaction), or the transaction commits with it.
  */
 export async function commitWith(client: pg.PoolClient, statement: { name: string; text: string; values: readonly unknown[] }): Promise<void> {
-  let names = preparedByClient.get(client);
-  if (!names) preparedByClient.set(client, (names = new Set()));
-  if (!names.has(statement.name)) {
-    await client.query(`PREPARE ${statement.name} AS ${statement.text}`);
-    names.add(statement.name);
-  }
-  const literals = statement.values.map((value, i) => literal(value, i + 1));
-  await client.query(`EXECUTE ${statement.name}(${literals.join(', ')}); COMMIT`);
+  await both(client.query({ ...statement, values: [...statement.values] }), client.query('COMMIT'));
 }

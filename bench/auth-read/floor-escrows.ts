@@ -17,10 +17,10 @@
  * - POST /api/escrows (direct creation): with an Idempotency-Key, one transaction on one
  *   pooled connection, two round trips, as the API's: BEGIN sent with the key opened as the
  *   API opens it (`idempotency_open`: the advisory lock, the stored row) and the
- *   counterparty by username (simple protocol, literals inlined); then the escrow, its
+ *   counterparty by username (pipelined, values bound); then the escrow, its
  *   `escrow.created` event, the two outbox rows (`notifications.create`, `escrows.expire`
  *   due at expires_at) and the completed key row with the answer, in one CTE sent with the
- *   COMMIT (`commitWith`: `EXECUTE` of the statement prepared once per connection, as the
+ *   COMMIT (`commitWith`: the named statement pipelined with COMMIT, as the
  *   API sends a held write; synchronous_commit as configured, i.e. on). Ids and timestamps
  *   are made here, so the answer is known before the write. Without a key: 501 (the bench
  *   always sends one).

@@ -338,7 +338,7 @@ export const payFloor: FloorModule = (stores: FloorStores) => {
       let open = false;
       try {
         open = true;
-        // BEGIN travels with the key's statement (simple protocol, literals inlined), as the API folds it.
+        // BEGIN travels with the key's statement (pipelined, values bound), as the API sends it.
         const k = (
           await beginWith<{ locked: boolean; request_hash: string | null; state: string | null; response_status: number | null; response_body: string | null; expires_at: Date | null }>(client, {
             ...OPEN_KEY,

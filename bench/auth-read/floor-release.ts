@@ -13,8 +13,8 @@
  *
  * Each request is ONE transaction on one pooled connection (synchronous_commit as
  * configured, i.e. on), three round trips:
- * 1. BEGIN sent with one statement (`beginWith`: simple protocol, literals inlined, as the
- *    API folds its BEGIN): `idempotency_open` (the key's transaction-level advisory lock and, read
+ * 1. BEGIN sent with one statement (`beginWith`: pipelined, values bound, as the
+ *    API sends its BEGIN): `idempotency_open` (the key's transaction-level advisory lock and, read
  *    after it, the key's stored row: the service's own SQL function, as openKey calls it),
  *    the escrow row (loadForParty) and, for a release, the `escrow_fee` setting
  *    (loadEscrowFeeRule);

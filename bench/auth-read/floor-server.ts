@@ -63,7 +63,8 @@ const publicBaseUrl = (process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`
 // int8 (users.balance) as a number, as the API does.
 pg.types.setTypeParser(pg.types.builtins.INT8, Number);
 
-const pool = new pg.Pool({ connectionString: databaseUrl, max: poolMax, application_name: 'bench-floor' });
+// Pipeline mode (pg 8.23), as the API's keyed transactions: floor-common.ts beginWith / commitWith.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: poolMax, application_name: 'bench-floor', pipeline: true });
 const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
 
 const USER_COLUMNS = `
