@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { config } from './config.js';
@@ -99,6 +100,29 @@ export function createDb(url = config.databaseUrl, poolMax = config.databasePool
   return knex;
 }
 
+/**
+ * The pipelined pool's sockets: every write made in one turn of the event loop goes out in
+ * one system call (Node's documented `cork()`/`uncork()`), so a flight of pipelined
+ * statements (BEGIN, the key's statement, the read-aheads) leaves as one packet rather than
+ * one per statement, for this process and for Postgres. Handed to node-postgres through its
+ * documented `stream` option.
+ */
+class FlightSocket extends net.Socket {
+  private corked = false;
+
+  override write(chunk: Uint8Array | string, encodingOrCallback?: BufferEncoding | ((err?: Error | null) => void), callback?: (err?: Error | null) => void): boolean {
+    if (!this.corked) {
+      this.corked = true;
+      this.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.uncork();
+      });
+    }
+    return typeof encodingOrCallback === 'function' ? super.write(chunk, encodingOrCallback) : super.write(chunk, encodingOrCallback ?? 'utf8', callback);
+  }
+}
+
 /** The pipelined pool of `knex` (made on first use). */
 function directPool(knex: Knex): pg.Pool {
   const direct = directs.get(knex);
@@ -112,6 +136,7 @@ function directPool(knex: Knex): pg.Pool {
     connectionTimeoutMillis: 10_000,
     ...(ms > 0 ? { statement_timeout: ms } : {}),
     pipeline: true,
+    stream: () => new FlightSocket(),
   });
   // An idle connection that dies (a restarted or terminated backend) is dropped by the
   // pool; without a listener the 'error' event would end the process.
