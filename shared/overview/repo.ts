@@ -351,8 +351,14 @@ export const WATCHLIST_HITS_SQL = `WITH open_cp AS MATERIALIZED (
        SELECT DISTINCT s.counterparty_id FROM deal_statuses s
         WHERE s.workspace_id = :ws AND s.status NOT IN ('cancelled', 'completed')
      ), busy AS (
-       SELECT c.id, c.name, false AS quiet FROM open_cp o JOIN counterparties c ON c.id = o.counterparty_id
-        WHERE c.workspace_id = :ws AND c.watchlist_term IS NOT NULL
+       -- LATERAL with LIMIT (never flattened into a join the planner may turn around): driven
+       -- from the open deals' counterparties (few), each looked up by its id; never
+       -- the watchlist index walked in name order until an open one turns up (thousands of
+       -- rows when the first open match sorts last: a plan the planner chose under load).
+       SELECT c.id, c.name, false AS quiet FROM open_cp o
+        CROSS JOIN LATERAL (SELECT c.id, c.name FROM counterparties c
+                             WHERE c.id = o.counterparty_id AND c.workspace_id = :ws AND c.watchlist_term IS NOT NULL
+                             LIMIT 1) c
         ORDER BY c.name, c.id LIMIT :limit
      ), quiet AS (
        SELECT c.id, c.name, true AS quiet FROM counterparties c
