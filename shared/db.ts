@@ -579,7 +579,11 @@ export function takeReadAhead<R>(trx: Db, key: string): R[] | undefined {
  */
 export async function prepared<R>(name: string, text: string, values: unknown[], knex: Db = db): Promise<R[]> {
   const statement: NativeStatement = { sql: text, bindings: values };
-  const config = queryOf(statement, claimName(name, text));
+  return runStatement<R>(knex, statement, queryOf(statement, claimName(name, text)));
+}
+
+/** A statement where `knex` runs it (see `prepared`): a keyed transaction's connection, another knex transaction, or the pipelined pool. */
+async function runStatement<R>(knex: Db, statement: NativeStatement, config: pg.QueryConfig): Promise<R[]> {
   const frame = frameOf(knex);
   if (frame) return queryOnFrame<R>(frame, config);
   if (knex.isTransaction) {
@@ -615,13 +619,7 @@ export async function preparedRaw<R>(knex: Db, sql: string, bindings: readonly u
 
 /** `preparedRaw` for a statement already in `$n` form (a builder's `toSQL().toNative()`). */
 export async function preparedNative<R>(knex: Db, native: NativeStatement): Promise<R[]> {
-  const frame = frameOf(knex);
-  if (frame) return queryOnFrame<R>(frame, queryOf(native));
-  if (knex.isTransaction) {
-    if ((knex as Knex.Transaction).isCompleted()) throw new Error('query on a transaction that has already committed or rolled back');
-    return rawOn<R>(knex as Knex.Transaction, native);
-  }
-  return onDirect(knex as Knex, async (client) => (await client.query(queryOf(native))).rows as R[]);
+  return runStatement<R>(knex, native, queryOf(native));
 }
 
 /**
