@@ -15,6 +15,9 @@ import { config } from '../../../shared/config.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { rejection } from '../../helpers/platform-factories.js';
 import { statementsOf } from '../../helpers/statements.js';
+import { api } from '../../helpers/app.js';
+import { createRouter } from '../../../api/context.js';
+import { idempotent } from '../../../api/middleware/idempotency.js';
 import { escrowReadAhead, findById } from '../../../shared/escrows/repo.js';
 import {
   commitTransaction,
@@ -209,6 +212,36 @@ describe('platform: keyed transactions (one flight to open, one to commit; publi
     } finally {
       await db.raw(`DROP TABLE ${star}`);
     }
+  });
+
+  it('a key statement made stale by a migration is opened again on a fresh connection (nothing had run)', async () => {
+    const star = `keyed_star_${randomUUID().slice(0, 8)}`;
+    await db.raw(`CREATE TABLE ${star} (id integer)`);
+    try {
+      const first = sql(`SELECT * FROM ${star}`);
+      const a = await foldedTransaction(one, first);
+      await commitTransaction(a.trx);
+      await db.raw(`ALTER TABLE ${star} ADD COLUMN extra text`);
+      // The pool's one connection holds the stale statement: the opening fails there, then runs on a new one.
+      const b = await foldedTransaction(one, first);
+      expect(b.rows).to.deep.equal([]);
+      await commitTransaction(b.trx);
+    } finally {
+      await db.raw(`DROP TABLE ${star}`);
+    }
+  });
+
+  it('a keyed request whose statement goes stale mid-way answers 503 RETRY with Retry-After, never 500, and commits nothing', async () => {
+    const router = createRouter();
+    router.post('/test/keyed/stale', idempotent(), () => {
+      throw Object.assign(new pg.DatabaseError('cached plan must not change result type', 0, 'error'), { severity: 'ERROR', code: '0A000' });
+    });
+    const key = randomUUID();
+    const res = await api({ extraRouters: [router] }).post('/test/keyed/stale').set('Idempotency-Key', key).send({});
+    expect(res.status, JSON.stringify(res.body)).to.equal(503);
+    expect(res.body.error.code).to.equal('RETRY');
+    expect(res.headers['retry-after']).to.equal('1');
+    expect(await db('idempotency_keys').where({ key }).first()).to.equal(undefined);
   });
 
   it('is a knex transaction: the builder runs on its connection; once it is over, knex queries and named statements are refused', async () => {
