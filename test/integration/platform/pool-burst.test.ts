@@ -522,6 +522,18 @@ async function disbursementBurst(move: 'settle' | 'fail'): Promise<Burst> {
 
 type Entry = (ctx: { uploads: Harness }) => Promise<Burst>;
 
+/** Staff verify or decline four pending instructions of a new sandbox workspace, each body naming the version shown: the second move on one answers 409 INVALID_STATE. */
+async function staffDecision(move: 'verify' | 'decline', body: (i: number) => Record<string, unknown>): Promise<Burst> {
+  const d = await dealWorkspace();
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
+  return {
+    headers: (await account('admin')).headers,
+    answers: ['200', '409 INVALID_STATE'],
+    request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/${move}`, body: { ...body(i), destination_version: 1 } }),
+  };
+}
+
 const ROUTES: Record<string, Entry> = {
   // Escrows (buyer or seller of an escrow in the status the move needs)
   'POST /api/escrows/from-link': async () => {
@@ -859,27 +871,9 @@ const ROUTES: Record<string, Entry> = {
       request: (i) => ({ path: `/v1/enterprise/payout-instructions/${ids[i % ids.length]!}` }),
     };
   },
-  'POST /v1/admin/enterprise/payout-instructions/:id/verify': async () => {
-    const d = await dealWorkspace();
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
-    return {
-      headers: (await account('admin')).headers,
-      answers: ['200', '409 INVALID_STATE'],
-      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/verify`, body: { note: `Dicek ${i}`, destination_version: 1 } }),
-    };
-  },
+  'POST /v1/admin/enterprise/payout-instructions/:id/verify': () => staffDecision('verify', (i) => ({ note: `Dicek ${i}` })),
   // Review R4: a decline is a compare-and-set like a verification; the second answers 409 INVALID_STATE.
-  'POST /v1/admin/enterprise/payout-instructions/:id/decline': async () => {
-    const d = await dealWorkspace();
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await createInstruction(d.workspace, d.cpId)).id);
-    return {
-      headers: (await account('admin')).headers,
-      answers: ['200', '409 INVALID_STATE'],
-      request: (i) => ({ path: `/v1/admin/enterprise/payout-instructions/${ids[i % ids.length]!}/decline`, body: { reason: `Nama pemilik tidak cocok ${i}`, destination_version: 1 } }),
-    };
-  },
+  'POST /v1/admin/enterprise/payout-instructions/:id/decline': () => staffDecision('decline', (i) => ({ reason: `Nama pemilik tidak cocok ${i}` })),
 
   // KYB (decision 0017): every edit, the submission and each review move take the subject's lock, so a burst on one
   // application runs one at a time; a second submission answers 409 APPLICATION_LOCKED, a second decision 409 INVALID_STATE.
