@@ -17,6 +17,7 @@ import { addMember, createWorkspace, headersOf, sessionOf } from '../../factorie
 import { actorOf, feedEvent, makeEndpoint } from '../../factories/webhooks.js';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
+import { appendEvent } from '../../../shared/enterprise/events.js';
 import { createCounterparty } from '../../../shared/enterprise/service.js';
 import { runEndpoint, sweepWebhooks } from '../../../shared/webhooks/delivery.js';
 import { webhookSettings } from '../../../shared/webhooks/settings.js';
@@ -409,7 +410,6 @@ describe('webhook delivery', function () {
     const w = await world();
     const before = (await db('outbox').where({ job: 'webhooks.dispatch' })).length;
     await db.transaction(async (trx) => {
-      const { appendEvent } = await import('../../../shared/enterprise/events.js');
       for (let i = 0; i < 5; i += 1) await appendEvent(trx, w.workspace.id, { event: 'disbursement.queued', entityType: 'disbursement', summary: `payout ${i}` });
     });
     expect((await db('outbox').where({ job: 'webhooks.dispatch' })).length - before).to.equal(1);
