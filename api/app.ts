@@ -8,6 +8,7 @@ import { config } from '../shared/config.js';
 import { redis as sharedRedis } from '../shared/redis.js';
 import type { AppContext, AppKoa, AppRouter, AppState, Middleware } from './context.js';
 import { requestContext } from './middleware/request-context.js';
+import { dispatchRoutes } from './middleware/dispatch.js';
 import { queueDashboard } from './routes/admin-queues.js';
 import { docsRouter } from './routes/docs.js';
 import { healthCheck, systemRouter } from './routes/system.js';
@@ -101,11 +102,9 @@ export function createApp(deps: AppDeps = {}): AppKoa {
   use(healthCheck());
   use(requestContext());
   const sandbox = deps.sandboxMode ?? config.sandboxMode;
-  for (const router of [...routers, ...(deps.extraRouters ?? [])]) {
-    if (SANDBOX_ONLY.has(router) && !sandbox) continue;
-    app.use(router.routes());
-  }
-  for (const router of pageRouters) app.use(router.routes());
+  const mounted = [...routers, ...(deps.extraRouters ?? [])].filter((router) => sandbox || !SANDBOX_ONLY.has(router));
+  // Every route of every router through one dispatch, in this order (dispatch.ts).
+  use(dispatchRoutes([...mounted, ...pageRouters]));
   // Last: only requests no route took get here.
   use(queueDashboard(adminSessionOnly()));
   return app;

@@ -58,7 +58,8 @@ async function identify(ctx: Ctx, mode: AuthMode): Promise<boolean> {
     ctx.state.principal = { userId: found.user.id, role: found.user.role, via: 'api_key', apiKeyId: found.keyId, user: found.user };
     return true;
   }
-  const cookie = ctx.cookies.get(config.sessionCookieName);
+  // No Cookie header: no session (and no cookie jar made for the request).
+  const cookie = ctx.get('Cookie') ? ctx.cookies.get(config.sessionCookieName) : undefined;
   if (!cookie) return false;
   const check = await checkSession(ctx, cookie);
   if (check.kind !== 'ok') {

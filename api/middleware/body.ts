@@ -92,6 +92,11 @@ function isInflateError(ctx: Ctx, err: unknown): boolean {
   return e.status === undefined && e.statusCode === undefined && typeof e.code === 'string';
 }
 
+/** Whether the frame reads a body for this request (not for GET, HEAD, OPTIONS or the queue dashboard). */
+export function hasJsonBody(ctx: Ctx): boolean {
+  return !BODYLESS.has(ctx.method) && !ctx.path.startsWith(QUEUE_DASHBOARD_PATH);
+}
+
 /**
  * Reads a JSON request body into ctx.request.body (at most 1 MiB: 413
  * FST_ERR_CTP_BODY_TOO_LARGE; malformed: 400 INVALID_BODY, both mapped by errors.ts; a
@@ -102,7 +107,7 @@ function isInflateError(ctx: Ctx, err: unknown): boolean {
  * dashboard, which parses its own.
  */
 export async function readJsonBody(ctx: Ctx): Promise<void> {
-  if (BODYLESS.has(ctx.method) || ctx.path.startsWith(QUEUE_DASHBOARD_PATH)) return;
+  if (!hasJsonBody(ctx)) return;
   try {
     await (ctx.path.startsWith(RAW_BODY_PREFIX) ? rawKeepingParser : parser)(ctx, done);
   } catch (err) {

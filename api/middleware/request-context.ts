@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { accessLog, logger, type Logger } from '../../shared/logger.js';
 import { recordRequest } from '../../shared/metrics.js';
 import type { AppState, Middleware, Principal } from '../context.js';
-import { readJsonBody } from './body.js';
+import { hasJsonBody, readJsonBody } from './body.js';
 import { handleError, renderNotFoundIfUnanswered } from './errors.js';
 import { isEnterprisePath, setDefaultCacheControl, setEnterpriseCacheControl, setSecurityHeaders } from './security-headers.js';
 
@@ -42,7 +42,7 @@ export function requestContext(): Middleware {
     const enterprise = isEnterprisePath(ctx.path);
     if (enterprise) setEnterpriseCacheControl(ctx);
     try {
-      await readJsonBody(ctx);
+      if (hasJsonBody(ctx)) await readJsonBody(ctx);
       await next();
       renderNotFoundIfUnanswered(ctx);
     } catch (err) {

@@ -54,9 +54,10 @@ function answerHealth(ctx: Ctx): void {
  * same when an app is composed without this.
  */
 export function healthCheck(): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path === '/healthz' && (ctx.method === 'GET' || ctx.method === 'HEAD')) answerHealth(ctx);
-    else await next();
+  return (ctx, next) => {
+    if (ctx.path !== '/healthz' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    answerHealth(ctx);
+    return Promise.resolve();
   };
 }
 

@@ -94,7 +94,10 @@ export async function captureLogs<T>(fn: () => Promise<T>): Promise<{ result: T;
   });
   try {
     const result = await fn();
-    return { result, text: chunks.join(''), lines: chunks.length };
+    // Access lines wait up to 100 ms for their batch: hand them over while still captured.
+    loggerModule.flushAccessLines();
+    const text = chunks.join('');
+    return { result, text, lines: text.split('\n').filter((line) => line.trim() !== '').length };
   } finally {
     for (const undo of restore.reverse()) undo();
   }

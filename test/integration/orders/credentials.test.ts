@@ -19,7 +19,7 @@ import { decryptSecret } from '../../../shared/crypto.js';
 import { db } from '../../../shared/db.js';
 import { AppError } from '../../../shared/errors.js';
 import { checkLedger } from '../../../shared/ledger/index.js';
-import { accessStream, logger } from '../../../shared/logger.js';
+import { accessStream, flushAccessLines, logger } from '../../../shared/logger.js';
 import type { OrderRow } from '../../../shared/orders/repo.js';
 import { getForReader } from '../../../shared/orders/service.js';
 import type { UserRow } from '../../../shared/users/repo.js';
@@ -49,6 +49,7 @@ async function capturingLogs(fn: () => Promise<void>): Promise<string> {
   });
   try {
     await fn();
+    flushAccessLines(); // access lines wait up to 100 ms for their batch
   } finally {
     targets.forEach((t, i) => {
       t.write = originals[i]!;
