@@ -79,8 +79,7 @@ export function formatAccessLine(a: AccessLine, time = Date.now()): string {
  * them, took 5-10% of the cheapest route's throughput (bench/auth-read, the frame figure),
  * and SonicBoom's `minLength` alone never writes a quiet server's last lines.
  */
-const ACCESS_BATCH_CHARS = 65_536;
-const ACCESS_BATCH_MS = 100;
+export const accessBatch = { chars: 65_536, ms: 100 };
 let pendingAccessLines: string[] = [];
 let pendingAccessChars = 0;
 let accessTimer: NodeJS.Timeout | undefined;
@@ -104,8 +103,8 @@ export function accessLog(a: AccessLine): void {
   const line = formatAccessLine(a);
   pendingAccessLines.push(line);
   pendingAccessChars += line.length;
-  if (pendingAccessChars >= ACCESS_BATCH_CHARS) flushAccessLines();
-  else accessTimer ??= setTimeout(flushAccessLines, ACCESS_BATCH_MS).unref();
+  if (pendingAccessChars >= accessBatch.chars) flushAccessLines();
+  else accessTimer ??= setTimeout(flushAccessLines, accessBatch.ms).unref();
 }
 
 export function flushLogs(): Promise<void> {

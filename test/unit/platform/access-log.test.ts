@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { formatAccessLine } from '../../../shared/logger.js';
+import { accessBatch, accessLog, accessStream, flushAccessLines, formatAccessLine, logger } from '../../../shared/logger.js';
 
 describe('platform: the access log line', () => {
   it('escapes caller-supplied values: a forged address or path cannot break the line or add fields', () => {
@@ -57,5 +57,57 @@ describe('platform: the access log keeps KYB link tokens out (review R6)', () =>
       '/v1/enterprise/invites/0b5f8f6e-3c1d-4a7e-9f00-1234567890ab/accept',
     );
     expect(lineFor('/v1/deals').path).to.equal('/v1/deals');
+  });
+});
+
+describe('platform: access lines go out in batches', () => {
+  const line = { requestId: 'r', method: 'GET', path: '/v1/auth/me', route: '/v1/auth/me', status: 200, ms: 1, ip: '127.0.0.1', userId: undefined };
+  const stream = accessStream as unknown as { write: (s: string) => unknown };
+  const saved = { write: stream.write, level: logger.level, ...accessBatch };
+  let writes: string[];
+
+  beforeEach(() => {
+    flushAccessLines();
+    writes = [];
+    stream.write = (s: string) => writes.push(s);
+    logger.level = 'info';
+  });
+  afterEach(() => {
+    flushAccessLines();
+    stream.write = saved.write;
+    logger.level = saved.level;
+    Object.assign(accessBatch, { chars: saved.chars, ms: saved.ms });
+  });
+
+  it('holds lines until flushed, then writes them as one string, in order', () => {
+    accessLog({ ...line, requestId: 'a' });
+    accessLog({ ...line, requestId: 'b' });
+    expect(writes).to.deep.equal([]);
+    flushAccessLines();
+    expect(writes).to.have.length(1);
+    expect(writes[0]!.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { request_id: string }).request_id)).to.deep.equal(['a', 'b']);
+    flushAccessLines();
+    expect(writes).to.have.length(1);
+  });
+
+  it('writes at once when the batch reaches its size, and by itself after its delay', async () => {
+    const one = formatAccessLine(line, 0).length;
+    accessBatch.chars = one * 3;
+    accessLog(line);
+    accessLog(line);
+    expect(writes).to.have.length(0);
+    accessLog(line);
+    expect(writes).to.have.length(1);
+    accessBatch.ms = 1;
+    accessLog(line);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(writes).to.have.length(2);
+  });
+
+  it('writes nothing below level info', () => {
+    logger.level = 'warn';
+    accessLog(line);
+    flushAccessLines();
+    expect(writes).to.deep.equal([]);
   });
 });
