@@ -31,11 +31,11 @@ export const settings = {
 };
 export const DEFAULT_RATE = 500;
 
-/** Escrows the run needs: verification, warm-ups, rounds at maxRate, and the paced runs of both sides. */
+/** Escrows the run needs: verification, warm-ups, rounds at maxRate, and the paced runs (two per side). */
 export function escrowsNeeded(): number {
   if (settings.escrows !== null) return settings.escrows;
   const closed = 2 * (settings.warmup + settings.rounds * settings.duration) * settings.maxRate + 2 * (settings.rounds + 1) * settings.concurrency;
-  const paced = 2 * (settings.rate ?? DEFAULT_RATE) * settings.pacedDuration;
+  const paced = 4 * (settings.rate ?? DEFAULT_RATE) * settings.pacedDuration;
   return 10 + closed + paced;
 }
 

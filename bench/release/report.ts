@@ -65,7 +65,7 @@ export function report(r: ReportInput): { markdown: string; headlines: Headline[
     '',
     ...mdTable(['Round', 'First', 'API flows/s', 'Floor flows/s', 'API ÷ floor'], 'rlrrr', roundRows),
     '',
-    `Evenly paced at ${fmtInt(r.paced.rate)} flows/s (${r.paced.rateNote}) for ${settings.pacedDuration} s per side, latency from the moment each request could first be sent:`,
+    `Evenly paced at ${fmtInt(r.paced.rate)} flows/s (${r.paced.rateNote}) for ${settings.pacedDuration} s, twice per side in the order API, floor, floor, API (neither side always first after the closed loop), each side's worse run by flow p99 shown; latency from the moment each request could first be sent:`,
     '',
     ...mdTable(['Side', 'Request', 'Count', 'p50 (ms)', 'p99 (ms)', 'max (ms)'], 'llrrrr', pacedRows),
     '',

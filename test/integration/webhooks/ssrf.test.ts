@@ -15,6 +15,7 @@ import { actorOf, feedEvent, makeEndpoint } from '../../factories/webhooks.js';
 import { clock } from '../../../shared/clock.js';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
+import { sendTest } from '../../../shared/webhooks/service.js';
 import { RETRY_DELAYS_MS } from '../../../shared/webhooks/states.js';
 import { useResolver } from '../../../shared/webhooks/transport.js';
 
@@ -110,7 +111,6 @@ describe('webhook SSRF checks at connect time', () => {
   it('a test message goes through the same check (redeliveries are sent by the same one-off sender)', async () => {
     answers['hooks.partner.example'] = [{ address: '169.254.169.254', family: 4 }];
     const w = await endpointAt('https://hooks.partner.example/in');
-    const { sendTest } = await import('../../../shared/webhooks/service.js');
     const ws = await db('workspace_members').where({ workspace_id: w.workspaceId, role: 'admin' }).first();
     const user = await db('users').where({ id: ws.user_id }).first();
     await sendTest(undefined, { workspaceId: w.workspaceId, memberId: ws.id, role: 'admin', userId: user.id, userName: user.full_name }, w.endpointId);
