@@ -147,7 +147,9 @@ export function checkLeanFloor(tag: string, api: readonly { step: string; sent: 
   const line =
     `Sent to Postgres per flow (counted in the verify step by test/helpers/statements.ts in a copy of each server): ` +
     `API ${fmtInt(a.roundTrips)} round trips, ${fmtInt(a.statements)} statements; floor ${fmtInt(f.roundTrips)} round trips, ${fmtInt(f.statements)} statements ` +
-    `(${steps.map((s) => `${s.step} ${s.api.roundTrips}/${s.api.statements} against ${s.floor.roundTrips}/${s.floor.statements}`).join(', ')}; round trips/statements)`;
+    `(${steps.map((s) => `${s.step} ${s.api.roundTrips}/${s.api.statements} against ${s.floor.roundTrips}/${s.floor.statements}`).join(', ')}; round trips/statements)` +
+    // Under BENCH_AGAINST the rounds' other side is other service code, which is not counted here.
+    (process.env.BENCH_AGAINST ? `; the floor's counts, not those of the other code these rounds run (BENCH_AGAINST=${process.env.BENCH_AGAINST})` : '');
   console.log(`${tag}: ${line}`);
   if (f.statements > a.statements || f.roundTrips > a.roundTrips) {
     const list = (s: Sent) => s.texts.map((t, i) => `  ${i + 1}. ${t.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n');
