@@ -103,11 +103,10 @@ export function hasJsonBody(ctx: Ctx): boolean {
  * compressed body that does not inflate, gzip or brotli: 400 INVALID_BODY).
  * A body with a `__proto__` key (at any depth) or a `constructor.prototype` path answers
  * 400 INVALID_BODY naming it, on every route, before any handler can merge it somewhere.
- * Called by the request frame; skipped for methods without bodies and for the queue
- * dashboard, which parses its own.
+ * Called by the request frame when `hasJsonBody(ctx)`: not for methods without bodies, nor
+ * for the queue dashboard, which parses its own.
  */
 export async function readJsonBody(ctx: Ctx): Promise<void> {
-  if (!hasJsonBody(ctx)) return;
   try {
     await (ctx.path.startsWith(RAW_BODY_PREFIX) ? rawKeepingParser : parser)(ctx, done);
   } catch (err) {

@@ -42,7 +42,7 @@ const INDEXED_SEGMENTS = 3;
 /** A segment with nothing but these is literal in a route path (no parameter, wildcard or group). */
 const LITERAL_SEGMENT = /^[A-Za-z0-9._~%-]*$/;
 
-/** `/a/b/c/d` → [`/a`, `/a/b`, `/a/b/c`]: the keys a request looks up. */
+/** `/a/b/c/d` → [`/a`, `/a/b`, `/a/b/c`]: a path's leading keys, shortest first. */
 function leadingKeys(path: string): string[] {
   const keys: string[] = [];
   let at = 0;
@@ -86,39 +86,43 @@ function routesOf(routers: readonly AppRouter[]): Route[] {
   return routes;
 }
 
-/** Merges lists sorted by `order` (each a bucket of the index) into one, in order. */
-function merged(lists: Route[][]): Route[] {
-  if (lists.length === 1) return lists[0]!;
-  return lists.flat().sort((a, b) => a.order - b.order);
-}
-
-/** The routes a request for `path` may match, in mounting order. */
+/** The routes chosen for a request, as @koa/router would choose them. */
 export interface RouteIndex {
-  candidates(path: string): Route[];
-  /** The routes chosen for a request, as @koa/router would choose them (tests). */
   choose(path: string, method: string, fromRouter?: number): Route[];
 }
 
+/**
+ * Built once: for each index key, every route a request starting with it may match, in
+ * mounting order: the routes of that key and of its shorter keys, and the routes indexed
+ * under none. A request's leading keys are all prefixes of its longest one present, so
+ * that key's list is its whole candidate list (no merging per request).
+ */
 export function routeIndex(routers: readonly AppRouter[]): RouteIndex {
   const routes = routesOf(routers);
-  const buckets = new Map<string, Route[]>();
+  const keyed = new Map<string, Route[]>();
   const everywhere: Route[] = [];
-  routes.forEach((route) => {
+  for (const route of routes) {
     const key = keyOf(route.layer, routers[route.router]!.opts.sensitive === true);
     if (key === undefined) everywhere.push(route);
-    else buckets.set(key, [...(buckets.get(key) ?? []), route]);
-  });
-  const none: Route[] = [];
-
-  function candidates(path: string): Route[] {
-    const found: Route[][] = everywhere.length > 0 ? [everywhere] : [];
-    for (const key of leadingKeys(path)) {
-      const bucket = buckets.get(key);
-      if (bucket) found.push(bucket);
-    }
-    return found.length === 0 ? none : merged(found);
+    else if (keyed.has(key)) keyed.get(key)!.push(route);
+    else keyed.set(key, [route]);
+  }
+  const candidatesOf = new Map<string, Route[]>();
+  for (const key of keyed.keys()) {
+    const lists = leadingKeys(key).map((k) => keyed.get(k) ?? []);
+    candidatesOf.set(key, [...everywhere, ...lists.flat()].sort((a, b) => a.order - b.order));
   }
 
+  function candidates(path: string): Route[] {
+    const keys = leadingKeys(path);
+    for (let i = keys.length - 1; i >= 0; i -= 1) {
+      const list = candidatesOf.get(keys[i]!);
+      if (list) return list;
+    }
+    return everywhere;
+  }
+
+  const none: Route[] = [];
   function choose(path: string, method: string, fromRouter = 0): Route[] {
     let chosen: Route[] | undefined;
     for (const route of candidates(path)) {
@@ -130,7 +134,7 @@ export function routeIndex(routers: readonly AppRouter[]): RouteIndex {
     return chosen ?? none;
   }
 
-  return { candidates, choose };
+  return { choose };
 }
 
 /** What @koa/router sets on the context before a matched route's middleware runs. */
@@ -153,14 +157,7 @@ export function dispatchRoutes(routers: readonly AppRouter[]): (ctx: Ctx, next: 
     const chosen = index.choose(path, ctx.method, fromRouter);
     if (chosen.length === 0) return next();
     const after = (): Promise<unknown> => from(ctx, next, chosen[0]!.router + 1);
-    const last = chosen[chosen.length - 1]!;
-    ctx._matchedRoute = last.layer.path;
-    if (last.layer.name) ctx._matchedRouteName = last.layer.name;
-    if (chosen.length === 1) {
-      enter(ctx, last.layer, path);
-      return last.run(ctx, after);
-    }
-    // Several routes of one router match: each runs when the one before calls next().
+    // Several routes of one router may match: each runs when the one before calls next().
     const step = (i: number): Promise<unknown> => {
       if (i === chosen.length) return after();
       const route = chosen[i]!;
