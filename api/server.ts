@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { config } from '../shared/config.js';
 import { db, limitStatements, refuseUnsuitableDatabase } from '../shared/db.js';
 import { flushLogs, logger } from '../shared/logger.js';
+import { runtimeWarning } from '../shared/runtime.js';
 import { closeQueues } from '../shared/queues.js';
 import { redis } from '../shared/redis.js';
 import { closeUploadEvents } from '../shared/uploads/service.js';
@@ -13,6 +14,8 @@ import { createApp } from './app.js';
 // Before any connection is made: every API connection gets the statement timeout (issue 42).
 limitStatements(config.apiStatementTimeoutMs);
 // The session settings the code assumes (UTF8, standard strings; decision 0025), or no start.
+const unsupported = runtimeWarning();
+if (unsupported) logger.warn({ node: process.versions.node }, unsupported);
 await refuseUnsuitableDatabase((err) => logger.warn({ err }, 'database settings not checked: the database did not answer'));
 const app = createApp();
 const server: Server = app.listen(config.port, config.host, () => {

@@ -20,6 +20,17 @@ ensure_node_modules() {
   fi
 }
 
+# Node.js 24 LTS first on PATH for what follows (the suite, the API, the workers), fetched
+# from the npm registry when the system's Node is older (scripts/node-lts.sh); NODE_LTS=0
+# keeps the system's Node (20 starts with a warning: it reached end of life in April 2026).
+use_node_lts() {
+  if [ "${NODE_LTS:-1}" = "0" ]; then return; fi
+  local dir
+  dir="$(bash "$ROOT/scripts/node-lts.sh")"
+  export PATH="$dir:$PATH"
+  log "Node.js $(node --version) ($dir)"
+}
+
 probe() { (cd "$ROOT" && node_modules/.bin/tsx scripts/probe.ts "$1" "$2"); }
 
 apt_install() {

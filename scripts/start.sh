@@ -5,6 +5,7 @@ set -euo pipefail
 source "$(dirname "$0")/stack.sh"
 cd "$ROOT"
 resolve_stack
+use_node_lts
 
 PIDS=()
 cleanup() {

@@ -10,6 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/stack.sh"
 cd "$ROOT"
 resolve_stack
+use_node_lts
 trap stop_stack EXIT
 
 # The test database sits beside the configured one, named <name>_test (or TEST_DB_NAME);

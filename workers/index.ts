@@ -7,6 +7,7 @@ import { Worker } from 'bullmq';
 import { config } from '../shared/config.js';
 import { db, refuseUnsuitableDatabase } from '../shared/db.js';
 import { logger } from '../shared/logger.js';
+import { runtimeWarning } from '../shared/runtime.js';
 import { relayOnce } from '../shared/outbox.js';
 import { CALLBACK_BATCH, drainCallbacks } from '../shared/payments/service.js';
 import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared/queues.js';
@@ -28,6 +29,8 @@ for (const name of config.workerQueues) {
 }
 
 // The session settings the code assumes (UTF8, standard strings; decision 0025), or no start.
+const unsupported = runtimeWarning();
+if (unsupported) logger.warn({ node: process.versions.node }, unsupported);
 await refuseUnsuitableDatabase((err) => logger.warn({ err }, 'database settings not checked: the database did not answer'));
 
 const connection = createQueueConnection();

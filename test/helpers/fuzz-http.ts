@@ -71,6 +71,13 @@ const ANSWER_WITHIN_MS = 10_000;
 
 class StaleSocket extends Error {}
 
+/** The bytes of a request's head: its request line and header lines. */
+function headerBytes(request: RawRequest): number {
+  let bytes = request.method.length + request.path.length + 12;
+  for (const [name, value] of request.headers) bytes += Buffer.byteLength(name) + Buffer.byteLength(String(value)) + 4;
+  return bytes;
+}
+
 /** One app instance listening on loopback, and a keep-alive client for it. */
 export async function startFuzzServer(): Promise<FuzzServer> {
   const handle = createApp().callback();
@@ -103,6 +110,12 @@ export async function startFuzzServer(): Promise<FuzzServer> {
       });
       req.setTimeout(ANSWER_WITHIN_MS, () => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)));
       req.on('error', (err: NodeJS.ErrnoException) => {
+        // Headers past Node's limit: its parser answers 431 and closes the connection, which a
+        // client still writing a long body sees as a reset (Node 24) instead of the 431.
+        if (headerBytes(request) > http.maxHeaderSize && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+          resolve({ status: 431, headers: {}, text: `(${err.code}: the headers exceed http.maxHeaderSize, refused by Node's parser with 431)` });
+          return;
+        }
         // A kept-alive socket the server closed while idle: not an answer, send again.
         reject(req.reusedSocket && err.code === 'ECONNRESET' ? new StaleSocket(err.message) : err);
       });
