@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createApp, routers } from '../../api/app.js';
 import { QUEUE_DASHBOARD_PATH } from '../../api/routes/admin-queues.js';
 
@@ -71,17 +72,21 @@ const ANSWER_WITHIN_MS = 10_000;
 
 class StaleSocket extends Error {}
 
-/** The bytes of a request's head: its request line and header lines. */
-function headerBytes(request: RawRequest): number {
-  let bytes = request.method.length + request.path.length + 12;
-  for (const [name, value] of request.headers) bytes += Buffer.byteLength(name) + Buffer.byteLength(String(value)) + 4;
-  return bytes;
-}
-
 /** One app instance listening on loopback, and a keep-alive client for it. */
 export async function startFuzzServer(): Promise<FuzzServer> {
   const handle = createApp().callback();
   const server = http.createServer((req, res) => void handle(req, res));
+  // Node's parser refuses a head past http.maxHeaderSize before the app sees it: it answers
+  // 431 and closes, which a client still writing a long body sees as a reset (Node 24). The
+  // client ports it did so for, so such a reset is read as that 431. Node applies its own
+  // answer only when nobody listens, so this listener gives the same one.
+  const overflowed = new Set<number>();
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex & { remotePort?: number }) => {
+    if (err.code === 'HPE_HEADER_OVERFLOW' && socket.remotePort !== undefined) overflowed.add(socket.remotePort);
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+    socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
@@ -108,12 +113,17 @@ export async function startFuzzServer(): Promise<FuzzServer> {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
+      // The connection's local port, read while it is open (a reset socket no longer has one).
+      let localPort: number | undefined;
+      req.on('socket', (socket) => {
+        localPort = socket.localPort;
+        if (localPort === undefined) socket.once('connect', () => (localPort = socket.localPort));
+      });
       req.setTimeout(ANSWER_WITHIN_MS, () => req.destroy(new Error(`no answer within ${ANSWER_WITHIN_MS} ms`)));
       req.on('error', (err: NodeJS.ErrnoException) => {
-        // Headers past Node's limit: its parser answers 431 and closes the connection, which a
-        // client still writing a long body sees as a reset (Node 24) instead of the 431.
-        if (headerBytes(request) > http.maxHeaderSize && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
-          resolve({ status: 431, headers: {}, text: `(${err.code}: the headers exceed http.maxHeaderSize, refused by Node's parser with 431)` });
+        // Headers past Node's limit: see `overflowed` above.
+        if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && localPort !== undefined && overflowed.delete(localPort)) {
+          resolve({ status: 431, headers: {}, text: `(${err.code} after Node's parser refused the head past http.maxHeaderSize with 431)` });
           return;
         }
         // A kept-alive socket the server closed while idle: not an answer, send again.

@@ -6,6 +6,7 @@
  * then stay open until the worker process ends, as they do across files in a serial run.
  */
 import './shard-env.js';
+import './contract.js';
 import { appendFileSync } from 'node:fs';
 import { enterFile, enterTest, leaveFile, leaveTest, locking } from './alone.js';
 import { clock } from '../../shared/clock.js';
