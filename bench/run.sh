@@ -36,6 +36,7 @@ case "$target" in
   release) own=release own_redis=4 ;;
   pay) own=pay own_redis=5 ;;
   fund) own=fund own_redis=6 ;;
+  scale) own=scale own_redis=7 ;;
 esac
 use_side_stores "{name}${own:+_$own}_bench" "${BENCH_REDIS_DB:-$own_redis}"
 export QUEUE_PREFIX="${BENCH_QUEUE_PREFIX:-escrow-bench${own:+-$own}}"
