@@ -48,4 +48,6 @@ export const webhookSettings = {
   endpointsPerWorkspace: 20,
   /** Delivery records are kept this long. */
   retentionMs: 30 * 24 * 3600_000,
+  /** The sweep deletes expired delivery records this many per statement, until none is left. */
+  purgeBatch: 5_000,
 };

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
-import { IDEMPOTENCY_TTL_MS } from '../../../shared/idempotency.js';
+import { IDEMPOTENCY_TTL_MS, purgeExpired } from '../../../shared/idempotency.js';
 import { countRows, createUser, userBalance } from '../../helpers/platform-factories.js';
 import { PROBE_USER_HEADER, probe, probeApi, resetProbe } from '../../helpers/platform-probe-router.js';
 
@@ -378,5 +378,29 @@ describe('platform: idempotency (spec section 8)', () => {
     } finally {
       await db.raw('ALTER TABLE idempotency_keys_away RENAME TO idempotency_keys');
     }
+  });
+
+  it('the hourly purge deletes every expired key, a batch per statement, and keeps the live ones', async () => {
+    const now = clock.nowMs();
+    const row = (i: number, expiresAt: number) => ({
+      scope: `user:${randomUUID()}`,
+      endpoint: 'POST /test/echo',
+      key: randomUUID(),
+      request_hash: `h${i}`,
+      state: 'completed',
+      response_status: 201,
+      response_body: '{}',
+      locked_at: new Date(now - 2 * IDEMPOTENCY_TTL_MS),
+      created_at: new Date(now - 2 * IDEMPOTENCY_TTL_MS),
+      expires_at: new Date(expiresAt),
+    });
+    const expired = Array.from({ length: 7 }, (_, i) => row(i, now - 1000 - i));
+    const live = Array.from({ length: 3 }, (_, i) => row(100 + i, now + 60_000));
+    await db('idempotency_keys').insert([...expired, ...live, row(200, now)]);
+    // Batches of 3: 8 expired keys (the one expiring now included) take three statements.
+    expect(await purgeExpired(db, 3)).to.equal(8);
+    const left = await db('idempotency_keys').select('request_hash').orderBy('request_hash');
+    expect(left.map((r: { request_hash: string }) => r.request_hash)).to.deep.equal(['h100', 'h101', 'h102']);
+    expect(await purgeExpired(db, 3)).to.equal(0);
   });
 });

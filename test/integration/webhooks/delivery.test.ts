@@ -428,4 +428,22 @@ describe('webhook delivery', function () {
     expect((await sweepWebhooks()).purged).to.equal(1);
     expect((await deliveries(w.endpoint.id)).map((d: { event_type: string }) => d.event_type)).to.deep.equal(['deal.updated']);
   });
+
+  it('one sweep purges every expired delivery record, a batch per statement', async () => {
+    const w = await world();
+    for (let i = 0; i < 5; i += 1) await feedEvent(w.workspace.id, { event: 'deal.created' });
+    await webhookJobs();
+    clock.advance(31 * 24 * 3600_000);
+    await feedEvent(w.workspace.id, { event: 'deal.updated' });
+    await webhookJobs();
+    expect(await deliveries(w.endpoint.id)).to.have.length(6);
+    const batch = webhookSettings.purgeBatch;
+    webhookSettings.purgeBatch = 2;
+    try {
+      expect((await sweepWebhooks()).purged).to.equal(5);
+    } finally {
+      webhookSettings.purgeBatch = batch;
+    }
+    expect((await deliveries(w.endpoint.id)).map((d: { event_type: string }) => d.event_type)).to.deep.equal(['deal.updated']);
+  });
 });
