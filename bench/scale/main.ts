@@ -54,6 +54,8 @@ const settings = {
   warmup: intFrom('BENCH_WARMUP', 2, 0, 30),
   /** Flows/s the API may reach at most: how many deals the seed makes. */
   maxRate: intFrom('BENCH_SCALE_MAX_RATE', 200, 10, 5000),
+  /** API processes, each taking an equal share of the flows in flight (more copies push Postgres harder). */
+  apis: intFrom('BENCH_SCALE_APIS', 1, 1, 8),
 };
 
 const GOAL_LEDGER_WAIT_PCT = 5;
@@ -62,6 +64,24 @@ interface LevelRun {
   level: number;
   result: FlowResult;
   profile: WaitProfile;
+}
+
+/** Flows of the API processes' loops run side by side, as one result (the worst p99 of them). */
+function combine(results: readonly FlowResult[]): FlowResult {
+  if (results.length === 1) return results[0]!;
+  const worst = results.reduce((a, b) => (b.flowLatency.p99 > a.flowLatency.p99 ? b : a));
+  const seconds = Math.max(...results.map((r) => r.seconds));
+  const completed = results.reduce((n, r) => n + r.completed, 0);
+  return {
+    ...worst,
+    started: results.reduce((n, r) => n + r.started, 0),
+    completed,
+    failed: results.reduce((n, r) => n + r.failed, 0),
+    rate: results.reduce((n, r) => n + r.rate, 0),
+    seconds,
+    unused: Math.min(...results.map((r) => r.unused)),
+    firstFailure: results.find((r) => r.firstFailure)?.firstFailure ?? null,
+  };
 }
 
 /** Mean backends waiting on a heavyweight lock, and of those the ones whose statement posts to the ledger. */
@@ -92,21 +112,31 @@ async function main(): Promise<void> {
   console.log(`bench: scale: fund and release over ${s.workspaces} workspaces at ${s.levels.join(', ')} flows in flight; ${fmtInt(needed)} deals needed; load average ${loadavg()}`);
   const seed = await seedFund(env, s.workspaces, needed);
 
-  const port = await freePort();
-  const base = `http://${HOST}:${port}`;
-  const child = startChild('API (node dist/api/server.js)', ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL });
-  await waitFor(`${base}/readyz`, child, 30_000);
-  console.log(`bench: API on ${base}`);
+  // One API process pinned to core 1 (the load generator on core 0), or several unpinned.
+  const apis: { base: string; child: ReturnType<typeof startChild> }[] = [];
+  for (let i = 0; i < s.apis; i++) {
+    const port = await freePort();
+    const base = `http://${HOST}:${port}`;
+    const child = startChild(`API ${i + 1} (node dist/api/server.js)`, ['dist/api/server.js'], { ...env, PORT: String(port), PUBLIC_BASE_URL: base, LOG_LEVEL }, { pin: s.apis === 1 });
+    await waitFor(`${base}/readyz`, child, 30_000);
+    apis.push({ base, child });
+  }
+  console.log(`bench: ${s.apis === 1 ? 'API' : `${s.apis} API processes`} on ${apis.map((a) => a.base).join(', ')}`);
 
   const done: FundItem[] = [];
-  const items = seed.items;
-  let cursor = 0;
+  let items: readonly FundItem[] = seed.items;
   const run = async (level: number, seconds: number, label: string): Promise<LevelRun> => {
     const sampler = sampleBackends(50);
-    const result = await closedLoop({ base, items: items.slice(cursor), flow: fundFlow(seed, done), concurrency: level, duration: seconds });
+    // Each API process gets level / apis flows in flight and a chunk of the deals of its own.
+    const chunk = Math.floor(items.length / apis.length);
+    const chunks = apis.map((_, k) => items.slice(k * chunk, (k + 1) * chunk));
+    const results = await Promise.all(
+      apis.map((a, k) => closedLoop({ base: a.base, items: chunks[k]!, flow: fundFlow(seed, done), concurrency: Math.max(1, Math.round(level / apis.length)), duration: seconds })),
+    );
     const profile = await sampler.stop();
-    cursor += result.started;
-    assertAlive([child]);
+    items = chunks.flatMap((c, k) => c.slice(results[k]!.started));
+    const result = combine(results);
+    assertAlive(apis.map((a) => a.child));
     const { lock, ledger } = lockWaits(profile);
     console.log(
       `bench: ${label}: ${fmtInt(result.rate)} flows/s (${fmtInt(result.completed)} in ${result.seconds.toFixed(1)} s, ${result.failed} failed), ` +
@@ -123,7 +153,7 @@ async function main(): Promise<void> {
   const runs: LevelRun[] = [];
   for (let r = 1; r <= s.rounds; r++) for (const level of s.levels) runs.push(await run(level, s.duration, `round ${r}, ${level} in flight`));
   const loadEnd = loadavg();
-  await stopChild(child);
+  for (const a of apis) await stopChild(a.child);
   const checked = await checkAfter(done, seed.workspaces.map((w) => w.id));
 
   // Per level: the median round by flows/s, and the lock shares over all its samples.
@@ -163,7 +193,7 @@ async function main(): Promise<void> {
   md.push('');
   md.push(
     `- Goal (issue 44): lock waits on ledger statements under ${GOAL_LEDGER_WAIT_PCT}% of the busy backends' time at ${top.level} in flight: **${fmtPct(top.ledgerPct)}, ${ledgerMet ? 'met' : 'not met'}**; flows/s not falling as the concurrency grows (each level at least 95% of the one before): **${notFalling ? 'met' : 'not met'}** (${rows.map((r) => fmtInt(r.rate)).join(' → ')} flows/s).`,
-    `- A flow: the fund bench's (bench/fund/): a workspace key funds a sandbox milestone (\`POST …/fund\`), then releases an approved milestone of the same deal into 2 splits (\`POST …/release\`), each with a fresh Idempotency-Key; ${fmtInt(s.workspaces)} workspaces, deals taken round-robin over them, so consecutive flows lock different workspaces and every posting meets the platform's shared ledger accounts. ${s.rounds} rounds × ${s.duration} s per level, the levels interleaved, after a ${s.warmup} s warm-up; the API alone (\`node dist/api/server.js\`, ${'`DATABASE_POOL_MAX`'} ${process.env.DATABASE_POOL_MAX ?? '10'} per pool).`,
+    `- A flow: the fund bench's (bench/fund/): a workspace key funds a sandbox milestone (\`POST …/fund\`), then releases an approved milestone of the same deal into 2 splits (\`POST …/release\`), each with a fresh Idempotency-Key; ${fmtInt(s.workspaces)} workspaces, deals taken round-robin over them, so consecutive flows lock different workspaces and every posting meets the platform's shared ledger accounts. ${s.rounds} rounds × ${s.duration} s per level, the levels interleaved, after a ${s.warmup} s warm-up; ${s.apis === 1 ? 'the API alone (`node dist/api/server.js`, pinned to one core)' : `${s.apis} API processes (\`node dist/api/server.js\`, unpinned), each with an equal share of the flows in flight and of the deals`}, ${'`DATABASE_POOL_MAX`'} ${process.env.DATABASE_POOL_MAX ?? '10'} per pool.`,
     `- Lock share: pg_stat_activity sampled every 50 ms during each run (the bench database's client backends that were not idle); a backend whose wait_event_type is Lock is waiting on a heavyweight lock (a row's transaction, a tuple, a relation). "On ledger statements": those whose statement is a ledger posting (\`ledger_post_many\`) or reads ledger accounts. Busy backends are bounded by the API's pools: past them, flows queue in the API, not in Postgres.`,
     `- After the load: ${fmtInt(checked.flows)} completed flows checked (each milestone funded once, released once into its splits with one event), the ledger balanced (\`checkLedger\`).`,
   );
@@ -171,14 +201,14 @@ async function main(): Promise<void> {
   console.log(`\n${markdown}\n`);
   const headlines: Headline[] = [
     {
-      id: 'scale/ledger-lock-waits',
-      figure: `Fund + release over ${s.workspaces} workspaces at ${top.level} flows in flight: share of busy backends waiting on locks of ledger statements (flows/s at ${rows.map((r) => r.level).join(' / ')} in flight: ${rows.map((r) => fmtInt(r.rate)).join(' / ')})`,
+      id: s.apis === 1 ? 'scale/ledger-lock-waits' : `scale/ledger-lock-waits-${s.apis}-apis`,
+      figure: `Fund + release over ${s.workspaces} workspaces${s.apis === 1 ? '' : ` on ${s.apis} API processes`} at ${top.level} flows in flight: share of busy backends waiting on locks of ledger statements (flows/s at ${rows.map((r) => r.level).join(' / ')} in flight: ${rows.map((r) => fmtInt(r.rate)).join(' / ')})`,
       goal: `< ${GOAL_LEDGER_WAIT_PCT}%, flows/s not falling`,
       measured: `${fmtPct(top.ledgerPct)}; ${notFalling ? 'not falling' : 'falling'}`,
       met: ledgerMet && notFalling,
     },
   ];
-  await publish({ page: 'scale', marker: 'results', markdown, headlines, at, tag: 'bench' });
+  await publish({ page: 'scale', marker: s.apis === 1 ? 'results' : `results-${s.apis}-apis`, markdown, headlines, at, tag: 'bench' });
 }
 
 await runMain('bench', main, closeBenchDb);
