@@ -32,6 +32,10 @@ export const settings = {
   connections: intFromEnv('BENCH_CONNECTIONS', 50, 1, 1000),
   users: intFromEnv('BENCH_DEAL_USERS', 400, 2, 9999),
   authLimit: intFromEnv('BENCH_AUTH_LIMIT', 1_000_000, 1, 1_000_000_000),
+  /** Issue 44: deal creation at an even rate (autocannon's overallRate), its p99 against 100 ms. */
+  pacedRate: intFromEnv('BENCH_DEALS_RATE', 50, 1, 1000),
+  pacedRounds: intFromEnv('BENCH_DEALS_PACED_ROUNDS', 3, 0, 9),
+  pacedDuration: intFromEnv('BENCH_DEALS_PACED_DURATION', 10, 1, 60),
 };
 
 /** The milestones of every deal created and every preview: three, 25,000,000 in all. */
@@ -75,7 +79,7 @@ export async function clearPreviewCounters(): Promise<void> {
   await deleteRedisKeys([`${config.queuePrefix}:rl:ent-fee-preview*`]);
 }
 
-async function load(api: { base: string; child: Child }, route: Route, requests: AutocannonRequestSpec[], seconds: number): Promise<AutocannonResult> {
+async function load(api: { base: string; child: Child }, route: Route, requests: AutocannonRequestSpec[], seconds: number, rate?: number): Promise<AutocannonResult> {
   if (route === 'preview') await clearPreviewCounters();
   const first = requests[0]!;
   const r = await checkedLoad(api.child, `${route}: ${first.method ?? 'GET'} ${first.path ?? '/'}`, {
@@ -85,12 +89,20 @@ async function load(api: { base: string; child: Child }, route: Route, requests:
     duration: seconds,
     timeout: 10,
     requests,
+    ...(rate !== undefined ? { overallRate: rate } : {}),
   });
   if (route === 'create') {
     creations.answered201 += r['2xx'];
     creations.runs++;
   }
   return r;
+}
+
+/** Deal creation at an even `settings.pacedRate` requests/s, `settings.pacedRounds` runs (issue 44: p99 < 100 ms at 50/s). */
+export async function runPaced(api: { base: string; child: Child }, seed: DealSeed): Promise<AutocannonResult[]> {
+  const out: AutocannonResult[] = [];
+  for (let i = 0; i < settings.pacedRounds; i++) out.push(await load(api, 'create', requestsFor('create', seed)(), settings.pacedDuration, settings.pacedRate));
+  return out;
 }
 
 /** Warm-up per route, then the rounds (bench/lib/autocannon.ts `runRounds`): every route's results in round order. */

@@ -16,7 +16,7 @@ import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
-import { creations, ME, runRounds, settings } from './load.js';
+import { creations, ME, runPaced, runRounds, settings } from './load.js';
 import { report } from './report.js';
 import { seedDeals } from './seed.js';
 import { checkDeals, checkRoutes, countRows } from './verify.js';
@@ -40,12 +40,13 @@ async function main(): Promise<void> {
   const loadStart = loadavg();
   const at = new Date();
   const results = await runRounds({ base, child }, seed);
+  const paced = await runPaced({ base, child }, seed);
   const seconds = (Date.now() - at.getTime()) / 1000;
   const loadEnd = loadavg();
   const rowsAfter = await countRows();
   const check = await checkDeals(seed, rowsAfter.deals - rowsBefore.deals, creations.answered201, creations.runs, settings.connections);
 
-  const { markdown, headlines } = report(results, { seed, loadStart, loadEnd, rowsBefore, rowsAfter, answered201: creations.answered201, check, at, seconds });
+  const { markdown, headlines } = report(results, { seed, loadStart, loadEnd, rowsBefore, rowsAfter, answered201: creations.answered201, check, at, seconds, paced });
   console.log(`\n${markdown}\n`);
   await publish({ page: 'deals', marker: 'results', markdown, headlines, at, tag: 'bench' });
 }
