@@ -39,6 +39,7 @@ import type { ReportCaller, ReportSeed } from './seed.js';
 
 export const SUMMARY = '/v1/enterprise/reports/summary';
 export const OVERVIEW = '/v1/enterprise/overview';
+export const RECONCILIATION = '/v1/enterprise/reconciliation';
 export const LIST = '/v1/enterprise/deals';
 
 export const settings = {
@@ -67,7 +68,8 @@ export interface RouteDef {
   path: string;
   /** Goal on p95 in ms (null: none). */
   goalP95: number | null;
-  kind: 'summary' | 'overview' | 'list';
+  /** summary: counted answers cycling over every user; overview: the owner's cached answer for a time; uncached: one overview per user, the cache emptied first (issue 44); list: one at a time. */
+  kind: 'summary' | 'overview' | 'uncached' | 'list';
 }
 
 /** `YYYY-MM-DD` of a UTC day `daysBack` before today. */
@@ -78,6 +80,8 @@ export function routes(): RouteDef[] {
     { key: 'summary-90', label: `\`GET ${SUMMARY}\` (default range: the last 90 days)`, path: SUMMARY, goalP95: 100, kind: 'summary' },
     { key: 'summary-366', label: `\`GET ${SUMMARY}?from=…&to=…\` (366 days)`, path: `${SUMMARY}?from=${day(365)}&to=${day(0)}`, goalP95: 100, kind: 'summary' },
     { key: 'overview-cached', label: `\`GET ${OVERVIEW}\` (cached)`, path: OVERVIEW, goalP95: 50, kind: 'overview' },
+    { key: 'overview-uncached', label: `\`GET ${OVERVIEW}\` (uncached: each answer a user's first, the cache emptied before the run)`, path: OVERVIEW, goalP95: 100, kind: 'uncached' },
+    { key: 'reconciliation', label: `\`GET ${RECONCILIATION}\``, path: RECONCILIATION, goalP95: 500, kind: 'summary' },
     ...listRoutes(),
   ];
   return all.filter((r) => settings.only === undefined || (settings.only === 'list') === (r.kind === 'list'));
@@ -150,7 +154,7 @@ async function timed(child: Child, what: string, opts: AutocannonOptions & { amo
 
 async function clearLimits(): Promise<void> {
   const { config } = await import('../../shared/config.js');
-  await deleteRedisKeys([`${config.queuePrefix}:rl:ent-report-summary*`, `${config.queuePrefix}:rl:ent-overview*`]);
+  await deleteRedisKeys([`${config.queuePrefix}:rl:ent-report-summary*`, `${config.queuePrefix}:rl:ent-overview*`, `${config.queuePrefix}:rl:ent-reconciliation*`]);
 }
 
 async function clearOverviewCache(): Promise<void> {
@@ -236,6 +240,8 @@ async function runRoute(api: { base: string; child: Child }, route: RouteDef, se
     await clearOverviewCache();
     await fill(api.base, callers, 1);
   }
+  // Uncached: at most one answer per user (`amount` ≤ the users), none of them cached yet.
+  if (route.kind === 'uncached') await clearOverviewCache();
   const started = Date.now();
   const load = () =>
     timed(api.child, `${route.key}: GET ${route.path}`, {

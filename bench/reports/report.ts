@@ -61,6 +61,18 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       );
     }
   }
+  if (defs.some((d) => d.kind === 'uncached')) {
+    notes.push(
+      `- Uncached overview (issue 44): the overview cache emptied before each run, then ${fmtInt(settings.summaryRequests)} answers over ` +
+        `${plural(settings.connections, 'connection')}, each a different member's first (the cache is per workspace, user and role): every answer computed.`,
+    );
+  }
+  if (defs.some((d) => d.key === 'reconciliation')) {
+    notes.push(
+      `- Reconciliation (issue 44): ${fmtInt(settings.summaryRequests)} answers per run over ${plural(settings.connections, 'connection')}, cycling over the members ` +
+        `(its limit, 5 per minute per user, counted and never reached: the bench's counters of it are deleted before each run).`,
+    );
+  }
   const un = [...uncached].sort((a, b) => a - b);
   if (un.length > 0) {
     notes.push(
