@@ -121,9 +121,9 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
     );
     await raw(
       `INSERT INTO payout_instructions (workspace_id, counterparty_id, label, bank_name, account_holder, account_number_sealed, account_number_last4,
-                                        status, verified_at, verified_by, verification_signature, created_by, created_at, updated_at)
+                                        status, verified_at, verified_by, verification_signature, created_by, created_at, updated_at, pending_since)
        SELECT :ws, c.id, 'Main account', 'Bank Bench', c.name, 'bench-not-a-sealed-number', lpad((row_number() OVER (ORDER BY c.name))::text, 4, '0'),
-              'verified', c.created_at, :owner, 'bench-not-a-signature', :owner, c.created_at, c.created_at
+              'verified', c.created_at, :owner, 'bench-not-a-signature', :owner, c.created_at, c.created_at, c.created_at
          FROM counterparties c WHERE c.workspace_id = :ws`,
     );
     await raw(
