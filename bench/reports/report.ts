@@ -50,7 +50,7 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
       runs.map((r) => fmtNum(p(r, 0.95))).join(' / '),
       fmtInt(runs.reduce((a, r) => a + r.times.length, 0)),
     ]);
-    headlines.push({ id, figure: `${def.label} on ${fmtInt(info.seed.deals)} deals, ${plural(settings.connections, 'connection')}: p95`, goal, measured: `${fmtNum(p95)} ms`, met });
+    headlines.push({ id, figure: `${def.label} on ${fmtInt(info.seed.deals)} deals, ${plural(def.connections ?? settings.connections, 'connection')}: p95`, goal, measured: `${fmtNum(p95)} ms`, met });
     if (def.kind === 'overview') {
       const misses = runs.map((r) => `${r.misses ?? '?'} of ${r.users ?? '?'}`).join(', ');
       notes.push(
