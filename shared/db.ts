@@ -829,6 +829,21 @@ export function pgConstraint(err: unknown): string | undefined {
 }
 
 /**
+ * A purge in short statements: `deleteBatch(batch)` deletes at most `batch` rows and answers
+ * how many; it runs again until a batch comes back short. Answers the rows deleted in all.
+ * No statement holds a whole backlog's locks and WAL until its end (the outbox, idempotency
+ * keys, webhook deliveries, exports).
+ */
+export async function deleteInBatches(batch: number, deleteBatch: (limit: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await deleteBatch(batch);
+    total += n;
+    if (n < batch) return total;
+  }
+}
+
+/**
  * Commits a transaction opened without a handler (`await db.transaction()`). knex's
  * `trx.commit()` resolves even when the COMMIT itself fails (a deferred constraint, a
  * connection cut mid-commit); only `executionPromise` rejects. Awaiting both means a

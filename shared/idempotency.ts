@@ -5,7 +5,7 @@
 import { clock } from './clock.js';
 import { sha256Hex } from './crypto.js';
 import type { Knex } from 'knex';
-import { prepared, type Db, type NativeStatement, type ReadAhead } from './db.js';
+import { deleteInBatches, prepared, type Db, type NativeStatement, type ReadAhead } from './db.js';
 import { fail } from './errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -207,11 +207,9 @@ export const PURGE_BATCH = 5_000;
  */
 export async function purgeExpired(db: Db, batch = PURGE_BATCH): Promise<number> {
   const now = clock.now();
-  let total = 0;
-  for (;;) {
-    const expired = db('idempotency_keys').select('scope', 'endpoint', 'key').where('expires_at', '<=', now).limit(batch);
-    const n = await db('idempotency_keys').whereIn(['scope', 'endpoint', 'key'], expired).delete();
-    total += n;
-    if (n < batch) return total;
-  }
+  return deleteInBatches(batch, (limit) =>
+    db('idempotency_keys')
+      .whereIn(['scope', 'endpoint', 'key'], db('idempotency_keys').select('scope', 'endpoint', 'key').where('expires_at', '<=', now).limit(limit))
+      .delete(),
+  );
 }

@@ -11,7 +11,7 @@
  */
 import type { Knex } from 'knex';
 import { clock } from './clock.js';
-import { db, type Db } from './db.js';
+import { db, deleteInBatches, type Db } from './db.js';
 import { logger } from './logger.js';
 import { outboxDeadLetters, outboxReenqueued } from './metrics.js';
 import { redis } from './redis.js';
@@ -390,15 +390,9 @@ async function sweepPage(knex: Knex, at: { cutoff: Date; afterId: number; pageSi
 /** Deletes completed rows older than the retention period, in batches. Dead rows stay. */
 async function purgeCompleted(retentionMs: number, knex: Knex): Promise<number> {
   const before = new Date(clock.nowMs() - retentionMs);
-  let total = 0;
-  for (;;) {
-    const n = await knex('outbox')
-      .whereIn(
-        'id',
-        knex('outbox').select('id').whereNotNull('completed_at').where('completed_at', '<', before).limit(OUTBOX_SWEEP.purgeBatch),
-      )
-      .delete();
-    total += n;
-    if (n < OUTBOX_SWEEP.purgeBatch) return total;
-  }
+  return deleteInBatches(OUTBOX_SWEEP.purgeBatch, (limit) =>
+    knex('outbox')
+      .whereIn('id', knex('outbox').select('id').whereNotNull('completed_at').where('completed_at', '<', before).limit(limit))
+      .delete(),
+  );
 }

@@ -18,7 +18,7 @@
  * from a clean tree, written to bench/scale/README.md and bench/README.md.
  */
 import { closeBenchDb } from '../lib/db.js';
-import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
+import { intFromEnv, requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { closedLoop, type FlowResult } from '../lib/flows.js';
 import { fmtInt, fmtPct } from '../lib/format.js';
 import { sampleBackends, type WaitProfile } from '../lib/pg-sample.js';
@@ -37,25 +37,17 @@ function intList(name: string, fallback: number[]): number[] {
   return out;
 }
 
-function intFrom(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
-
 const settings = {
-  workspaces: intFrom('BENCH_SCALE_WORKSPACES', 200, 2, 999),
+  workspaces: intFromEnv('BENCH_SCALE_WORKSPACES', 200, 2, 999),
   levels: intList('BENCH_SCALE_LEVELS', [4, 16, 32]),
   /** Closed-loop runs per level (the levels interleaved: 4, 16, 32, 4, 16, 32, ...). */
-  rounds: intFrom('BENCH_ROUNDS', 2, 1, 9),
-  duration: intFrom('BENCH_DURATION', 10, 2, 120),
-  warmup: intFrom('BENCH_WARMUP', 2, 0, 30),
+  rounds: intFromEnv('BENCH_ROUNDS', 2, 1, 9),
+  duration: intFromEnv('BENCH_DURATION', 10, 2, 120),
+  warmup: intFromEnv('BENCH_WARMUP', 2, 0, 30),
   /** Flows/s the API may reach at most: how many deals the seed makes. */
-  maxRate: intFrom('BENCH_SCALE_MAX_RATE', 200, 10, 5000),
+  maxRate: intFromEnv('BENCH_SCALE_MAX_RATE', 200, 10, 5000),
   /** API processes, each taking an equal share of the flows in flight (more copies push Postgres harder). */
-  apis: intFrom('BENCH_SCALE_APIS', 1, 1, 8),
+  apis: intFromEnv('BENCH_SCALE_APIS', 1, 1, 8),
 };
 
 const GOAL_LEDGER_WAIT_PCT = 5;

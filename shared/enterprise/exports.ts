@@ -11,7 +11,7 @@
 import { Readable } from 'node:stream';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
-import { db, type Db } from '../db.js';
+import { db, deleteInBatches, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { enqueue } from '../outbox.js';
 import { REPORT_SOURCES } from '../reports/sources.js';
@@ -239,12 +239,7 @@ const PURGE_BATCH = 100;
 /** Job `exports.purge-expired`: deletes every export created more than EXPORT_RETENTION_MS ago. */
 export async function purgeExpiredExports(knex: Db = db): Promise<{ purged: number }> {
   const cutoff = new Date(clock.now().getTime() - EXPORT_RETENTION_MS);
-  let purged = 0;
-  for (;;) {
-    const n = await repo.deleteExportsBefore(knex, cutoff, PURGE_BATCH);
-    purged += n;
-    if (n < PURGE_BATCH) return { purged };
-  }
+  return { purged: await deleteInBatches(PURGE_BATCH, (limit) => repo.deleteExportsBefore(knex, cutoff, limit)) };
 }
 
 /** The audit job's step (the same builder for every kind). */

@@ -29,7 +29,7 @@ import { performance } from 'node:perf_hooks';
 import { clock } from '../clock.js';
 import { config } from '../config.js';
 import { decryptSecret } from '../crypto.js';
-import { db, type Db } from '../db.js';
+import { db, deleteInBatches, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
 import { enqueue } from '../outbox.js';
@@ -334,11 +334,6 @@ export async function sweepWebhooks(): Promise<{ nudged: number; purged: number 
   // Every expired record, a batch per statement: at most one batch a minute would leave the
   // 30 days unkept past ~83 deliveries a second (docs/scaling.md).
   const before = new Date(clock.nowMs() - webhookSettings.retentionMs);
-  let purged = 0;
-  for (;;) {
-    const n = await repo.purgeDeliveries(db, before, webhookSettings.purgeBatch);
-    purged += n;
-    if (n < webhookSettings.purgeBatch) break;
-  }
+  const purged = await deleteInBatches(webhookSettings.purgeBatch, (limit) => repo.purgeDeliveries(db, before, limit));
   return { nudged: ids.length, purged };
 }
