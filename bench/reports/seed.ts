@@ -210,6 +210,84 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
   });
 }
 
+/** Milestones whose seeded ledger carries one rupiah too much on the fees account: the differences the reconciliation must list. */
+export const PLANTED_DIFFERENCES = 3;
+
+/**
+ * The workspace's ledger (issue 44: the reconciliation reads it), when it has none yet: one
+ * journal entry per funded milestone (`bench-seed:<id>`, reference `deal_milestone`) whose
+ * lines are what its deal and payouts imply (shared/reconciliation/repo.ts: funding received,
+ * the milestone's own account, buyer fees held, payouts in flight and sent, fees, refunds),
+ * balanced on `system:adjustments` by what the seed leaves out (released milestones older
+ * than 45 days have no payout rows). The first PLANTED_DIFFERENCES released milestones by id
+ * carry one rupiah more on fees (and one less on adjustments): those are the differences.
+ * Real flows post two to four entries per milestone; the reconciliation's reads only work out
+ * the milestones a write marked, and the migration's marks are dealt with here (the nightly pass).
+ */
+async function seedLedger(workspaceId: string): Promise<boolean> {
+  const db = await benchDb();
+  const has = await one<{ n: string }>(
+    `SELECT count(*) AS n FROM journal_entries
+      WHERE posting_key = 'bench-seed:' || (SELECT id FROM deal_milestones WHERE workspace_id = ? AND funded_at IS NOT NULL ORDER BY id LIMIT 1)`,
+    [workspaceId],
+  );
+  if (Number(has.n) > 0) return false;
+  const { ensureAccounts, accountSpec } = await import('../../shared/ledger/accounts.js');
+  await db.transaction(async (t) => {
+    await ensureAccounts(t, [
+      accountSpec({ system: 'enterpriseFunding', currency: 'IDR' }),
+      accountSpec({ system: 'enterpriseFeesHeld', currency: 'IDR' }),
+      accountSpec({ system: 'enterprisePayoutsInFlight', currency: 'IDR' }),
+      accountSpec({ system: 'enterprisePayoutsSent', currency: 'IDR' }),
+      accountSpec({ system: 'enterpriseFees', currency: 'IDR' }),
+      accountSpec({ system: 'enterpriseRefunds', currency: 'IDR' }),
+      accountSpec({ system: 'adjustments' }),
+    ]);
+    const raw = (sql: string) => t.raw(sql, { ws: workspaceId, planted: PLANTED_DIFFERENCES });
+    await raw(`SET LOCAL work_mem = '256MB'`);
+    await raw(
+      `INSERT INTO ledger_accounts (code, kind, allow_negative, currency, created_at)
+       SELECT 'milestone:' || m.id, 'escrow', false, 'IDR', now() FROM deal_milestones m WHERE m.workspace_id = :ws AND m.funded_at IS NOT NULL
+       ON CONFLICT (code) DO NOTHING`,
+    );
+    await raw(
+      `CREATE TEMP TABLE bench_books ON COMMIT DROP AS
+       SELECT nextval(pg_get_serial_sequence('journal_entries', 'id')) AS entry_id, x.*,
+              CASE WHEN x.planted THEN 1 ELSE 0 END AS extra
+         FROM (SELECT m.id, coalesce(m.released_at, m.funded_at) AS at, m.funding_amount AS funded,
+                      CASE WHEN m.status IN ('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed') THEN m.amount - m.refunded_amount
+                           WHEN m.status = 'released' THEN m.returned_amount ELSE 0 END AS held,
+                      CASE WHEN m.status IN ('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed') THEN m.buyer_fee ELSE 0 END AS buyer_fees_held,
+                      coalesce(p.in_flight, 0) AS in_flight, coalesce(p.paid_out, 0) AS paid_out,
+                      CASE WHEN m.status = 'released' THEN m.buyer_fee + m.seller_fee ELSE 0 END AS fees,
+                      m.refunded_amount AS refunds,
+                      m.id IN (SELECT id FROM deal_milestones WHERE workspace_id = :ws AND status = 'released' ORDER BY id LIMIT :planted) AS planted
+                 FROM deal_milestones m
+                 LEFT JOIN (SELECT milestone_id, sum(amount) FILTER (WHERE status IN ('queued', 'processing')) AS in_flight,
+                                   sum(amount) FILTER (WHERE status = 'settled') AS paid_out
+                              FROM disbursements WHERE workspace_id = :ws GROUP BY milestone_id) p ON p.milestone_id = m.id
+                WHERE m.workspace_id = :ws AND m.funded_at IS NOT NULL) x`,
+    );
+    await raw(
+      `INSERT INTO journal_entries (id, kind, ref_type, ref_id, posting_key, memo, created_at) OVERRIDING SYSTEM VALUE
+       SELECT entry_id, 'bench.seed', 'deal_milestone', id::text, 'bench-seed:' || id, 'Bench seed: the books of milestone ' || id, at FROM bench_books`,
+    );
+    await raw(
+      `INSERT INTO journal_lines (entry_id, account_id, amount)
+       SELECT b.entry_id, a.id, l.amount
+         FROM bench_books b
+        CROSS JOIN LATERAL (VALUES ('enterprise:funding_received', -b.funded), ('milestone:' || b.id, b.held),
+                                   ('enterprise:buyer_fees_held', b.buyer_fees_held), ('enterprise:payouts_in_flight', b.in_flight),
+                                   ('enterprise:payouts_sent', b.paid_out), ('platform:enterprise_fees', b.fees + b.extra),
+                                   ('enterprise:refunds_sent', b.refunds),
+                                   ('system:adjustments', b.funded - b.held - b.buyer_fees_held - b.in_flight - b.paid_out - b.fees - b.extra - b.refunds)) AS l(code, amount)
+         JOIN ledger_accounts a ON a.code = l.code
+        WHERE l.amount <> 0`,
+    );
+  });
+  return true;
+}
+
 /**
  * `VACUUM (ANALYZE)` of what the seed writes, its rollups included (`deal_statuses`,
  * `report_event_days`, `report_approvals`, kept by triggers as the bulk inserts and updates
@@ -218,7 +296,7 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
  * group sorted on disk, planned for 4 rows) and no visibility map, so the summary's
  * index-only scans read the heap: the 366-day summary's p95 was 344 ms at 4f00c47.
  */
-const WRITTEN = ['deals', 'deal_milestones', 'workspace_events', 'milestone_decisions', 'disbursements', 'counterparties', 'payout_instructions', 'deal_statuses', 'report_event_days', 'report_approvals'];
+const WRITTEN = ['journal_entries', 'journal_lines', 'ledger_accounts', 'deals', 'deal_milestones', 'workspace_events', 'milestone_decisions', 'disbursements', 'counterparties', 'payout_instructions', 'deal_statuses', 'report_event_days', 'report_approvals'];
 
 // ---- The script ------------------------------------------------------------------------
 
@@ -285,7 +363,14 @@ async function main(): Promise<void> {
     await bulk(workspaceId, ownerId!, ownerName, n);
     seededNow = true;
   }
-  await db.raw(`VACUUM (ANALYZE) ${WRITTEN.join(', ')}`);
+  const ledgerNow = await seedLedger(workspaceId);
+  if (ledgerNow) {
+    // What the nightly pass would have done by now: every milestone's figures worked out and kept.
+    const { reconcile } = await import('../../shared/reconciliation/service.js');
+    const r = await reconcile(workspaceId, { full: true });
+    console.log(`seed-reports: ledger posted; reconciliation kept for every milestone (${r.differences.length} differences)`);
+  }
+  await db.raw(`VACUUM (ANALYZE) ${WRITTEN.join(', ')}, reconciliation_figures, reconciliation_marks`);
   const seedSeconds = (Date.now() - started) / 1000;
 
   const ids = [ownerId!, ...viewerIds];

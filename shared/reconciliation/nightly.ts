@@ -41,7 +41,7 @@ export async function runNightlyReconciliation(): Promise<NightlyResult> {
   for (;;) {
     const page = await repo.workspacesWithDeals(db, after, PAGE);
     for (const w of page) {
-      const r = await reconcile(db, w.id);
+      const r = await reconcile(w.id, { full: true });
       checked += 1;
       if (r.differences.length > 0) found.push({ workspaceId: w.id, name: w.display_name, differences: r.differences });
     }

@@ -16,7 +16,9 @@
  *    while held; in flight = its queued and processing payouts; paid out = its settled
  *    payouts; fees = the platform fee shares once released; refunds = what rulings refunded
  *    (and the buyer fee with a full refund).
- * One statement (one snapshot): per-currency totals, and every milestone where any pair differs.
+ * Both sides of a milestone are worked out in one statement (one snapshot) and kept in
+ * `reconciliation_figures` (migration 20261210000100): the read adds up what is kept, after the
+ * service has worked out again every milestone a write marked since (service.ts).
  */
 import type { Db } from '../db.js';
 
@@ -41,20 +43,57 @@ const HELD = `('funded', 'evidence_submitted', 'revision_requested', 'approved',
 const ledgerCols = FIGURES.map((f) => `l_${f}`);
 const derivedCols = FIGURES.map((f) => `d_${f}`);
 const sums = [...ledgerCols, ...derivedCols].map((c) => `COALESCE(SUM(${c}), 0)::bigint AS ${c}`).join(', ');
-const casts = [...ledgerCols, ...derivedCols].map((c) => `${c}::bigint AS ${c}`).join(', ');
+const casts = [...ledgerCols, ...derivedCols].map((c) => `f.${c}::bigint AS ${c}`).join(', ');
 
-/** The workspace's totals per currency (every currency of its deals) and the milestones whose figures differ, by deal reference and milestone number. */
-export async function reconcileRows(trx: Db, workspaceId: string): Promise<ReconRow[]> {
-  const result = await trx.raw<{ rows: ReconRow[] }>(
+/** Milestones of the workspace by id after `afterId`, at most `limit` (the nightly pass works every one out again). */
+export async function milestoneIds(trx: Db, workspaceId: string, afterId: string | null, limit: number): Promise<string[]> {
+  const q = trx('deal_milestones').where({ workspace_id: workspaceId }).orderBy('id').limit(limit).pluck<string[]>('id');
+  if (afterId) q.where('id', '>', afterId);
+  return q;
+}
+
+export interface Mark {
+  id: string;
+  milestone_id: string;
+}
+
+/** The workspace's marks (writes since its figures were worked out) by id after `afterId`, at most `limit`. */
+export async function marks(trx: Db, workspaceId: string, afterId: string | null, limit: number): Promise<Mark[]> {
+  const q = trx('reconciliation_marks').where({ workspace_id: workspaceId }).orderBy('id').limit(limit).select<Mark[]>('id', 'milestone_id');
+  if (afterId) q.where('id', '>', afterId);
+  return q;
+}
+
+/** Deletes the marks read and dealt with (by id: a mark committed meanwhile stays for the next pass). */
+export async function deleteMarks(trx: Db, workspaceId: string, ids: readonly string[]): Promise<void> {
+  await trx('reconciliation_marks').where({ workspace_id: workspaceId }).whereIn('id', ids).delete();
+}
+
+/**
+ * Serialises the writers of one workspace's figures until the transaction ends, so figures
+ * are stored in the order they were worked out (a pass never overwrites a newer one).
+ */
+export async function lockFigures(trx: Db, workspaceId: string): Promise<void> {
+  await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('reconciliation:' || ?, 0))`, [workspaceId]);
+}
+
+/**
+ * Works out both sides of the given milestones of the workspace in one statement (one
+ * snapshot: a release committing meanwhile cannot show as a difference) and stores them in
+ * `reconciliation_figures`. Returns how many were stored.
+ */
+export async function storeFigures(trx: Db, workspaceId: string, milestoneIds: readonly string[], at: Date): Promise<number> {
+  if (milestoneIds.length === 0) return 0;
+  const result = await trx.raw<{ rowCount: number }>(
     `WITH ms AS (
-       SELECT m.id, m.deal_id, m.sequence_no, d.reference, d.currency, d.is_test, m.status, m.amount, m.refunded_amount,
+       SELECT m.id, m.deal_id, d.currency, d.is_test, m.status, m.amount, m.refunded_amount,
               m.returned_amount, m.buyer_fee, m.seller_fee, m.funding_amount, m.funded_at, m.ruling
          FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
-        WHERE m.workspace_id = :ws
+        WHERE m.workspace_id = :ws AND m.id = ANY(:ids::uuid[])
      ), refs AS (
        SELECT ms.id AS milestone_id, 'deal_milestone'::text AS ref_type, ms.id::text AS ref_id FROM ms
        UNION ALL
-       SELECT b.milestone_id, 'disbursement'::text, b.id::text FROM disbursements b WHERE b.workspace_id = :ws
+       SELECT b.milestone_id, 'disbursement'::text, b.id::text FROM disbursements b WHERE b.milestone_id = ANY(:ids::uuid[]) AND b.workspace_id = :ws
      ), led AS (
        SELECT r.milestone_id,
               -COALESCE(SUM(l.amount) FILTER (WHERE (a.code = 'enterprise:funding_received' OR starts_with(a.code, 'enterprise:funding_received:'))), 0) AS funded,
@@ -74,9 +113,9 @@ export async function reconcileRows(trx: Db, workspaceId: string): Promise<Recon
        SELECT milestone_id,
               COALESCE(SUM(amount) FILTER (WHERE status IN ('queued', 'processing')), 0) AS in_flight,
               COALESCE(SUM(amount) FILTER (WHERE status = 'settled'), 0) AS paid_out
-         FROM disbursements WHERE workspace_id = :ws GROUP BY milestone_id
-     ), per AS MATERIALIZED (
-       SELECT ms.id AS milestone_id, ms.deal_id, ms.reference AS deal_reference, ms.sequence_no, ms.currency, ms.is_test,
+         FROM disbursements WHERE milestone_id = ANY(:ids::uuid[]) AND workspace_id = :ws GROUP BY milestone_id
+     ), per AS (
+       SELECT ms.id AS milestone_id, ms.currency,
               COALESCE(led.funded, 0) AS l_funded,
               COALESCE(acc.balance, 0) AS l_held,
               COALESCE(led.buyer_fees_held, 0) AS l_buyer_fees_held,
@@ -98,14 +137,29 @@ export async function reconcileRows(trx: Db, workspaceId: string): Promise<Recon
          LEFT JOIN pay ON pay.milestone_id = ms.id
          LEFT JOIN ledger_accounts acc ON acc.code = 'milestone:' || ms.id::text AND acc.currency = ms.currency
      )
-     SELECT * FROM (
+     INSERT INTO reconciliation_figures AS f (milestone_id, workspace_id, currency, ${[...ledgerCols, ...derivedCols].join(', ')}, differs, computed_at)
+     SELECT milestone_id, :ws, currency, ${[...ledgerCols, ...derivedCols].join(', ')},
+            (${ledgerCols.join(', ')}) IS DISTINCT FROM (${derivedCols.join(', ')}), :at
+       FROM per
+     ON CONFLICT (milestone_id) DO UPDATE SET
+       currency = EXCLUDED.currency, ${[...ledgerCols, ...derivedCols].map((c) => `${c} = EXCLUDED.${c}`).join(', ')},
+       differs = EXCLUDED.differs, computed_at = EXCLUDED.computed_at`,
+    { ws: workspaceId, ids: milestoneIds, at },
+  );
+  return result.rowCount;
+}
+
+/** The stored figures of the workspace: totals per currency (every currency of its deals) and the milestones whose figures differ, by deal reference and milestone number. */
+export async function storedRows(trx: Db, workspaceId: string): Promise<ReconRow[]> {
+  const result = await trx.raw<{ rows: ReconRow[] }>(
+    `SELECT * FROM (
        SELECT 'total' AS row_kind, currency, NULL::uuid AS milestone_id, NULL::uuid AS deal_id, NULL::text AS deal_reference,
               NULL::int AS sequence_no, NULL::boolean AS is_test, ${sums}
-         FROM per GROUP BY currency
+         FROM reconciliation_figures WHERE workspace_id = :ws GROUP BY currency
        UNION ALL
-       SELECT 'milestone', currency, milestone_id, deal_id, deal_reference, sequence_no, is_test, ${casts}
-         FROM per
-        WHERE (${ledgerCols.join(', ')}) IS DISTINCT FROM (${derivedCols.join(', ')})
+       SELECT 'milestone', f.currency, f.milestone_id, m.deal_id, d.reference, m.sequence_no, d.is_test, ${casts}
+         FROM reconciliation_figures f JOIN deal_milestones m ON m.id = f.milestone_id JOIN deals d ON d.id = m.deal_id
+        WHERE f.workspace_id = :ws AND f.differs
      ) x
      ORDER BY row_kind DESC, currency, deal_reference, sequence_no`,
     { ws: workspaceId },

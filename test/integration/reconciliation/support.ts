@@ -106,3 +106,9 @@ export async function sandboxDeal(client: Client, w: DealWorld): Promise<{ dealI
   for (const mid of mids) await fundVia(client, w.h.finance, deal.deal.id, mid);
   return { dealId: deal.deal.id, mids };
 }
+
+/** How many reconciliation marks (writes not yet worked out) the workspace has. */
+export async function marksOf(workspaceId: string): Promise<number> {
+  const row = await db('reconciliation_marks').where({ workspace_id: workspaceId }).count<{ n: string }>('* as n').first();
+  return Number(row?.n ?? 0);
+}
