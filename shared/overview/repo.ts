@@ -33,9 +33,19 @@ export interface StatsRow {
 }
 
 /**
- * The headline figures: active deals (activated, not cancelled, some milestone unfinished) and
+ * The deal statuses (of `dealStatus`, kept per deal in `deal_statuses` by triggers) of an
+ * active deal: activated, not cancelled, some milestone unfinished (activation leaves a deal
+ * in terms_review or its milestones awaiting funding; draft is never activated; completed
+ * and cancelled have no unfinished milestone).
+ */
+const ACTIVE_DEAL_STATUSES = `('terms_review', 'awaiting_funding', 'funded', 'in_progress', 'disputed')`;
+
+/**
+ * The headline figures (issue 44: read from the rollups, never every deal of the workspace):
+ * active deals (activated, not cancelled, some milestone unfinished: ACTIVE_DEAL_STATUSES) and
  * the value of their live milestones (money figures in rupiah, IDR deals only: amounts of two
- * currencies are never added, decision 0023); milestones ever funded; the amount of milestone.released
+ * currencies are never added, decision 0023); milestones ever funded (the milestone.funded
+ * events counted in `report_event_days`: both funding moves write one, once per milestone); the amount of milestone.released
  * events in (since24h, now]; the median hours from evidence to the approving decision
  * (milestone.approved events, as the summary report counts them; staff rulings are no
  * approval) in (since, now]; the mean minutes from a payout's creation to its settlement for payouts
@@ -44,23 +54,21 @@ export interface StatsRow {
 export async function stats(trx: Db, workspaceId: string, now: Date, since24h: Date, since: Date): Promise<StatsRow> {
   const [row] = await rows<StatsRow>(
     trx,
-    `WITH active AS (
-       SELECT d.id, d.currency, SUM(m.amount) FILTER (WHERE m.status <> 'cancelled') AS total
-         FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
-        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.cancelled_at IS NULL
-        GROUP BY d.id
-       HAVING COUNT(*) FILTER (WHERE m.status IN ${UNFINISHED}) > 0
+    `WITH active AS MATERIALIZED (
+       SELECT s.deal_id FROM deal_statuses s WHERE s.workspace_id = :ws AND s.status IN ${ACTIVE_DEAL_STATUSES}
      )
      SELECT (SELECT COUNT(*) FROM active) AS deals_active,
-            (SELECT COALESCE(SUM(total), 0)::bigint FROM active WHERE currency = 'IDR') AS active_deal_value,
-            (SELECT COUNT(*) FROM deal_milestones WHERE workspace_id = :ws AND funded_at IS NOT NULL) AS transactions_secured,
+            -- LATERAL: each active deal looked up by its key (a join here was planned as a scan of every deal).
+            (SELECT COALESCE(SUM(v.total), 0)::bigint FROM active a
+               CROSS JOIN LATERAL (SELECT SUM(m.amount) AS total FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
+                                    WHERE d.id = a.deal_id AND d.currency = 'IDR' AND m.status <> 'cancelled') v) AS active_deal_value,
+            (SELECT COALESCE(SUM(funded_count), 0)::bigint FROM report_event_days WHERE workspace_id = :ws) AS transactions_secured,
             (SELECT COALESCE(SUM(e.amount), 0)::bigint FROM workspace_events e JOIN deals d ON d.id = e.deal_id
               WHERE e.workspace_id = :ws AND e.event = 'milestone.released' AND e.created_at > :since24h AND e.created_at <= :now
                 AND d.currency = 'IDR') AS released_24h,
-            (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(0, EXTRACT(EPOCH FROM e.created_at - m.evidence_submitted_at)) / 3600)
-               FROM workspace_events e JOIN deal_milestones m ON m.id = e.entity_id AND m.workspace_id = e.workspace_id
-              WHERE e.workspace_id = :ws AND e.event = 'milestone.approved' AND e.created_at > :since AND e.created_at <= :now
-                AND m.evidence_submitted_at IS NOT NULL) AS median_approval_hours,
+            -- report_approvals keeps each milestone.approved event's hours since the evidence (as the summary reads them).
+            (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY hours) FROM report_approvals
+              WHERE workspace_id = :ws AND approved_at > :since AND approved_at <= :now) AS median_approval_hours,
             (SELECT AVG(EXTRACT(EPOCH FROM settled_at - created_at) / 60)::float8
                FROM disbursements WHERE workspace_id = :ws AND settled_at > :since AND settled_at <= :now) AS avg_settlement_minutes`,
     { ws: workspaceId, now, since24h, since },
@@ -143,15 +151,33 @@ export interface OutcomesRow {
 export async function outcomes(trx: Db, workspaceId: string, now: Date, since: Date): Promise<OutcomesRow> {
   const [row] = await rows<OutcomesRow>(
     trx,
-    `SELECT COUNT(*) FILTER (WHERE m.status = 'released')::int AS released,
+    `WITH win AS MATERIALIZED (
+       SELECT deal_id FROM deal_statuses WHERE workspace_id = :ws AND created_at > :since AND created_at <= :now
+     ), ms AS MATERIALIZED (
+       SELECT m.id, m.status, m.approval_round, m.disputed_at, m.ruling
+         FROM win CROSS JOIN LATERAL (SELECT m.id, m.status, m.approval_round, m.disputed_at, m.ruling FROM deal_milestones m
+                                       WHERE m.deal_id = win.deal_id AND m.status <> 'draft') m
+     ), dec AS (
+       -- Decisions and failed payouts come after their deal's creation, so inside the window.
+       SELECT md.milestone_id, bool_or(md.decision IN ('reject', 'revision')) AS revised
+         FROM milestone_decisions md
+        WHERE md.workspace_id = :ws AND md.decided_at > :since
+        GROUP BY md.milestone_id
+     ), failed AS (
+       SELECT DISTINCT fb.milestone_id FROM disbursements fb
+        WHERE fb.workspace_id = :ws AND fb.status = 'failed' AND fb.created_at > :since
+     )
+     SELECT COUNT(*) FILTER (WHERE m.status = 'released')::int AS released,
             COUNT(*) FILTER (WHERE m.status IN ('awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved'))::int AS open,
             COUNT(*) FILTER (WHERE m.status = 'disputed')::int AS disputed,
             COUNT(*) FILTER (WHERE m.status = 'cancelled')::int AS cancelled,
-            COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM milestone_decisions md WHERE md.milestone_id = m.id))::int AS reviewed,
-            COUNT(*) FILTER (WHERE EXISTS (SELECT 1 FROM milestone_decisions md WHERE md.milestone_id = m.id AND md.decision IN ('reject', 'revision')))::int AS revised,
-            COUNT(*) FILTER (WHERE m.status = 'released' AND ${STRAIGHT_THROUGH})::int AS straight
-       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
-      WHERE m.workspace_id = :ws AND d.created_at > :since AND d.created_at <= :now AND m.status <> 'draft'`,
+            COUNT(*) FILTER (WHERE dec.milestone_id IS NOT NULL)::int AS reviewed,
+            COUNT(*) FILTER (WHERE dec.revised)::int AS revised,
+            COUNT(*) FILTER (WHERE m.status = 'released' AND m.approval_round <= 1 AND m.disputed_at IS NULL AND m.ruling IS NULL
+                             AND failed.milestone_id IS NULL)::int AS straight
+       FROM ms m
+       LEFT JOIN dec ON dec.milestone_id = m.id
+       LEFT JOIN failed ON failed.milestone_id = m.id`,
     { ws: workspaceId, now, since },
   );
   return row!;

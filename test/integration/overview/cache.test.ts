@@ -33,8 +33,19 @@ describe('enterprise overview: the 15-second cache and its invalidation', () => 
     return { w, dealId: d.deal.id, mids: d.milestones.map((m) => m.id) };
   }
 
-  /** A change the routes never make: a milestone marked funded straight in the table (transactions_secured counts it). */
-  const plant = (mid: string) => db('deal_milestones').where({ id: mid }).update({ status: 'funded', funded_at: clock.now() });
+  /**
+   * A change the routes never make: a milestone marked funded straight in the table, and the
+   * funding counted in the rollup transactions_secured reads (`report_event_days`, which the
+   * milestone.funded event would have moved).
+   */
+  const plant = async (mid: string) => {
+    const [m] = await db('deal_milestones').where({ id: mid }).update({ status: 'funded', funded_at: clock.now() }).returning<{ workspace_id: string }[]>('workspace_id');
+    await db.raw(
+      `INSERT INTO report_event_days AS r (workspace_id, day, counterparty_id, currency, funded_count) VALUES (?, ?::date, ?, 'IDR', 1)
+       ON CONFLICT (workspace_id, day, counterparty_id, currency) DO UPDATE SET funded_count = r.funded_count + 1`,
+      [m!.workspace_id, clock.now().toISOString().slice(0, 10), '00000000-0000-0000-0000-000000000000'],
+    );
+  };
 
   const secured = async (h: Headers) => (await overviewOf(client, h)).stats.transactions_secured;
 
