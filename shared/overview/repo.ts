@@ -55,13 +55,10 @@ export async function stats(trx: Db, workspaceId: string, now: Date, since24h: D
   const [row] = await rows<StatsRow>(
     trx,
     `WITH active AS MATERIALIZED (
-       SELECT s.deal_id FROM deal_statuses s WHERE s.workspace_id = :ws AND s.status IN ${ACTIVE_DEAL_STATUSES}
+       SELECT s.currency, s.live_total FROM deal_statuses s WHERE s.workspace_id = :ws AND s.status IN ${ACTIVE_DEAL_STATUSES}
      )
      SELECT (SELECT COUNT(*) FROM active) AS deals_active,
-            -- LATERAL: each active deal looked up by its key (a join here was planned as a scan of every deal).
-            (SELECT COALESCE(SUM(v.total), 0)::bigint FROM active a
-               CROSS JOIN LATERAL (SELECT SUM(m.amount) AS total FROM deals d JOIN deal_milestones m ON m.deal_id = d.id
-                                    WHERE d.id = a.deal_id AND d.currency = 'IDR' AND m.status <> 'cancelled') v) AS active_deal_value,
+            (SELECT COALESCE(SUM(live_total), 0)::bigint FROM active WHERE currency = 'IDR') AS active_deal_value,
             (SELECT COALESCE(SUM(funded_count), 0)::bigint FROM report_event_days WHERE workspace_id = :ws) AS transactions_secured,
             (SELECT COALESCE(SUM(e.amount), 0)::bigint FROM workspace_events e JOIN deals d ON d.id = e.deal_id
               WHERE e.workspace_id = :ws AND e.event = 'milestone.released' AND e.created_at > :since24h AND e.created_at <= :now
@@ -152,32 +149,32 @@ export async function outcomes(trx: Db, workspaceId: string, now: Date, since: D
   const [row] = await rows<OutcomesRow>(
     trx,
     `WITH win AS MATERIALIZED (
-       SELECT deal_id FROM deal_statuses WHERE workspace_id = :ws AND created_at > :since AND created_at <= :now
-     ), ms AS MATERIALIZED (
-       SELECT m.id, m.status, m.approval_round, m.disputed_at, m.ruling
-         FROM win CROSS JOIN LATERAL (SELECT m.id, m.status, m.approval_round, m.disputed_at, m.ruling FROM deal_milestones m
-                                       WHERE m.deal_id = win.deal_id AND m.status <> 'draft') m
+       SELECT deal_id, m_released, m_open, m_disputed, m_cancelled, m_straight FROM deal_statuses
+        WHERE workspace_id = :ws AND created_at > :since AND created_at <= :now
      ), dec AS (
-       -- Decisions and failed payouts come after their deal's creation, so inside the window.
+       -- Decisions and failed payouts come after their deal's creation, so inside the window;
+       -- each is looked up with its milestone (few: never every milestone of the window).
        SELECT md.milestone_id, bool_or(md.decision IN ('reject', 'revision')) AS revised
          FROM milestone_decisions md
+         JOIN win ON win.deal_id = md.deal_id
+        CROSS JOIN LATERAL (SELECT 1 FROM deal_milestones m WHERE m.id = md.milestone_id AND m.status <> 'draft' LIMIT 1) m
         WHERE md.workspace_id = :ws AND md.decided_at > :since
         GROUP BY md.milestone_id
      ), failed AS (
        SELECT DISTINCT fb.milestone_id FROM disbursements fb
+         JOIN win ON win.deal_id = fb.deal_id
+         JOIN deal_milestones m ON m.id = fb.milestone_id
         WHERE fb.workspace_id = :ws AND fb.status = 'failed' AND fb.created_at > :since
+          AND m.status = 'released' AND m.approval_round <= 1 AND m.disputed_at IS NULL AND m.ruling IS NULL
      )
-     SELECT COUNT(*) FILTER (WHERE m.status = 'released')::int AS released,
-            COUNT(*) FILTER (WHERE m.status IN ('awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved'))::int AS open,
-            COUNT(*) FILTER (WHERE m.status = 'disputed')::int AS disputed,
-            COUNT(*) FILTER (WHERE m.status = 'cancelled')::int AS cancelled,
-            COUNT(*) FILTER (WHERE dec.milestone_id IS NOT NULL)::int AS reviewed,
-            COUNT(*) FILTER (WHERE dec.revised)::int AS revised,
-            COUNT(*) FILTER (WHERE m.status = 'released' AND m.approval_round <= 1 AND m.disputed_at IS NULL AND m.ruling IS NULL
-                             AND failed.milestone_id IS NULL)::int AS straight
-       FROM ms m
-       LEFT JOIN dec ON dec.milestone_id = m.id
-       LEFT JOIN failed ON failed.milestone_id = m.id`,
+     SELECT t.released, t.open, t.disputed, t.cancelled,
+            (SELECT COUNT(*) FROM dec)::int AS reviewed,
+            (SELECT COUNT(*) FILTER (WHERE revised) FROM dec)::int AS revised,
+            (t.straight - (SELECT COUNT(*) FROM failed))::int AS straight
+       FROM (SELECT COALESCE(SUM(m_released), 0)::int AS released, COALESCE(SUM(m_open), 0)::int AS open,
+                    COALESCE(SUM(m_disputed), 0)::int AS disputed, COALESCE(SUM(m_cancelled), 0)::int AS cancelled,
+                    COALESCE(SUM(m_straight), 0)::int AS straight
+               FROM win) t`,
     { ws: workspaceId, now, since },
   );
   return row!;
@@ -202,17 +199,22 @@ export interface CounterpartyRow {
 export async function counterparties(trx: Db, workspaceId: string, now: Date, since: Date, limit: number): Promise<CounterpartyRow[]> {
   return rows<CounterpartyRow>(
     trx,
-    `WITH win AS (
-       SELECT d.id, d.counterparty_id FROM deals d
-        WHERE d.workspace_id = :ws AND d.activated_at IS NOT NULL AND d.created_at > :since AND d.created_at <= :now
+    `WITH win AS MATERIALIZED (
+       SELECT deal_id, counterparty_id, m_due_released, m_on_time, m_funded, m_funded_disputed FROM deal_statuses
+        WHERE workspace_id = :ws AND created_at > :since AND created_at <= :now AND activated AND milestones > 0
+     ), late AS (
+       -- Due and neither released nor cancelled: from the overdue alert's partial index.
+       SELECT m.deal_id, COUNT(*) AS n FROM deal_milestones m
+        WHERE m.workspace_id = :ws AND m.due_at IS NOT NULL AND m.due_at < :now AND m.status NOT IN ('released', 'cancelled')
+        GROUP BY m.deal_id
      ), per AS (
        SELECT w.counterparty_id,
-              COUNT(DISTINCT w.id)::int AS deals,
-              COUNT(*) FILTER (WHERE m.due_at IS NOT NULL AND (m.status = 'released' OR (m.due_at < :now AND m.status <> 'cancelled')))::int AS due,
-              COUNT(*) FILTER (WHERE m.due_at IS NOT NULL AND m.status = 'released' AND m.released_at <= m.due_at)::int AS on_time,
-              COUNT(*) FILTER (WHERE m.funded_at IS NOT NULL)::int AS funded,
-              COUNT(*) FILTER (WHERE m.funded_at IS NOT NULL AND m.disputed_at IS NOT NULL)::int AS disputed
-         FROM win w JOIN deal_milestones m ON m.deal_id = w.id
+              COUNT(*)::int AS deals,
+              SUM(w.m_due_released + COALESCE(l.n, 0))::int AS due,
+              SUM(w.m_on_time)::int AS on_time,
+              SUM(w.m_funded)::int AS funded,
+              SUM(w.m_funded_disputed)::int AS disputed
+         FROM win w LEFT JOIN late l ON l.deal_id = w.deal_id
         GROUP BY w.counterparty_id
      )
      SELECT c.id, c.name, per.deals, per.due, per.on_time, per.funded, per.disputed

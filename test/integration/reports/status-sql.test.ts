@@ -33,6 +33,41 @@ interface Planned {
   milestones: { status: MilestoneStatus; amount: number; refunded: number }[];
 }
 
+/**
+ * The per-deal figures the triggers keep in `deal_statuses` (migration 20261210000300, read by
+ * the overview) against the same figures counted here from the rows.
+ */
+async function expectFigures(deals: DealWithNames[], byDeal: Map<string, MilestoneRow[]>, when: string): Promise<void> {
+  const kept = await db('deal_statuses').whereIn('deal_id', deals.map((d) => d.id)).select('*');
+  const byId = new Map(kept.map((k: Record<string, unknown>) => [k.deal_id as string, k]));
+  const open = new Set(['awaiting_funding', 'funded', 'evidence_submitted', 'revision_requested', 'approved']);
+  const wrong: unknown[] = [];
+  for (const d of deals) {
+    const ms = byDeal.get(d.id) ?? [];
+    const count = (f: (m: MilestoneRow) => boolean) => ms.filter(f).length;
+    const released = (m: MilestoneRow) => m.status === 'released';
+    const want = {
+      currency: d.currency.trim(),
+      activated: d.activated_at !== null,
+      milestones: ms.length,
+      live_total: ms.filter((m) => m.status !== 'cancelled').reduce((sum, m) => sum + Number(m.amount), 0),
+      m_released: count(released),
+      m_open: count((m) => open.has(m.status)),
+      m_disputed: count((m) => m.status === 'disputed'),
+      m_cancelled: count((m) => m.status === 'cancelled'),
+      m_straight: count((m) => released(m) && m.approval_round <= 1 && m.disputed_at === null && m.ruling === null),
+      m_funded: count((m) => m.funded_at !== null),
+      m_funded_disputed: count((m) => m.funded_at !== null && m.disputed_at !== null),
+      m_due_released: count((m) => m.due_at !== null && released(m)),
+      m_on_time: count((m) => m.due_at !== null && released(m) && m.released_at !== null && m.released_at.getTime() <= m.due_at.getTime()),
+    };
+    const k = byId.get(d.id)!;
+    const got = Object.fromEntries(Object.keys(want).map((c) => [c, c === 'live_total' ? Number(k[c]) : k[c]]));
+    if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push({ deal: d.reference, got, want });
+  }
+  expect(wrong, when).to.deep.equal([]);
+}
+
 describe('enterprise reports: deal status and totals in SQL match the deal answers', () => {
   it('HELD_SQL names exactly the statuses of HELD (the SQL is written out, never built from values)', () => {
     expect(HELD_SQL).to.equal(`(${HELD.map((w) => `'${w}'`).join(', ')})`);
@@ -151,6 +186,7 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
     const kept = await stored();
     expect(kept).to.have.length(plans.length);
     expect(kept.filter((r) => r.status !== expected.get(r.reference)!.status)).to.deep.equal([]);
+    await expectFigures(dealRows, byDeal, 'after the bulk inserts');
 
     // The summary's counts by status.
     const bounds = rangeBounds({ from: '2026-11-01', to: '2026-11-27' });
@@ -179,8 +215,27 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
           const seq = Math.max(0, ...ms.map((m) => m.sequence_no)) + 1;
           await db('deal_milestones').insert({ deal_id: dealId, workspace_id: workspace.id, sequence_no: seq, title: `Tahap ${seq}`, amount: 10_000, status: pick(MILESTONE_STATUSES), refunded_amount: 0, buyer_fee: 0, seller_fee: 0, funding_amount: 10_000, payout_amount: 10_000, created_at: clock.now(), updated_at: clock.now() });
         } else if (r < 0.8 && ms.length > 0) await db('deal_milestones').where({ id: pick(ms).id }).del();
-        else if (r < 0.9) await db('deals').where({ id: dealId }).update({ cancelled_at: random() < 0.5 ? clock.now() : null });
-        else await db('deals').where({ id: dealId }).update({ terms_review: random() < 0.5 });
+        else if (r < 0.85) await db('deals').where({ id: dealId }).update({ cancelled_at: random() < 0.5 ? clock.now() : null });
+        else if (r < 0.9) await db('deals').where({ id: dealId }).update({ terms_review: random() < 0.5 });
+        else if (r < 0.93) await db('deals').where({ id: dealId }).update(random() < 0.5 ? { currency: pick(['IDR', 'USD']) } : { activated_at: random() < 0.5 ? clock.now() : null });
+        else if (ms.length > 0) {
+          // The other milestone columns the per-deal figures read (migration 20261210000300).
+          const at = () => (random() < 0.4 ? null : new Date(base + Math.floor(random() * 20) * 3_600_000));
+          const amount = 10_000 + Math.floor(random() * 100) * 1_000;
+          await db('deal_milestones')
+            .where({ id: pick(ms).id })
+            .update(
+              pick([
+                { amount, funding_amount: amount, payout_amount: amount, refunded_amount: 0 },
+                { funded_at: at() },
+                { disputed_at: at() },
+                { due_at: at() },
+                { released_at: at() },
+                { approval_round: pick([0, 1, 2]) },
+                { ruling: pick([null, 'release', 'refund', 'split']) },
+              ]),
+            );
+        }
       }
       const now = (await db('deals').where({ workspace_id: workspace.id })) as DealWithNames[];
       const msNow = (await db('deal_milestones').where({ workspace_id: workspace.id })) as MilestoneRow[];
@@ -189,6 +244,7 @@ describe('enterprise reports: deal status and totals in SQL match the deal answe
       const want = new Map(now.map((d) => [d.reference, dealStatus(d, grouped.get(d.id) ?? [])]));
       const after = await stored();
       expect(after.filter((x) => x.status !== want.get(x.reference)), `round ${round}`).to.deep.equal([]);
+      await expectFigures(now, grouped, `round ${round}`);
     }
   });
 });
