@@ -152,12 +152,12 @@ export async function outcomes(trx: Db, workspaceId: string, now: Date, since: D
        SELECT deal_id, m_released, m_open, m_disputed, m_cancelled, m_straight FROM deal_statuses
         WHERE workspace_id = :ws AND created_at > :since AND created_at <= :now
      ), dec AS (
-       -- Decisions and failed payouts come after their deal's creation, so inside the window;
-       -- each is looked up with its milestone (few: never every milestone of the window).
+       -- Decisions and failed payouts come after their deal's creation, so inside the window
+       -- (few: never every milestone of the window). A decided milestone is never a draft
+       -- (decisions need evidence, and no move leads back to draft: shared/deals/states.ts).
        SELECT md.milestone_id, bool_or(md.decision IN ('reject', 'revision')) AS revised
          FROM milestone_decisions md
          JOIN win ON win.deal_id = md.deal_id
-        CROSS JOIN LATERAL (SELECT 1 FROM deal_milestones m WHERE m.id = md.milestone_id AND m.status <> 'draft' LIMIT 1) m
         WHERE md.workspace_id = :ws AND md.decided_at > :since
         GROUP BY md.milestone_id
      ), failed AS (
@@ -231,9 +231,10 @@ export async function releasedToByDay(trx: Db, workspaceId: string, counterparty
   return rows(
     trx,
     `SELECT d.counterparty_id, (m.released_at AT TIME ZONE 'UTC')::date::text AS day, SUM(m.payout_amount - m.refunded_amount)::bigint AS amount
-       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+       FROM deal_milestones m
+      -- Each milestone's deal by its key (LIMIT keeps it a lookup: a join was planned as a scan of every deal).
+      CROSS JOIN LATERAL (SELECT d.counterparty_id FROM deals d WHERE d.id = m.deal_id AND d.currency = 'IDR' LIMIT 1) d
       WHERE m.workspace_id = :ws AND d.counterparty_id IN (SELECT jsonb_array_elements_text(:ids::jsonb)::uuid) AND m.status = 'released' AND m.released_at >= :from AND m.released_at < :to
-        AND d.currency = 'IDR'
       GROUP BY 1, 2`,
     { ws: workspaceId, ids: JSON.stringify(counterpartyIds), from, to },
   );
@@ -284,7 +285,8 @@ export function highValuePending(trx: Db, workspaceId: string, threshold: number
   return rows(
     trx,
     `SELECT ${MILESTONE_COLUMNS}, m.evidence_submitted_at AS since
-       FROM deal_milestones m JOIN deals d ON d.id = m.deal_id
+       FROM deal_milestones m
+      CROSS JOIN LATERAL (SELECT d.reference, d.currency FROM deals d WHERE d.id = m.deal_id LIMIT 1) d
       WHERE m.workspace_id = :ws AND m.status = 'evidence_submitted' AND (m.amount >= :threshold OR d.currency <> 'IDR')
       ORDER BY m.evidence_submitted_at, m.id LIMIT :limit`,
     { ws: workspaceId, threshold, limit },
