@@ -20,6 +20,7 @@ import { requireStores, LOG_LEVEL, SERVICE_ENV } from '../lib/env.js';
 import { freePort, HOST, pinLoadGenerator, startChild, runMain, waitFor } from '../lib/procs.js';
 import { publish, warnIfDirty } from '../lib/report.js';
 import { loadavg } from '../lib/sample.js';
+import { measureCatchUp } from './catchup.js';
 import { routes, runRounds, settings, type Run } from './load.js';
 import { report, reportList } from './report.js';
 import { seedReports } from './seed.js';
@@ -56,7 +57,9 @@ async function main(): Promise<void> {
   const loadEnd = loadavg();
 
   const webhooks = ['- Webhook delivery throughput: `npm run bench:webhooks` (bench/webhooks/README.md).'];
-  const info = { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks };
+  // After the rounds: it writes marks and kept figures, and costs CPU the rounds must not share.
+  const catchUp = defs.some((d) => d.key === 'reconciliation') ? await measureCatchUp(env, seed.workspaceId) : undefined;
+  const info = { seed, loadStart, loadEnd, at, seconds, notMeasured, webhooks, catchUp };
   if (reports) {
     const { markdown, headlines } = report(all, results, info);
     console.log(`\n${markdown}\n`);

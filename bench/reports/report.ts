@@ -9,6 +9,7 @@ import { isPinned } from '../lib/procs.js';
 import { measuredLine, type Headline } from '../lib/report.js';
 import { machine } from '../lib/sample.js';
 import { p, settings, uncached, type RouteDef, type Run } from './load.js';
+import type { CatchUp } from './catchup.js';
 import type { ReportSeed } from './seed.js';
 
 export interface RunInfo {
@@ -20,6 +21,8 @@ export interface RunInfo {
   /** Why a route was not measured (key -> reason). */
   notMeasured: Map<string, string>;
   webhooks: string[];
+  /** The reconciliation's catch-up after writes (catchup.ts), when the reconciliation was measured. */
+  catchUp?: CatchUp;
 }
 
 export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, info: RunInfo): { markdown: string; headlines: Headline[] } {
@@ -68,9 +71,18 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
     );
   }
   if (defs.some((d) => d.key === 'reconciliation')) {
+    const c = info.catchUp;
     notes.push(
       `- Reconciliation (issue 44): 5 answers per run, one at a time, cycling over the members (its limit, 5 per minute per user, counted and ` +
-        `never reached: the bench's counters of it are deleted before each run). Four at once ran past the API's 10 s statement timeout and answered 500.`,
+        `never reached: the bench's counters of it are deleted before each run). The seed posts the workspace's ledger (one entry per funded ` +
+        `milestone) with ${'3'} planted one-rupiah differences, which every answer must list (verify.ts). Nothing writes during the rounds, so each answer ` +
+        `adds up the figures kept per milestone and works none out again (decision 0020 "Figures kept per milestone").` +
+        (c
+          ? ` What writes since the last read add to it (bench/reports/catchup.ts: milestones marked as the triggers mark them, the read's catch-up ` +
+            `timed in the bench process, median of 3): ${c.marked.map((m) => `${fmtInt(m.n)} marked ${fmtNum(m.ms)} ms`).join(', ')}; the nightly pass ` +
+            `over all ${fmtInt(c.milestones)} milestones ${fmtNum(c.fullMs / 1000)} s.`
+          : '') +
+        ` Before the store (fa2e48a) every answer worked out every milestone: 6,586 ms, and four at once ran past the API's 10 s statement timeout.`,
     );
   }
   const un = [...uncached].sort((a, b) => a - b);
