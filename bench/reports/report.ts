@@ -75,7 +75,7 @@ export function report(defs: readonly RouteDef[], results: Map<string, Run[]>, i
     notes.push(
       `- Reconciliation (issue 44): 5 answers per run, one at a time, cycling over the members (its limit, 5 per minute per user, counted and ` +
         `never reached: the bench's counters of it are deleted before each run). The seed posts the workspace's ledger (one entry per funded ` +
-        `milestone) with ${'3'} planted one-rupiah differences, which every answer must list (verify.ts). Nothing writes during the rounds, so each answer ` +
+        `milestone, balanced with the deals: the answer must be balanced with the rows' funded total, verify.ts). Nothing writes during the rounds, so each answer ` +
         `adds up the figures kept per milestone and works none out again (decision 0020 "Figures kept per milestone").` +
         (c
           ? ` What writes since the last read add to it (bench/reports/catchup.ts: milestones marked as the triggers mark them, the read's catch-up ` +

@@ -210,17 +210,16 @@ async function bulk(workspaceId: string, ownerId: string, ownerName: string, n: 
   });
 }
 
-/** Milestones whose seeded ledger carries one rupiah too much on the fees account: the differences the reconciliation must list. */
-export const PLANTED_DIFFERENCES = 3;
-
 /**
  * The workspace's ledger (issue 44: the reconciliation reads it), when it has none yet: one
  * journal entry per funded milestone (`bench-seed:<id>`, reference `deal_milestone`) whose
  * lines are what its deal and payouts imply (shared/reconciliation/repo.ts: funding received,
  * the milestone's own account, buyer fees held, payouts in flight and sent, fees, refunds),
  * balanced on `system:adjustments` by what the seed leaves out (released milestones older
- * than 45 days have no payout rows). The first PLANTED_DIFFERENCES released milestones by id
- * carry one rupiah more on fees (and one less on adjustments): those are the differences.
+ * than 45 days have no payout rows). Ledger and deals agree on every figure: the bench
+ * database is shared with the other benches, whose global ledger check must hold (three
+ * planted one-rupiah differences failed bench:deals' check at 61ffb42). That the
+ * reconciliation finds differences is shown by its tests (test/integration/reconciliation/).
  * Real flows post two to four entries per milestone; the reconciliation's reads only work out
  * the milestones a write marked, and the migration's marks are dealt with here (the nightly pass).
  */
@@ -243,7 +242,7 @@ async function seedLedger(workspaceId: string): Promise<boolean> {
       accountSpec({ system: 'enterpriseRefunds', currency: 'IDR' }),
       accountSpec({ system: 'adjustments' }),
     ]);
-    const raw = (sql: string) => t.raw(sql, { ws: workspaceId, planted: PLANTED_DIFFERENCES });
+    const raw = (sql: string) => t.raw(sql, { ws: workspaceId });
     await raw(`SET LOCAL work_mem = '256MB'`);
     await raw(
       `INSERT INTO ledger_accounts (code, kind, allow_negative, currency, created_at)
@@ -252,16 +251,14 @@ async function seedLedger(workspaceId: string): Promise<boolean> {
     );
     await raw(
       `CREATE TEMP TABLE bench_books ON COMMIT DROP AS
-       SELECT nextval(pg_get_serial_sequence('journal_entries', 'id')) AS entry_id, x.*,
-              CASE WHEN x.planted THEN 1 ELSE 0 END AS extra
+       SELECT nextval(pg_get_serial_sequence('journal_entries', 'id')) AS entry_id, x.*
          FROM (SELECT m.id, coalesce(m.released_at, m.funded_at) AS at, m.funding_amount AS funded,
                       CASE WHEN m.status IN ('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed') THEN m.amount - m.refunded_amount
                            WHEN m.status = 'released' THEN m.returned_amount ELSE 0 END AS held,
                       CASE WHEN m.status IN ('funded', 'evidence_submitted', 'revision_requested', 'approved', 'disputed') THEN m.buyer_fee ELSE 0 END AS buyer_fees_held,
                       coalesce(p.in_flight, 0) AS in_flight, coalesce(p.paid_out, 0) AS paid_out,
                       CASE WHEN m.status = 'released' THEN m.buyer_fee + m.seller_fee ELSE 0 END AS fees,
-                      m.refunded_amount AS refunds,
-                      m.id IN (SELECT id FROM deal_milestones WHERE workspace_id = :ws AND status = 'released' ORDER BY id LIMIT :planted) AS planted
+                      m.refunded_amount AS refunds
                  FROM deal_milestones m
                  LEFT JOIN (SELECT milestone_id, sum(amount) FILTER (WHERE status IN ('queued', 'processing')) AS in_flight,
                                    sum(amount) FILTER (WHERE status = 'settled') AS paid_out
@@ -278,9 +275,9 @@ async function seedLedger(workspaceId: string): Promise<boolean> {
          FROM bench_books b
         CROSS JOIN LATERAL (VALUES ('enterprise:funding_received', -b.funded), ('milestone:' || b.id, b.held),
                                    ('enterprise:buyer_fees_held', b.buyer_fees_held), ('enterprise:payouts_in_flight', b.in_flight),
-                                   ('enterprise:payouts_sent', b.paid_out), ('platform:enterprise_fees', b.fees + b.extra),
+                                   ('enterprise:payouts_sent', b.paid_out), ('platform:enterprise_fees', b.fees),
                                    ('enterprise:refunds_sent', b.refunds),
-                                   ('system:adjustments', b.funded - b.held - b.buyer_fees_held - b.in_flight - b.paid_out - b.fees - b.extra - b.refunds)) AS l(code, amount)
+                                   ('system:adjustments', b.funded - b.held - b.buyer_fees_held - b.in_flight - b.paid_out - b.fees - b.refunds)) AS l(code, amount)
          JOIN ledger_accounts a ON a.code = l.code
         WHERE l.amount <> 0`,
     );
