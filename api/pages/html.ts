@@ -209,11 +209,18 @@ export function assertCsrf(form: URLSearchParams, session: PageSession): void {
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
-/** Where a sign-in may send the person back to: our checkout and console pages only. */
+const CHECKOUT_NEXT = /^\/pay\/[0-9a-fA-F-]{36}(\?lang=(en|id))?$/;
+/** A console page (`/admin`, a section, one item of it by id) with its query (a queue's cursor, search, filters). */
+const CONSOLE_NEXT = /^\/admin(\/[a-z][a-z-]*(\/[0-9a-fA-F-]{36})?)?(\?[a-z_]+=[A-Za-z0-9._~%+-]*(&[a-z_]+=[A-Za-z0-9._~%+-]*)*)?$/;
+
+/**
+ * Where a sign-in may send the person back to: our checkout and console pages only. A
+ * console deep link keeps its page and query (issue 46), in characters that cannot leave the
+ * path it names: no `//`, `..`, backslash or scheme can match.
+ */
 export function safeNext(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  if (!/^\/(pay\/[0-9a-fA-F-]{36}|admin(\/[a-z]+)?)(\?lang=(en|id))?$/.test(value)) return null;
-  return value;
+  if (typeof value !== 'string' || value.length > 512) return null;
+  return CHECKOUT_NEXT.test(value) || CONSOLE_NEXT.test(value) ? value : null;
 }
 
 // ---- Static files ---------------------------------------------------------------------

@@ -37,7 +37,7 @@ import { createRouter, type Ctx } from '../context.js';
 import { actorOf, staffOf } from '../kit.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import * as T from '../pages/console.js';
-import { assertCsrf, formOf, html, page, pageSession, redirect, sendPage, type Html, type PageSession } from '../pages/html.js';
+import { assertCsrf, formOf, html, page, pageSession, redirect, safeNext, sendPage, type Html, type PageSession } from '../pages/html.js';
 
 export const consoleRouter = createRouter();
 
@@ -45,7 +45,8 @@ export const consoleRouter = createRouter();
 async function staffSession(ctx: Ctx): Promise<PageSession | null> {
   const session = await pageSession(ctx);
   if (!session) {
-    const next = /^\/admin(\/[a-z]+)?$/.test(ctx.path) ? ctx.path : '/admin';
+    // The page asked for, with its query, when it is one a sign-in may send back to (a deep link survives sign-in).
+    const next = safeNext(ctx.url) ?? '/admin';
     redirect(ctx, `/sign-in?next=${encodeURIComponent(next)}`);
     return null;
   }

@@ -18,6 +18,7 @@ import { checkLedger } from '../../../shared/ledger/index.js';
 import { claimPayment as claimEscrowPayment } from '../../../shared/payments/manual.js';
 import { pay as payEscrow } from '../../../shared/payments/service.js';
 import { runJobs } from '../../helpers/jobs.js';
+import { MailSink } from '../../helpers/smtp.js';
 
 const agent = () => supertest.agent(createApp().callback());
 
@@ -103,7 +104,7 @@ describe('hosted checkout pages (issue 12)', () => {
   it('never sends a signed-in person to another site', async () => {
     const { user } = await createUser();
     const browser = agent();
-    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/pay/../admin']) {
+    for (const next of ['//evil.example/x', 'https://evil.example/', '/\\evil.example', '/pay/../admin', '/admin/../pay', '/admin//evil.example', '/admin/kyb/../../x', '/admin?next=//evil.example', '/admin/kyb/x?a=1']) {
       const form = await browser.get(`/sign-in?next=${encodeURIComponent(next)}`);
       expect(form.text).to.not.include('name="next"');
       const res = await browser.post('/sign-in').type('form').send({ _csrf: tokenIn(form.text), email: user.email, password: DEFAULT_PASSWORD, next });
@@ -201,12 +202,45 @@ describe('hosted checkout pages (issue 12)', () => {
 });
 
 describe('operator console (issue 12)', () => {
+  const mail = new MailSink();
+  before(() => mail.start());
+  after(() => mail.stop());
+
   async function adminAgent() {
     const admin = (await createUser({ role: 'admin', fullName: 'Staff One' })).user;
     const browser = agent();
     await signIn(browser, admin.email);
     return { admin, browser };
   }
+
+  it('a deep link survives sign-in, its query included, through the two-step sign-in too (issue 46)', async () => {
+    const id = '8d5c2f0e-0000-4000-8000-000000000046';
+    const deep = `/admin/kyb/${id}?cursor=abc_1-2&status=pending`;
+    const anon = await agent().get(deep);
+    expect(anon.status).to.equal(303);
+    expect(anon.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(deep)}`);
+    // A page a sign-in may not send back to is replaced by the console's front page.
+    const odd = await agent().get('/admin/kyb/not-an-id');
+    expect(odd.headers.location).to.equal(`/sign-in?next=${encodeURIComponent('/admin')}`);
+
+    const admin = (await createUser({ role: 'admin', fullName: 'Staff Deep' })).user;
+    const browser = agent();
+    const form = await browser.get(anon.headers.location as string);
+    expect(form.text).to.include(`name="next" value="${deep.replace(/&/g, '&amp;')}"`);
+    const res = await browser.post('/sign-in').type('form').send({ _csrf: tokenIn(form.text), email: admin.email, password: DEFAULT_PASSWORD, next: deep });
+    expect(res.headers.location).to.equal(deep);
+
+    const twoStep = (await createUser({ role: 'admin', fullName: 'Staff Two', twoFactor: 'email' })).user;
+    const second = agent();
+    const start = await second.get(`/sign-in?next=${encodeURIComponent(deep)}`);
+    const step = await second.post('/sign-in').type('form').send({ _csrf: tokenIn(start.text), email: twoStep.email, password: DEFAULT_PASSWORD, next: deep });
+    expect(step.status).to.equal(200);
+    expect(step.text).to.include(`name="next" value="${deep.replace(/&/g, '&amp;')}"`);
+    const ticket = /name="ticket" value="([^"]+)"/.exec(step.text)![1]!;
+    await runJobs(['mail']);
+    const done = await second.post('/sign-in/2fa').type('form').send({ _csrf: tokenIn(step.text), ticket, code: mail.lastCode(twoStep.email), next: deep });
+    expect(done.headers.location).to.equal(deep);
+  });
 
   it('sends anonymous visitors to sign in and refuses non-staff', async () => {
     const anon = await agent().get('/admin/disputes');
