@@ -45,8 +45,9 @@ export const consoleRouter = createRouter();
 async function staffSession(ctx: Ctx): Promise<PageSession | null> {
   const session = await pageSession(ctx);
   if (!session) {
-    // The page asked for, with its query, when it is one a sign-in may send back to (a deep link survives sign-in).
-    const next = safeNext(ctx.url) ?? '/admin';
+    // The page asked for, with its query, when it is one a sign-in may send back to (a deep
+    // link survives sign-in); a form's post leads back to the console's front page.
+    const next = (ctx.method === 'GET' ? safeNext(ctx.url) : null) ?? '/admin';
     redirect(ctx, `/sign-in?next=${encodeURIComponent(next)}`);
     return null;
   }

@@ -69,7 +69,8 @@ describe('operator console: enterprise deals (decision 0018)', () => {
     expect(anon.headers.location).to.equal(`/sign-in?next=${encodeURIComponent('/admin/funding')}`);
     const anonDeal = await agent().get(`/admin/deals/${deal.deal.id}`);
     expect(anonDeal.status).to.equal(303);
-    expect(anonDeal.headers.location).to.equal(`/sign-in?next=${encodeURIComponent('/admin')}`);
+    // The deal page itself survives sign-in (issue 46: deep links).
+    expect(anonDeal.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(`/admin/deals/${deal.deal.id}`)}`);
 
     // A signed-in non-admin: the workspace's own owner.
     const browser = agent();
