@@ -6,18 +6,23 @@
  * comes first; the cursor is the last item's tuple, opaque to callers (base64url JSON).
  *
  * Used by the payout-instruction queue (console and admin API), the open payouts
- * (/admin/payouts), the KYB review queue and the rulings queue: one helper, not copies.
+ * (/admin/payouts), the KYB review queue, the rulings queue and the consumer disputes
+ * (/admin/disputes, no sandbox: `sandbox` null): one helper, not copies.
  */
 import type { Knex } from 'knex';
+import { db } from '../db.js';
 import { fail } from '../errors.js';
 
 /** Items per queue page unless the caller asks for fewer. */
 export const QUEUE_PAGE = 50;
 export const QUEUE_PAGE_MAX = 100;
 
-/** The columns a queue orders by: the workspace's sandbox flag, the item's age, a unique id. */
+/**
+ * The columns a queue orders by: the workspace's sandbox flag, the item's age, a unique id.
+ * `sandbox` null: a queue with no sandbox items (the consumer half's), ordered by age and id.
+ */
 export interface QueueOrder {
-  sandbox: string;
+  sandbox: string | null;
   since: string;
   id: string;
 }
@@ -78,14 +83,16 @@ export async function queuePage<T extends object>(
   opts: QueueCursor,
 ): Promise<QueuePage<T & QueueKeyed>> {
   const limit = Math.min(Math.max(1, opts.limit ?? QUEUE_PAGE), QUEUE_PAGE_MAX);
-  const page = q
-    .clone()
-    .select({ queue_sandbox: order.sandbox, queue_since: order.since, queue_id: order.id })
-    .orderBy([{ column: order.sandbox }, { column: order.since }, { column: order.id }])
-    .limit(limit + 1);
+  const page = q.clone().select({ queue_since: order.since, queue_id: order.id }).limit(limit + 1);
+  if (order.sandbox === null) {
+    page.select(db.raw('false AS queue_sandbox')).orderBy([{ column: order.since }, { column: order.id }]);
+  } else {
+    page.select({ queue_sandbox: order.sandbox }).orderBy([{ column: order.sandbox }, { column: order.since }, { column: order.id }]);
+  }
   if (opts.cursor) {
     const k = decodeCursor(opts.cursor);
-    page.whereRaw('(??, ??, ??) > (?, ?::timestamptz, ?::uuid)', [order.sandbox, order.since, order.id, k.sandbox, k.since, k.id]);
+    if (order.sandbox === null) page.whereRaw('(??, ??) > (?::timestamptz, ?::uuid)', [order.since, order.id, k.since, k.id]);
+    else page.whereRaw('(??, ??, ??) > (?, ?::timestamptz, ?::uuid)', [order.sandbox, order.since, order.id, k.sandbox, k.since, k.id]);
   }
   const rows = (await page) as (T & QueueKeyed)[];
   const more = rows.length > limit;
