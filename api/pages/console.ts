@@ -53,8 +53,38 @@ export function overview(counts: ConsoleCounts): Html {
 </ul></section>`;
 }
 
-export function disputesTable(rows: DisputeView[], csrf: string): Html {
+/** The dispute queue's filters as the page shows them back (issue 46). */
+export interface DisputeFilters {
+  status: string;
+  q: string;
+  olderThanHours: number | null;
+}
+
+/** The query string of the dispute queue's filters (empty ones left out), for its page links. */
+function disputeQuery(f: DisputeFilters): string {
+  const params = new URLSearchParams();
+  if (f.status !== 'all') params.set('status', f.status);
+  if (f.q !== '') params.set('q', f.q);
+  if (f.olderThanHours !== null) params.set('older_than_hours', String(f.olderThanHours));
+  return params.toString();
+}
+
+function disputeFilterForm(f: DisputeFilters): Html {
+  const option = (value: string, label: string) => html`<option value="${value}"${f.status === value ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="get" action="/admin/disputes" id="dispute-filters" class="filters" role="search">
+<label>Search <input type="search" name="q" value="${f.q}" maxlength="200" placeholder="Escrow or dispute id, item, e-mail, username, name"></label>
+<label>Status <select name="status">${option('all', 'Open and on hold')}${option('open', 'Open')}${option('on_hold', 'On hold')}</select></label>
+<label>Waiting at least <input type="number" name="older_than_hours" min="1" max="8784" step="1" value="${f.olderThanHours === null ? '' : String(f.olderThanHours)}"> hours</label>
+<button type="submit">Filter</button> <a href="/admin/disputes">Clear</a>
+</form>`;
+}
+
+export function disputesTable(page: QueuePage<DisputeView>, csrf: string, filters: DisputeFilters): Html {
+  const rows = page.rows;
+  const query = disputeQuery(filters);
   return html`<section class="card"><h1>Disputes to rule</h1>
+${disputeFilterForm(filters)}
+<p class="muted">The longest waiting first.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 <table id="disputes"><thead><tr><th>Opened</th><th>Escrow</th><th>Parties</th><th>Reason</th><th>Status</th><th>Ruling</th></tr></thead><tbody>
 ${rows.map(
@@ -72,7 +102,7 @@ ${csrfField(csrf)}
 </form></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(query === '' ? '/admin/disputes' : `/admin/disputes?${query}`, page.next)}</section>`;
 }
 
 const ATTENTION_LABEL: Record<AttentionReason, string> = {
@@ -428,7 +458,7 @@ const sandboxMark = (isTest: boolean) => (isTest ? html`<br><span class="muted s
 
 /** The link to a staff queue's next page (review R4: every item reachable); nothing on the last page. */
 export function nextPageLink(path: string, next: string | null): Html | '' {
-  return next === null ? '' : html`<p><a id="next-page" href="${path}?cursor=${encodeURIComponent(next)}">Next page</a></p>`;
+  return next === null ? '' : html`<p><a id="next-page" href="${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(next)}">Next page</a></p>`;
 }
 
 export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string): Html {

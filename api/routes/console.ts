@@ -16,6 +16,7 @@ import { authErrors } from '../../shared/auth/errors.js';
 import * as authService from '../../shared/auth/service.js';
 import { attentionPayments, consoleCounts, disputesToResolve, findUsers, instructionsToVerify, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
+import { clock } from '../../shared/clock.js';
 import { db } from '../../shared/db.js';
 import { AppError, type FlatDetails } from '../../shared/errors.js';
 import { ALLOCATIONS, type Allocation } from '../../shared/deals/fees.js';
@@ -26,6 +27,8 @@ import { serializeQueueItem } from '../../shared/kyb/serialize.js';
 import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
+import type { StaffQueueFilter } from '../../shared/disputes/repo.js';
+import type { DisputeStatus } from '../../shared/disputes/states.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
 import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
 import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
@@ -34,7 +37,7 @@ import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
 import { createRouter, type Ctx } from '../context.js';
-import { actorOf, staffOf } from '../kit.js';
+import { staffOf } from '../kit.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import * as T from '../pages/console.js';
 import { assertCsrf, formOf, html, page, pageSession, redirect, safeNext, sendPage, type Html, type PageSession } from '../pages/html.js';
@@ -95,6 +98,36 @@ function cursorOf(ctx: Ctx): string | null {
   return typeof c === 'string' && c !== '' ? c : null;
 }
 
+const DISPUTE_STATUSES: Record<string, readonly DisputeStatus[]> = { all: ['open', 'on_hold'], open: ['open'], on_hold: ['on_hold'] };
+const MAX_WAIT_HOURS = 24 * 366;
+
+/**
+ * The dispute queue's filters from its query (issue 46): `status` all (open and on hold, the
+ * default), open or on_hold; `q` a search (at most 200 characters); `older_than_hours` only
+ * disputes waiting at least that long (a whole number, 1 to 8784). Anything else is 400
+ * INVALID_QUERY, shown on the page.
+ */
+function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeFilters } {
+  const one = (name: string): string => {
+    const v = ctx.query[name];
+    return typeof v === 'string' ? v.trim() : '';
+  };
+  const status = one('status') || 'all';
+  const statuses = DISPUTE_STATUSES[status];
+  if (!statuses) throw consoleErrors.invalidFilter('status must be all, open or on_hold', 'status harus all, open atau on_hold');
+  const q = one('q');
+  if (q.length > 200) throw consoleErrors.invalidFilter('q may be at most 200 characters', 'q paling banyak 200 karakter');
+  const hoursText = one('older_than_hours');
+  const hours = hoursText === '' ? null : Number(hoursText);
+  if (hours !== null && (!Number.isInteger(hours) || hours < 1 || hours > MAX_WAIT_HOURS)) {
+    throw consoleErrors.invalidFilter(`older_than_hours must be a whole number from 1 to ${MAX_WAIT_HOURS}`, `older_than_hours harus bilangan bulat 1 sampai ${MAX_WAIT_HOURS}`);
+  }
+  return {
+    filter: { statuses, q: q === '' ? null : q, openedBefore: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000) },
+    shown: { status, q, olderThanHours: hours },
+  };
+}
+
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
@@ -123,7 +156,9 @@ consoleRouter.get(
   page(async (ctx) => {
     const session = await staffSession(ctx);
     if (!session) return;
-    consolePage(ctx, 'disputes', session, T.disputesTable(await disputesToResolve(actorOf(ctx)), session.csrfToken));
+    const filters = disputeFilters(ctx);
+    const page = await disputesToResolve(filters.filter, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'disputes', session, T.disputesTable(page, session.csrfToken, filters.shown));
   }),
 );
 

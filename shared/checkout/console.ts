@@ -3,9 +3,8 @@
  * through their own services); their SQL is in ./repo.ts.
  */
 import type { QueuePage } from '../staff/queue.js';
-import type { Actor } from '../actors.js';
 import { db } from '../db.js';
-import { listDisputes } from '../disputes/service.js';
+import * as disputeRepo from '../disputes/repo.js';
 import type { DisputeView } from '../disputes/repo.js';
 import { queueCount } from '../kyb/review.js';
 import { awaitingCount, disputedCount } from '../deals/repo.js';
@@ -25,11 +24,9 @@ export async function attentionPayments(limit = 50): Promise<StaffPaymentRow[]> 
   return (await listForStaff(db, { attention: true, page: 1, limit })).rows;
 }
 
-/** Disputes waiting for a ruling: the open ones, then those on hold (50 of each). */
-export async function disputesToResolve(staff: Actor): Promise<DisputeView[]> {
-  const open = await listDisputes(staff, { status: 'open', page: 1, limit: 50 });
-  const held = await listDisputes(staff, { status: 'on_hold', page: 1, limit: 50 });
-  return [...open.rows, ...held.rows];
+/** One page of the disputes waiting for a ruling (open or on hold, as `filter` says), the longest waiting first (issue 46: paged, searched, filtered). */
+export async function disputesToResolve(filter: disputeRepo.StaffQueueFilter, page: { cursor?: string | null } = {}): Promise<QueuePage<DisputeView>> {
+  return disputeRepo.staffQueue(db, filter, page);
 }
 
 /** Accounts whose email, username or name contains `q` (newest first); the newest accounts without `q`. */

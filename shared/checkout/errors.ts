@@ -36,6 +36,8 @@ export const consoleErrors = {
       en: 'Reveal the instruction and verify from its page: destination_version (the version you were shown) is required',
       id: 'Tampilkan instruksi dan verifikasi dari halamannya: destination_version (versi yang Anda lihat) wajib diisi',
     }),
+  /** A console list's filter out of its range (issue 46: the queues' search and filters). */
+  invalidFilter: (en: string, id: string) => fail.badRequest('INVALID_QUERY', { en, id }),
   noteTooLong: () => fail.badRequest('NOTE_TOO_LONG', { en: 'The note may be at most 2000 characters', id: 'Catatan paling banyak 2000 karakter' }),
   invalidOutcome: () =>
     fail.badRequest('INVALID_OUTCOME', { en: 'outcome must be release, refund or hold', id: 'outcome harus release, refund atau hold' }),

@@ -1,5 +1,7 @@
 /** SQL for disputes and their messages. */
 import type { Db } from '../db.js';
+import { isUuid } from '../ids.js';
+import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
 import type { DisputeStatus, Outcome } from './states.js';
 
 export interface DisputeRow {
@@ -119,6 +121,32 @@ export async function list(trx: Db, f: ListFilter): Promise<{ rows: DisputeView[
   if (f.status) void countQuery.where('d.status', f.status);
   const [count] = await countQuery.count<{ count: string }[]>('* as count');
   return { rows, total: Number(count?.count ?? 0) };
+}
+
+/** What staff narrow the dispute queue by (issue 46): statuses, a search term, how long it has waited. */
+export interface StaffQueueFilter {
+  statuses: readonly DisputeStatus[];
+  /** A dispute's or escrow's id exactly, or part of the item, or of either party's e-mail, username or name (case-insensitive). */
+  q: string | null;
+  /** Only disputes opened at or before this instant. */
+  openedBefore: Date | null;
+}
+
+const SEARCHED = ['e.item_name', 'b.email', 'b.username', 'b.full_name', 's.email', 's.username', 's.full_name'] as const;
+
+/** One page of the staff dispute queue: oldest first (the longest waiting is the first row), keyset pages (shared/staff/queue.ts). */
+export async function staffQueue(trx: Db, f: StaffQueueFilter, page: QueueCursor): Promise<QueuePage<DisputeView>> {
+  const q = viewQuery(trx).whereIn('d.status', f.statuses);
+  if (f.openedBefore) void q.where('d.created_at', '<=', f.openedBefore);
+  const term = f.q;
+  if (term) {
+    const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    void q.where((w) => {
+      if (isUuid(term)) void w.orWhere('d.id', term).orWhere('e.id', term);
+      for (const column of SEARCHED) void w.orWhereILike(column, like);
+    });
+  }
+  return queuePage<DisputeView>(q, { sandbox: null, since: 'd.created_at', id: 'd.id' }, page);
 }
 
 export async function insertMessage(trx: Db, row: Omit<MessageRow, 'id' | 'evidence_urls'> & { evidence_urls: string }): Promise<MessageRow> {
