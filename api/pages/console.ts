@@ -53,38 +53,47 @@ export function overview(counts: ConsoleCounts): Html {
 </ul></section>`;
 }
 
-/** The dispute queue's filters as the page shows them back (issue 46). */
-export interface DisputeFilters {
-  status: string;
+/** A queue's search and waiting filters as the page shows them back (issue 46). */
+export interface QueueFilters {
   q: string;
   olderThanHours: number | null;
 }
 
-/** The query string of the dispute queue's filters (empty ones left out), for its page links. */
-function disputeQuery(f: DisputeFilters): string {
-  const params = new URLSearchParams();
-  if (f.status !== 'all') params.set('status', f.status);
+/** The dispute queue's, with its status filter. */
+export interface DisputeFilters extends QueueFilters {
+  status: string;
+}
+
+/** `path` with the filters' query (empty ones and defaults left out), for a queue's page links. */
+function withFilters(path: string, f: QueueFilters, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams(extra);
   if (f.q !== '') params.set('q', f.q);
   if (f.olderThanHours !== null) params.set('older_than_hours', String(f.olderThanHours));
-  return params.toString();
+  const query = params.toString();
+  return query === '' ? path : `${path}?${query}`;
+}
+
+/** A queue's filter form: the search (`placeholder` says what it finds), what `more` adds, how long an item has waited. */
+function queueFilterForm(action: string, id: string, f: QueueFilters, placeholder: string, more: Html | '' = ''): Html {
+  return html`<form method="get" action="${action}" id="${id}" class="filters" role="search">
+<label>Search <input type="search" name="q" value="${f.q}" maxlength="200" placeholder="${placeholder}"></label>
+${more}<label>Waiting at least <input type="number" name="older_than_hours" min="1" max="8784" step="1" value="${f.olderThanHours === null ? '' : String(f.olderThanHours)}"> hours</label>
+<button type="submit">Filter</button> <a href="${action}">Clear</a>
+</form>
+<p class="muted">The longest waiting first.</p>`;
 }
 
 function disputeFilterForm(f: DisputeFilters): Html {
   const option = (value: string, label: string) => html`<option value="${value}"${f.status === value ? html` selected` : ''}>${label}</option>`;
-  return html`<form method="get" action="/admin/disputes" id="dispute-filters" class="filters" role="search">
-<label>Search <input type="search" name="q" value="${f.q}" maxlength="200" placeholder="Escrow or dispute id, item, e-mail, username, name"></label>
-<label>Status <select name="status">${option('all', 'Open and on hold')}${option('open', 'Open')}${option('on_hold', 'On hold')}</select></label>
-<label>Waiting at least <input type="number" name="older_than_hours" min="1" max="8784" step="1" value="${f.olderThanHours === null ? '' : String(f.olderThanHours)}"> hours</label>
-<button type="submit">Filter</button> <a href="/admin/disputes">Clear</a>
-</form>`;
+  const status = html`<label>Status <select name="status">${option('all', 'Open and on hold')}${option('open', 'Open')}${option('on_hold', 'On hold')}</select></label>
+`;
+  return queueFilterForm('/admin/disputes', 'dispute-filters', f, 'Escrow or dispute id, item, e-mail, username, name', status);
 }
 
 export function disputesTable(page: QueuePage<DisputeView>, csrf: string, filters: DisputeFilters): Html {
   const rows = page.rows;
-  const query = disputeQuery(filters);
   return html`<section class="card"><h1>Disputes to rule</h1>
 ${disputeFilterForm(filters)}
-<p class="muted">The longest waiting first.</p>
 ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 <table id="disputes"><thead><tr><th>Opened</th><th>Escrow</th><th>Parties</th><th>Reason</th><th>Status</th><th>Ruling</th></tr></thead><tbody>
 ${rows.map(
@@ -102,7 +111,7 @@ ${csrfField(csrf)}
 </form></td>
 </tr>`,
 )}
-</tbody></table>${nextPageLink(query === '' ? '/admin/disputes' : `/admin/disputes?${query}`, page.next)}</section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/disputes', filters, filters.status === 'all' ? {} : { status: filters.status }), page.next)}</section>`;
 }
 
 const ATTENTION_LABEL: Record<AttentionReason, string> = {
@@ -142,8 +151,10 @@ ${rows.map((p) => {
 </tbody></table></section>`;
 }
 
-export function withdrawalsTable(rows: StaffListed[], csrf: string): Html {
+export function withdrawalsTable(page: QueuePage<StaffListed>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Withdrawals to approve</h1>
+${queueFilterForm('/admin/withdrawals', 'withdrawal-filters', filters, 'Withdrawal or account id, e-mail, username, name')}
 ${rows.length === 0 ? html`<p id="none">No pending withdrawals.</p>` : ''}
 <table id="withdrawals"><thead><tr><th>Requested</th><th>Who</th><th>Amount</th><th>Method</th><th>Risk</th><th>Decision</th></tr></thead><tbody>
 ${rows.map(
@@ -155,7 +166,7 @@ ${rows.map(
 <form method="post" action="/admin/withdrawals/${w.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Reject</button></form></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/withdrawals', filters), page.next)}</section>`;
 }
 
 export function usersTable(rows: ListedUser[], q: string, csrf: string): Html {

@@ -101,31 +101,38 @@ function cursorOf(ctx: Ctx): string | null {
 const DISPUTE_STATUSES: Record<string, readonly DisputeStatus[]> = { all: ['open', 'on_hold'], open: ['open'], on_hold: ['on_hold'] };
 const MAX_WAIT_HOURS = 24 * 366;
 
+const queryText = (ctx: Ctx, name: string): string => {
+  const v = ctx.query[name];
+  return typeof v === 'string' ? v.trim() : '';
+};
+
 /**
- * The dispute queue's filters from its query (issue 46): `status` all (open and on hold, the
- * default), open or on_hold; `q` a search (at most 200 characters); `older_than_hours` only
- * disputes waiting at least that long (a whole number, 1 to 8784). Anything else is 400
- * INVALID_QUERY, shown on the page.
+ * A queue's search and waiting filters from its query (issue 46): `q` a search (at most 200
+ * characters), `older_than_hours` only items waiting at least that long (a whole number, 1 to
+ * 8784). Anything else is 400 INVALID_QUERY, shown on the page.
  */
-function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeFilters } {
-  const one = (name: string): string => {
-    const v = ctx.query[name];
-    return typeof v === 'string' ? v.trim() : '';
-  };
-  const status = one('status') || 'all';
-  const statuses = DISPUTE_STATUSES[status];
-  if (!statuses) throw consoleErrors.invalidFilter('status must be all, open or on_hold', 'status harus all, open atau on_hold');
-  const q = one('q');
+function queueFilters(ctx: Ctx): { shown: T.QueueFilters; q: string | null; before: Date | null } {
+  const q = queryText(ctx, 'q');
   if (q.length > 200) throw consoleErrors.invalidFilter('q may be at most 200 characters', 'q paling banyak 200 karakter');
-  const hoursText = one('older_than_hours');
+  const hoursText = queryText(ctx, 'older_than_hours');
   const hours = hoursText === '' ? null : Number(hoursText);
   if (hours !== null && (!Number.isInteger(hours) || hours < 1 || hours > MAX_WAIT_HOURS)) {
     throw consoleErrors.invalidFilter(`older_than_hours must be a whole number from 1 to ${MAX_WAIT_HOURS}`, `older_than_hours harus bilangan bulat 1 sampai ${MAX_WAIT_HOURS}`);
   }
   return {
-    filter: { statuses, q: q === '' ? null : q, openedBefore: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000) },
-    shown: { status, q, olderThanHours: hours },
+    shown: { q, olderThanHours: hours },
+    q: q === '' ? null : q,
+    before: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000),
   };
+}
+
+/** The dispute queue's filters: the queue's own, and `status` all (open and on hold, the default), open or on_hold. */
+function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeFilters } {
+  const status = queryText(ctx, 'status') || 'all';
+  const statuses = DISPUTE_STATUSES[status];
+  if (!statuses) throw consoleErrors.invalidFilter('status must be all, open or on_hold', 'status harus all, open atau on_hold');
+  const f = queueFilters(ctx);
+  return { filter: { statuses, q: f.q, openedBefore: f.before }, shown: { ...f.shown, status } };
 }
 
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
@@ -204,8 +211,9 @@ consoleRouter.get(
   page(async (ctx) => {
     const session = await staffSession(ctx);
     if (!session) return;
-    const { rows } = await withdrawals.listForStaff({ status: 'pending', page: 1, limit: 50 });
-    consolePage(ctx, 'withdrawals', session, T.withdrawalsTable(rows, session.csrfToken));
+    const f = queueFilters(ctx);
+    const page = await withdrawals.staffQueue({ q: f.q, requestedBefore: f.before }, { cursor: cursorOf(ctx) });
+    consolePage(ctx, 'withdrawals', session, T.withdrawalsTable(page, session.csrfToken, f.shown));
   }),
 );
 

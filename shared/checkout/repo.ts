@@ -1,16 +1,16 @@
 /** The operator console's own reads (accounts, orders waiting for a move, the overview counts): all their SQL. */
 import type { Db } from '../db.js';
+import { whereSearch } from '../staff/search.js';
 import type { OrderRow } from '../orders/repo.js';
 import type { UserRow } from '../users/repo.js';
 
 export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;
 
-/** Accounts whose email, username or name contains `term` (newest first); the newest accounts for an empty term. */
+/** Accounts whose id is `term` or whose email, username or name contains it (newest first); the newest accounts for an empty term. */
 export async function findUsers(trx: Db, term: string, limit: number): Promise<ListedUser[]> {
   const query = trx('users').select('id', 'email', 'username', 'full_name', 'role', 'status', 'created_at');
   if (term !== '') {
-    const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    void query.where((w) => void w.whereILike('email', like).orWhereILike('username', like).orWhereILike('full_name', like));
+    whereSearch(query, term, { ids: ['id'], text: ['email', 'username', 'full_name'] });
   }
   return (await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit)) as ListedUser[];
 }

@@ -1,7 +1,7 @@
 /** SQL for disputes and their messages. */
 import type { Db } from '../db.js';
-import { isUuid } from '../ids.js';
 import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
+import { whereSearch } from '../staff/search.js';
 import type { DisputeStatus, Outcome } from './states.js';
 
 export interface DisputeRow {
@@ -132,20 +132,13 @@ export interface StaffQueueFilter {
   openedBefore: Date | null;
 }
 
-const SEARCHED = ['e.item_name', 'b.email', 'b.username', 'b.full_name', 's.email', 's.username', 's.full_name'] as const;
+const SEARCHED = { ids: ['d.id', 'e.id'], text: ['e.item_name', 'b.email', 'b.username', 'b.full_name', 's.email', 's.username', 's.full_name'] } as const;
 
 /** One page of the staff dispute queue: oldest first (the longest waiting is the first row), keyset pages (shared/staff/queue.ts). */
 export async function staffQueue(trx: Db, f: StaffQueueFilter, page: QueueCursor): Promise<QueuePage<DisputeView>> {
   const q = viewQuery(trx).whereIn('d.status', f.statuses);
   if (f.openedBefore) void q.where('d.created_at', '<=', f.openedBefore);
-  const term = f.q;
-  if (term) {
-    const like = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    void q.where((w) => {
-      if (isUuid(term)) void w.orWhere('d.id', term).orWhere('e.id', term);
-      for (const column of SEARCHED) void w.orWhereILike(column, like);
-    });
-  }
+  if (f.q) whereSearch(q, f.q, SEARCHED);
   return queuePage<DisputeView>(q, { sandbox: null, since: 'd.created_at', id: 'd.id' }, page);
 }
 

@@ -1,9 +1,13 @@
 /**
- * The console's dispute queue (issue 46, "every queue pages, searches and filters"): the
+ * The console's dispute and withdrawal queues (issue 46, "every queue pages, searches and
+ * filters"). The dispute queue: the
  * longest waiting first, keyset pages that reach every dispute once, search by a dispute's or
  * escrow's id and by part of the item or of either party's e-mail, username or name (LIKE
  * wildcards taken literally), filters by status and by how long a dispute has waited, the
- * filters kept on the next page's link, and 400 INVALID_QUERY for filters out of range.
+ * filters kept on the next page's link, and 400 INVALID_QUERY for filters out of range. The
+ * withdrawal queue, through the same helpers: pending requests only, the longest waiting
+ * first, search by the withdrawal's or requester's id and the requester's e-mail, username or
+ * name, the waiting filter.
  */
 import { expect } from 'chai';
 import supertest from 'supertest';
@@ -13,10 +17,19 @@ import { db } from '../../../shared/db.js';
 import { QUEUE_PAGE } from '../../../shared/staff/queue.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser, signIn } from '../../factories/users.js';
+import { createWithdrawal } from '../../factories/withdrawals.js';
 
 const agent = () => supertest.agent(createApp().callback());
 const ROW = /<tr data-id="([0-9a-f-]{36})">/g;
 const idsIn = (text: string): string[] => [...text.matchAll(ROW)].map((m) => m[1]!);
+/** A signed-in admin's browser. */
+async function staffBrowser(fullName: string): Promise<ReturnType<typeof agent>> {
+  const admin = (await createUser({ role: 'admin', fullName })).user;
+  const browser = agent();
+  await signIn(browser, admin.email);
+  return browser;
+}
+
 const nextLink = (text: string): string | null => {
   const m = /<a id="next-page" href="([^"]+)">/.exec(text);
   return m ? m[1]!.replace(/&amp;/g, '&') : null;
@@ -25,9 +38,7 @@ const nextLink = (text: string): string | null => {
 describe('operator console: the dispute queue (issue 46)', () => {
   let browser: ReturnType<typeof agent>;
   beforeEach(async () => {
-    const admin = (await createUser({ role: 'admin', fullName: 'Staff Queue' })).user;
-    browser = agent();
-    await signIn(browser, admin.email);
+    browser = await staffBrowser('Staff Queue');
   });
   afterEach(() => clock.reset());
 
@@ -96,5 +107,39 @@ describe('operator console: the dispute queue (issue 46)', () => {
       expect(res.status, query).to.equal(400);
       expect(res.text, query).to.include('INVALID_QUERY');
     }
+  });
+});
+
+describe('operator console: the withdrawal queue (issue 46)', () => {
+  let browser: ReturnType<typeof agent>;
+  beforeEach(async () => {
+    browser = await staffBrowser('Staff Payout Queue');
+  });
+
+  /** A pending (or rejected) withdrawal requested `hoursAgo` hours before now by a new account named `name`. */
+  async function request(name: string, hoursAgo: number, status: 'pending' | 'rejected' = 'pending') {
+    const { withdrawal, user } = await createWithdrawal({ status });
+    await db('users').where({ id: user.id }).update({ full_name: name });
+    await db('withdrawals').where({ id: withdrawal.id }).update({ created_at: new Date(Date.now() - hoursAgo * 3_600_000) });
+    return { id: withdrawal.id, user };
+  }
+
+  it('pending requests only, the longest waiting first; search by id, e-mail, username and name; the waiting filter', async () => {
+    const tag = `Tarik${Date.now()}`;
+    const old = await request(`${tag} Lama`, 30);
+    const fresh = await request(`${tag} Baru`, 2);
+    await request(`${tag} Ditolak`, 40, 'rejected');
+    const list = async (query: string) => {
+      const res = await browser.get(`/admin/withdrawals?${query}`);
+      expect(res.status, query).to.equal(200);
+      return idsIn(res.text);
+    };
+    expect(await list(`q=${tag}`)).to.deep.equal([old.id, fresh.id]);
+    expect(await list(`q=${tag}&older_than_hours=24`)).to.deep.equal([old.id]);
+    expect(await list(`q=${fresh.id}`)).to.deep.equal([fresh.id]);
+    expect(await list(`q=${old.user.id}`)).to.deep.equal([old.id]);
+    expect(await list(`q=${encodeURIComponent(fresh.user.email.toUpperCase())}`)).to.deep.equal([fresh.id]);
+    expect(await list(`q=${old.user.username}`)).to.deep.equal([old.id]);
+    expect((await browser.get('/admin/withdrawals?older_than_hours=x')).status).to.equal(400);
   });
 });
