@@ -120,7 +120,8 @@ const ATTENTION_LABEL: Record<AttentionReason, string> = {
   amount_mismatch: 'Gateway amount mismatch',
 };
 
-export function paymentsTable(rows: StaffPaymentRow[], csrf: string): Html {
+export function paymentsTable(page: QueuePage<StaffPaymentRow>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   const note = (placeholder = 'Note') => html`<input type="text" name="note" placeholder="${placeholder}" maxlength="2000">`;
   const form = (p: StaffPaymentRow, move: string, label: string, options: { confirm?: string; danger?: boolean; noteRequired?: boolean } = {}) =>
     html`<form method="post" action="/admin/payments/${p.id}/${move}" ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${
@@ -137,6 +138,7 @@ export function paymentsTable(rows: StaffPaymentRow[], csrf: string): Html {
   };
   return html`<section class="card"><h1>Payments needing staff</h1>
 <p class="muted">Claimed manual transfers to confirm or reject (confirming an order's transfer marks the order paid); transfers claimed after the escrow or order closed and gateway payments of the wrong amount, to credit to the buyer's balance or mark returned.</p>
+${queueFilterForm('/admin/payments', 'payment-filters', filters, 'Payment, escrow or order id, gateway order id, claim reference, e-mail, username, name, item')}
 ${rows.length === 0 ? html`<p id="none">Nothing waiting.</p>` : ''}
 <table id="payments"><thead><tr><th>Since</th><th>For</th><th>Buyer</th><th>Amount</th><th>Why</th><th>Decision</th></tr></thead><tbody>
 ${rows.map((p) => {
@@ -148,7 +150,7 @@ ${rows.map((p) => {
 <td>${moves(p, reason)}</td>
 </tr>`;
 })}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/payments', filters), page.next)}</section>`;
 }
 
 export function withdrawalsTable(page: QueuePage<StaffListed>, csrf: string, filters: QueueFilters): Html {
@@ -188,7 +190,8 @@ ${rows.map(
 </tbody></table></section>`;
 }
 
-export function ordersTable(rows: ListedOrder[], csrf: string): Html {
+export function ordersTable(page: QueuePage<ListedOrder>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   const refund = (o: ListedOrder) =>
     html`<form method="post" action="/admin/orders/${o.id}/refund" data-confirm="Refund this order in full to the buyer's balance?">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason" maxlength="2000"><button type="submit" class="danger">Refund</button></form>`;
   const moves = (o: ListedOrder): Html => {
@@ -205,6 +208,7 @@ export function ordersTable(rows: ListedOrder[], csrf: string): Html {
 <button type="submit">Deliver</button></form>${refund(o)}`;
   };
   return html`<section class="card"><h1>Payment-service orders</h1>
+${queueFilterForm('/admin/orders', 'order-filters', filters, 'Order or buyer id, e-mail, username, name, what is bought')}
 ${rows.length === 0 ? html`<p id="none">No orders waiting.</p>` : ''}
 <table id="orders"><thead><tr><th>Created</th><th>Buyer</th><th>What</th><th>Total</th><th>Status</th><th>SLA</th><th>Move</th></tr></thead><tbody>
 ${rows.map(
@@ -217,7 +221,7 @@ ${rows.map(
 <td>${moves(o)}</td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/orders', filters), page.next)}</section>`;
 }
 
 // ---- KYB review (decision 0017) ------------------------------------------------------------
@@ -226,9 +230,10 @@ export type KybQueueItem = ReturnType<typeof serializeQueueItem>;
 
 const isoText = (s: string | null) => (s ? iso(new Date(s)) : '');
 
-export function kybQueueTable(rows: KybQueueItem[], next: string | null = null): Html {
+export function kybQueueTable(rows: KybQueueItem[], next: string | null, filters: QueueFilters): Html {
   return html`<section class="card"><h1>KYB applications to review</h1>
 <p class="muted">Submitted applications, live workspaces' first, oldest submission first, a page at a time. Review takes 1 to 3 business days; open one to see its documents and decide.</p>
+${queueFilterForm('/admin/kyb', 'kyb-filters', filters, 'Application, workspace or counterparty id, workspace, counterparty or legal name')}
 ${rows.length === 0 ? html`<p id="none">Nothing to review.</p>` : ''}
 <table id="kyb"><thead><tr><th>Submitted</th><th>Due by</th><th>Applicant</th><th>Workspace</th><th>Whose</th><th>Version</th><th>Entity type</th><th></th></tr></thead><tbody>
 ${rows.map(
@@ -240,7 +245,7 @@ ${rows.map(
 <td><a href="/admin/kyb/${q.id}" class="open">Open</a></td>
 </tr>`,
 )}
-</tbody></table>${nextPageLink('/admin/kyb', next)}</section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/kyb', filters), next)}</section>`;
 }
 
 /** A signed file link as a path of this origin (the console and the file route are served together). */
@@ -360,9 +365,11 @@ ${kybDecisions(v, csrf)}`;
 /** An amount in the deal's currency (whole units): rupiah for IDR. */
 const money = (amount: number, currency: string) => (currency === 'IDR' ? rupiah(amount) : `${currency} ${Math.trunc(amount).toLocaleString('id-ID')}`);
 
-export function fundingTable(rows: AwaitingRow[], csrf: string): Html {
+export function fundingTable(page: QueuePage<AwaitingRow>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Funding to confirm</h1>
-<p class="muted">Milestones of live deals awaiting funding, oldest activation first. Confirm one once its funding amount (the amount plus the workspace's fee share) has arrived: the milestone becomes funded and the money is posted to the ledger.</p>
+<p class="muted">Milestones of live deals awaiting funding, oldest activation first, a page at a time. Confirm one once its funding amount (the amount plus the workspace's fee share) has arrived: the milestone becomes funded and the money is posted to the ledger.</p>
+${queueFilterForm('/admin/funding', 'funding-filters', filters, 'Deal, milestone or workspace id, deal reference or title, milestone, workspace name')}
 ${rows.length === 0 ? html`<p id="none">Nothing to confirm.</p>` : ''}
 <table id="funding"><thead><tr><th>Activated</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Buyer fee</th><th>Funding to expect</th><th>Currency</th><th>Confirm</th></tr></thead><tbody>
 ${rows.map(
@@ -374,7 +381,7 @@ ${rows.map(
 <td><form method="post" action="/admin/funding/${r.milestone_id}/confirm" data-confirm="Confirm that ${money(r.funding_amount, r.currency)} arrived for milestone ${r.sequence_no} of ${r.reference}?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note (e.g. the bank reference)" maxlength="2000"><button type="submit">Confirm</button></form></td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/funding', filters), page.next)}</section>`;
 }
 
 const ALLOCATION_LABEL: Record<Allocation, string> = {
@@ -472,10 +479,11 @@ export function nextPageLink(path: string, next: string | null): Html | '' {
   return next === null ? '' : html`<p><a id="next-page" href="${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(next)}">Next page</a></p>`;
 }
 
-export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string): Html {
+export function instructionsTable(page: QueuePage<PendingInstruction>, csrf: string, filters: QueueFilters): Html {
   const rows = page.rows;
   return html`<section class="card"><h1>Payout instructions to verify</h1>
 <p class="muted">New counterparty bank destinations, ones that were edited, and every one of a workspace that went live: live workspaces first, then sandbox ones, each oldest pending first, ${String(QUEUE_PAGE)} to a page. Reveal the full account number (each reveal is recorded under your name), check it with the workspace outside the service (a call-back to a known contact, the bank's name check), then verify what you were shown: money is paid only to verified instructions, and verifying signs the label, bank, holder and number as revealed. If the instruction changed since, the verification is refused. Decline a destination you cannot confirm: the workspace sees your reason and may edit it (it comes back here) or delete it.</p>
+${queueFilterForm('/admin/instructions', 'instruction-filters', filters, 'Instruction, workspace or counterparty id, workspace, counterparty, label, holder, bank')}
 ${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
 <table id="instructions"><thead><tr><th>Pending since</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th><th>Decline</th></tr></thead><tbody>
 ${rows.map(
@@ -487,7 +495,7 @@ ${rows.map(
 </tr>`,
 )}
 </tbody></table>
-${nextPageLink('/admin/instructions', page.next)}</section>`;
+${nextPageLink(withFilters('/admin/instructions', filters), page.next)}</section>`;
 }
 
 /**
@@ -522,9 +530,11 @@ ${
 /** An open payout as the console lists it (shared/payouts/staff.ts `openPayouts`). */
 export type OpenPayout = PayoutListRow & { workspace_name: string };
 
-export function payoutsTable(rows: OpenPayout[], csrf: string, next: string | null = null): Html {
+export function payoutsTable(page: QueuePage<OpenPayout>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Payouts to settle or fail</h1>
 <p class="muted">Queued and processing payouts of released milestones, live ones first, oldest first, a page at a time. With no payout provider, pay each by bank transfer and settle it; fail one the bank refused, with the reason (the workspace sees it): its money returns to the milestone for a new release. A payout the worker is sending cannot be moved until its claim runs out.</p>
+${queueFilterForm('/admin/payouts', 'payout-filters', filters, 'Payout, deal, milestone or workspace id, deal reference, milestone, counterparty, workspace, payout reference')}
 ${rows.length === 0 ? html`<p id="none">No open payouts.</p>` : ''}
 <table id="payouts"><thead><tr><th>Queued</th><th>Workspace</th><th>Deal</th><th>Destination</th><th>Amount</th><th>Status</th><th>Settle</th><th>Fail</th></tr></thead><tbody>
 ${rows.map((d) => {
@@ -541,12 +551,14 @@ ${rows.map((d) => {
 <td><form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="Fail this payout of ${amount}? The money returns to the milestone.">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason (required; the workspace sees it)" maxlength="1000" required><input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit" class="danger">Fail</button></form></td>
 </tr>`;
 })}
-</tbody></table>${nextPageLink('/admin/payouts', next)}</section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/payouts', filters), page.next)}</section>`;
 }
 
-export function rulingsTable(rows: DisputedRow[], csrf: string, next: string | null = null): Html {
+export function rulingsTable(page: QueuePage<DisputedRow>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Disputed deal milestones to rule</h1>
 <p class="muted">Milestones the workspace disputed, live deals first, oldest dispute first, a page at a time. Release: the milestone is approved again and the workspace releases it as usual. Refund: everything held, with the workspace's fee share, goes back to the workspace. Split: the release amount (more than the counterparty's fee share, less than the amount held) stays for the counterparty and the rest is refunded now.</p>
+${queueFilterForm('/admin/rulings', 'ruling-filters', filters, 'Deal, milestone or workspace id, deal reference or title, milestone, workspace name')}
 ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 <table id="rulings"><thead><tr><th>Disputed</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Seller fee</th><th>Reason</th><th>Ruling</th></tr></thead><tbody>
 ${rows.map((r) => {
@@ -563,5 +575,5 @@ ${rows.map((r) => {
 <button type="submit">Rule</button></form></td>
 </tr>`;
 })}
-</tbody></table>${nextPageLink('/admin/rulings', next)}</section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/rulings', filters), page.next)}</section>`;
 }

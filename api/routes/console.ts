@@ -33,6 +33,7 @@ import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../..
 import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
 import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
 import { payoutsOfDeal } from '../../shared/payouts/console-repo.js';
+import type { QueueCursor, QueuePage, StaffSearch } from '../../shared/staff/queue.js';
 import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
@@ -111,7 +112,7 @@ const queryText = (ctx: Ctx, name: string): string => {
  * characters), `older_than_hours` only items waiting at least that long (a whole number, 1 to
  * 8784). Anything else is 400 INVALID_QUERY, shown on the page.
  */
-function queueFilters(ctx: Ctx): { shown: T.QueueFilters; q: string | null; before: Date | null } {
+function queueFilters(ctx: Ctx): { shown: T.QueueFilters; search: StaffSearch } {
   const q = queryText(ctx, 'q');
   if (q.length > 200) throw consoleErrors.invalidFilter('q may be at most 200 characters', 'q paling banyak 200 karakter');
   const hoursText = queryText(ctx, 'older_than_hours');
@@ -121,8 +122,7 @@ function queueFilters(ctx: Ctx): { shown: T.QueueFilters; q: string | null; befo
   }
   return {
     shown: { q, olderThanHours: hours },
-    q: q === '' ? null : q,
-    before: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000),
+    search: { q: q === '' ? null : q, before: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000) },
   };
 }
 
@@ -132,7 +132,29 @@ function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeF
   const statuses = DISPUTE_STATUSES[status];
   if (!statuses) throw consoleErrors.invalidFilter('status must be all, open or on_hold', 'status harus all, open atau on_hold');
   const f = queueFilters(ctx);
-  return { filter: { statuses, q: f.q, openedBefore: f.before }, shown: { ...f.shown, status } };
+  return { filter: { statuses, ...f.search }, shown: { ...f.shown, status } };
+}
+
+/**
+ * A queue's page (issue 46): the admin session, the search and waiting filters and the
+ * cursor of its query (400 INVALID_QUERY when out of range), one page of `read`, drawn by
+ * `render` with the filters shown back.
+ */
+function queueRoute<R>(
+  path: string,
+  section: T.ConsoleSection,
+  read: (page: QueueCursor, by: StaffSearch) => Promise<QueuePage<R>>,
+  render: (page: QueuePage<R>, csrf: string, shown: T.QueueFilters) => Html,
+): void {
+  consoleRouter.get(
+    path,
+    page(async (ctx) => {
+      const session = await staffSession(ctx);
+      if (!session) return;
+      const f = queueFilters(ctx);
+      consolePage(ctx, section, session, render(await read({ cursor: cursorOf(ctx) }, f.search), session.csrfToken, f.shown));
+    }),
+  );
 }
 
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
@@ -178,13 +200,7 @@ consoleRouter.post(
   }),
 );
 
-consoleRouter.get(
-  '/admin/payments',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'payments', session, T.paymentsTable(await attentionPayments(), session.csrfToken));
-  }),
-);
+queueRoute('/admin/payments', 'payments', attentionPayments, T.paymentsTable);
 
 // The staff payment moves of /v1/admin/payments, one form each. Mark-returned needs its
 // note, as the admin API's schema does: say where the money went.
@@ -206,16 +222,7 @@ for (const m of PAYMENT_MOVES) {
   );
 }
 
-consoleRouter.get(
-  '/admin/withdrawals',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    const f = queueFilters(ctx);
-    const page = await withdrawals.staffQueue({ q: f.q, requestedBefore: f.before }, { cursor: cursorOf(ctx) });
-    consolePage(ctx, 'withdrawals', session, T.withdrawalsTable(page, session.csrfToken, f.shown));
-  }),
-);
+queueRoute('/admin/withdrawals', 'withdrawals', (page, by) => withdrawals.staffQueue(by, page), T.withdrawalsTable);
 
 consoleRouter.post(
   '/admin/withdrawals/:id/approve',
@@ -231,13 +238,7 @@ consoleRouter.post(
   }),
 );
 
-consoleRouter.get(
-  '/admin/orders',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'orders', session, T.ordersTable(await ordersToMove(), session.csrfToken));
-  }),
-);
+queueRoute('/admin/orders', 'orders', ordersToMove, T.ordersTable);
 
 const textOf = (form: URLSearchParams, name: string, max: number): string | null => {
   const value = form.get(name) ?? '';
@@ -279,14 +280,11 @@ consoleRouter.post(
 
 // ---- KYB review (decision 0017): the queue, one application, its three decisions ------------
 
-consoleRouter.get(
+queueRoute(
   '/admin/kyb',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    const queue = await kybReview.reviewQueue(db, { cursor: cursorOf(ctx) });
-    consolePage(ctx, 'kyb', session, T.kybQueueTable(queue.rows.map(serializeQueueItem), queue.next));
-  }),
+  'kyb',
+  (page, by) => kybReview.reviewQueue(db, page, by),
+  (queue, _csrf, shown) => T.kybQueueTable(queue.rows.map(serializeQueueItem), queue.next, shown),
 );
 
 consoleRouter.get(
@@ -346,13 +344,7 @@ consoleRouter.post(
 
 // ---- Enterprise deals (decision 0018): live funding to confirm, one deal, the fee override ----
 
-consoleRouter.get(
-  '/admin/funding',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'funding', session, T.fundingTable(await dealStaff.awaitingConfirmation(db), session.csrfToken));
-  }),
-);
+queueRoute('/admin/funding', 'funding', (page, by) => dealStaff.awaitingConfirmation(db, page, by), T.fundingTable);
 
 consoleRouter.post(
   '/admin/funding/:id/confirm',
@@ -401,14 +393,7 @@ consoleRouter.post(
 
 // ---- Payouts and rulings (decision 0019, issue 27): instructions to verify, payouts to settle or fail, disputes to rule ----
 
-consoleRouter.get(
-  '/admin/instructions',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    consolePage(ctx, 'instructions', session, T.instructionsTable(await instructionsToVerify({ cursor: cursorOf(ctx) }), session.csrfToken));
-  }),
-);
+queueRoute('/admin/instructions', 'instructions', instructionsToVerify, T.instructionsTable);
 
 /** The reveal (issue 42): audited, answered as a page to this POST (never cached), with the verify form naming the version shown. */
 consoleRouter.post(
@@ -450,15 +435,7 @@ consoleRouter.post(
   }),
 );
 
-consoleRouter.get(
-  '/admin/payouts',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    const queue = await payoutStaff.openPayouts(db, { cursor: cursorOf(ctx) });
-    consolePage(ctx, 'payouts', session, T.payoutsTable(queue.rows, session.csrfToken, queue.next));
-  }),
-);
+queueRoute('/admin/payouts', 'payouts', (page, by) => payoutStaff.openPayouts(db, page, by), T.payoutsTable);
 
 consoleRouter.post(
   '/admin/payouts/:id/settle',
@@ -478,15 +455,7 @@ consoleRouter.post(
   }),
 );
 
-consoleRouter.get(
-  '/admin/rulings',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    const queue = await dealStaff.disputedForStaff(db, { cursor: cursorOf(ctx) });
-    consolePage(ctx, 'rulings', session, T.rulingsTable(queue.rows, session.csrfToken, queue.next));
-  }),
-);
+queueRoute('/admin/rulings', 'rulings', (page, by) => dealStaff.disputedForStaff(db, page, by), T.rulingsTable);
 
 const RULING_OUTCOMES: readonly rulings.RulingInput['outcome'][] = ['release', 'refund', 'split'];
 

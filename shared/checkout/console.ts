@@ -2,14 +2,14 @@
  * Reads of the operator console that no other service offers (the moves themselves go
  * through their own services); their SQL is in ./repo.ts.
  */
-import type { QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import { db } from '../db.js';
 import * as disputeRepo from '../disputes/repo.js';
 import type { DisputeView } from '../disputes/repo.js';
 import { queueCount } from '../kyb/review.js';
 import { awaitingCount, disputedCount } from '../deals/repo.js';
 import * as payoutReads from '../payouts/console-repo.js';
-import { listForStaff, type StaffPaymentRow } from '../payments/repo.js';
+import { attentionQueue, listForStaff, type StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './repo.js';
 
 export type { ListedOrder, ListedUser } from './repo.js';
@@ -20,8 +20,8 @@ export type { PendingInstruction } from '../payouts/console-repo.js';
  * payment-service orders) to confirm or reject, claims that came late and gateway payments
  * whose amount did not match, to credit or mark returned (decision 0009).
  */
-export async function attentionPayments(limit = 50): Promise<StaffPaymentRow[]> {
-  return (await listForStaff(db, { attention: true, page: 1, limit })).rows;
+export async function attentionPayments(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<StaffPaymentRow>> {
+  return attentionQueue(db, page, by);
 }
 
 /** One page of the disputes waiting for a ruling (open or on hold, as `filter` says), the longest waiting first (issue 46: paged, searched, filtered). */
@@ -34,14 +34,14 @@ export async function findUsers(q: string, limit = 50): Promise<repo.ListedUser[
   return repo.findUsers(db, q.trim(), limit);
 }
 
-/** Payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
-export async function ordersToMove(limit = 50): Promise<repo.ListedOrder[]> {
-  return repo.ordersToMove(db, limit);
+/** One page of the payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
+export async function ordersToMove(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<repo.ListedOrder>> {
+  return repo.ordersToMove(db, page, by);
 }
 
 /** One page of the payout instructions of any workspace awaiting staff verification: live workspaces first, oldest pending first (never the account number; review R4). */
-export async function instructionsToVerify(page: { cursor?: string | null; limit?: number } = {}): Promise<QueuePage<payoutReads.PendingInstruction>> {
-  return payoutReads.pendingForStaff(db, page);
+export async function instructionsToVerify(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<payoutReads.PendingInstruction>> {
+  return payoutReads.pendingForStaff(db, page, by);
 }
 
 export interface ConsoleCounts {

@@ -1,5 +1,6 @@
 /** The operator console's own reads (accounts, orders waiting for a move, the overview counts): all their SQL. */
 import type { Db } from '../db.js';
+import { queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import { whereSearch } from '../staff/search.js';
 import type { OrderRow } from '../orders/repo.js';
 import type { UserRow } from '../users/repo.js';
@@ -24,17 +25,19 @@ export type ListedOrder = Pick<
 /** The order statuses that wait for an operator's move. */
 export const ORDERS_TO_MOVE = ['pending_review', 'paid', 'processing'] as const;
 
-/** Orders in `ORDERS_TO_MOVE`, oldest first, with their buyer's email. */
-export async function ordersToMove(trx: Db, limit: number): Promise<ListedOrder[]> {
-  return trx('service_orders as o')
+/** The order queue's search (issue 46): the order's or buyer's id exactly, or part of the buyer's e-mail, username or name, or of what is bought (its label or address). */
+const ORDER_SEARCHED = { ids: ['o.id', 'u.id'], text: ['u.email', 'u.username', 'u.full_name', 'o.target_label', 'o.target_url'] } as const;
+
+/** Orders in `ORDERS_TO_MOVE`, oldest first (keyset pages), with their buyer's email, narrowed as staff ask (`before`: created then or earlier). */
+export async function ordersToMove(trx: Db, page: QueueCursor, by: StaffSearch): Promise<QueuePage<ListedOrder>> {
+  const q = trx('service_orders as o')
     .join('users as u', 'u.id', 'o.buyer_id')
     .whereIn('o.status', ORDERS_TO_MOVE)
-    .orderBy([{ column: 'o.created_at', order: 'asc' }, { column: 'o.id', order: 'asc' }])
-    .limit(limit)
-    .select<ListedOrder[]>(
+    .select(
       'o.id', 'o.status', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total', 'o.paid_via', 'o.sla_deadline_at', 'o.created_at',
       'u.email as buyer_email',
     );
+  return queuePage<ListedOrder>(q, { sandbox: null, since: 'o.created_at', id: 'o.id' }, page, { by, columns: ORDER_SEARCHED });
 }
 
 /** Open or held disputes, pending withdrawals and orders waiting for a move. */

@@ -1,5 +1,5 @@
 /** SQL of deals and their milestones. */
-import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { takeReadAhead, type Db, type ReadAhead } from '../db.js';
 import type { Allocation } from './fees.js';
@@ -385,19 +385,17 @@ const CONSOLE_COLUMNS = [
   'w.display_name as workspace_name',
 ] as const;
 
-/** Live milestones awaiting funding confirmation, oldest activation first. */
-export async function awaitingConfirmation(trx: Db, limit: number): Promise<AwaitingRow[]> {
-  const rows = await consoleMilestones(trx)
+/** The console's milestone queues' search (issue 46): the milestone's, deal's or workspace's id exactly, or part of the deal's reference or title, the milestone's title or the workspace's name. */
+const MILESTONE_SEARCHED = { ids: ['m.id', 'd.id', 'w.id'], text: ['d.reference', 'd.title', 'm.title', 'w.display_name'] } as const;
+
+/** Live milestones awaiting funding confirmation, oldest activation first (keyset pages), narrowed as staff ask (`before`: activated then or earlier). */
+export async function awaitingConfirmation(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<AwaitingRow>> {
+  const q = consoleMilestones(trx)
     .where({ 'm.status': 'awaiting_funding', 'd.is_test': false })
-    .orderBy([{ column: 'd.activated_at' }, { column: 'd.id' }, { column: 'm.sequence_no' }])
-    .limit(limit)
-    .select<AwaitingRow[]>(
-      ...CONSOLE_COLUMNS,
-      'm.buyer_fee',
-      'm.funding_amount',
-      'd.activated_at',
-    );
-  return rows.map((r) => ({ ...r, amount: Number(r.amount), buyer_fee: Number(r.buyer_fee), funding_amount: Number(r.funding_amount) }));
+    .select(...CONSOLE_COLUMNS, 'm.buyer_fee', 'm.funding_amount', 'd.activated_at');
+  // Live deals only (sandbox funding confirms itself): no sandbox key.
+  const got = await queuePage<AwaitingRow>(q, { sandbox: null, since: 'd.activated_at', id: 'm.id' }, page, { by, columns: MILESTONE_SEARCHED });
+  return { ...got, rows: got.rows.map((r) => ({ ...r, amount: Number(r.amount), buyer_fee: Number(r.buyer_fee), funding_amount: Number(r.funding_amount) })) };
 }
 
 /** How many live milestones await funding confirmation (the console's overview count; the same rows as awaitingConfirmation). */
@@ -420,7 +418,7 @@ export interface DisputedRow extends ConsoleMilestoneRow {
 }
 
 /** Disputed milestones waiting for a staff ruling, oldest dispute first. */
-export async function disputedForStaff(trx: Db, page: QueueCursor): Promise<QueuePage<DisputedRow>> {
+export async function disputedForStaff(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<DisputedRow>> {
   const q = consoleMilestones(trx)
     .where('m.status', 'disputed')
     .select(
@@ -432,7 +430,7 @@ export async function disputedForStaff(trx: Db, page: QueueCursor): Promise<Queu
       'm.disputed_at',
     );
   // Review R4: live deals' milestones first, oldest dispute first, keyset pages (shared/staff/queue.ts).
-  const got = await queuePage<DisputedRow>(q, { sandbox: 'd.is_test', since: 'm.disputed_at', id: 'm.id' }, page);
+  const got = await queuePage<DisputedRow>(q, { sandbox: 'd.is_test', since: 'm.disputed_at', id: 'm.id' }, page, { by, columns: MILESTONE_SEARCHED });
   return { ...got, rows: got.rows.map((r) => ({ ...r, amount: Number(r.amount), refunded_amount: Number(r.refunded_amount), seller_fee: Number(r.seller_fee) })) };
 }
 

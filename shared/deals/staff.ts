@@ -4,7 +4,7 @@
  * (spec 4.5 rule 6). Both are recorded in the staff audit and in the workspace's feed
  * with the operator label and no actor.
  */
-import type { QueueCursor } from '../staff/queue.js';
+import { NO_SEARCH, type QueueCursor, type StaffSearch } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
@@ -131,13 +131,13 @@ export async function overrideFeeAllocation(trx: Db | undefined, staff: StaffAct
 }
 
 /** The console's list: live milestones awaiting funding confirmation, oldest activation first. */
-export async function awaitingConfirmation(trx: Db, limit = 100) {
-  return repo.awaitingConfirmation(trx, limit);
+export async function awaitingConfirmation(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH) {
+  return repo.awaitingConfirmation(trx, page, by);
 }
 
 /** The console's list: disputed milestones waiting for a ruling (rulings.ts), oldest dispute first. */
-export async function disputedForStaff(trx: Db, page: QueueCursor = {}) {
-  return repo.disputedForStaff(trx, page);
+export async function disputedForStaff(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH) {
+  return repo.disputedForStaff(trx, page, by);
 }
 
 /** A deal as the operator console shows it: its answer (read.ts `detail`) and its workspace. */

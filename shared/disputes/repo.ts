@@ -1,7 +1,6 @@
 /** SQL for disputes and their messages. */
 import type { Db } from '../db.js';
-import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
-import { whereSearch } from '../staff/search.js';
+import { queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { DisputeStatus, Outcome } from './states.js';
 
 export interface DisputeRow {
@@ -124,22 +123,17 @@ export async function list(trx: Db, f: ListFilter): Promise<{ rows: DisputeView[
 }
 
 /** What staff narrow the dispute queue by (issue 46): statuses, a search term, how long it has waited. */
-export interface StaffQueueFilter {
+export interface StaffQueueFilter extends StaffSearch {
   statuses: readonly DisputeStatus[];
-  /** A dispute's or escrow's id exactly, or part of the item, or of either party's e-mail, username or name (case-insensitive). */
-  q: string | null;
-  /** Only disputes opened at or before this instant. */
-  openedBefore: Date | null;
 }
 
+/** `q`: a dispute's or escrow's id exactly, or part of the item, or of either party's e-mail, username or name; `before`: opened then or earlier. */
 const SEARCHED = { ids: ['d.id', 'e.id'], text: ['e.item_name', 'b.email', 'b.username', 'b.full_name', 's.email', 's.username', 's.full_name'] } as const;
 
 /** One page of the staff dispute queue: oldest first (the longest waiting is the first row), keyset pages (shared/staff/queue.ts). */
 export async function staffQueue(trx: Db, f: StaffQueueFilter, page: QueueCursor): Promise<QueuePage<DisputeView>> {
   const q = viewQuery(trx).whereIn('d.status', f.statuses);
-  if (f.openedBefore) void q.where('d.created_at', '<=', f.openedBefore);
-  if (f.q) whereSearch(q, f.q, SEARCHED);
-  return queuePage<DisputeView>(q, { sandbox: null, since: 'd.created_at', id: 'd.id' }, page);
+  return queuePage<DisputeView>(q, { sandbox: null, since: 'd.created_at', id: 'd.id' }, page, { by: f, columns: SEARCHED });
 }
 
 export async function insertMessage(trx: Db, row: Omit<MessageRow, 'id' | 'evidence_urls'> & { evidence_urls: string }): Promise<MessageRow> {

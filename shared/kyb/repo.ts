@@ -1,5 +1,5 @@
 /** SQL of KYB applications, their documents and counterparty invite links. */
-import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { Db } from '../db.js';
 import type { EntityType } from '../enterprise/states.js';
 import type { ApplicationStatus, ApplicationTransition } from './states.js';
@@ -282,15 +282,18 @@ export interface QueueRow extends Pick<KybApplicationRow, 'id' | 'workspace_id' 
   counterparty_name: string | null;
 }
 
-/** Submitted applications, oldest submission first. */
-export async function reviewQueue(trx: Db, page: QueueCursor): Promise<QueuePage<QueueRow>> {
+/** The KYB queue's search (issue 46): the application's, workspace's or counterparty's id exactly, or part of the workspace's or counterparty's name or the legal name applied with. */
+const SEARCHED = { ids: ['a.id', 'a.workspace_id', 'a.counterparty_id'], text: ['w.display_name', 'c.name', 'a.legal_name'] } as const;
+
+/** Submitted applications, oldest submission first, narrowed as staff ask (`before`: submitted then or earlier). */
+export async function reviewQueue(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<QueueRow>> {
   const q = trx('kyb_applications as a')
     .join('workspaces as w', 'w.id', 'a.workspace_id')
     .leftJoin('counterparties as c', 'c.id', 'a.counterparty_id')
     .where('a.status', 'submitted')
     .select([...QUEUE_COLUMNS, 'w.display_name as workspace_name', 'c.name as counterparty_name']);
   // Review R4: live workspaces' applications (their counterparties') first, oldest submission first, keyset pages (shared/staff/queue.ts).
-  return queuePage<QueueRow>(q, { sandbox: 'w.is_sandbox', since: 'a.submitted_at', id: 'a.id' }, page);
+  return queuePage<QueueRow>(q, { sandbox: 'w.is_sandbox', since: 'a.submitted_at', id: 'a.id' }, page, { by, columns: SEARCHED });
 }
 
 // ---- Counterparty invite links ---------------------------------------------------------------

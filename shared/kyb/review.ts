@@ -8,7 +8,7 @@
  * people who hear the outcome: the workspace's members who opted in to e-mail, or the
  * user who holds a counterparty's application (who filled it through its link).
  */
-import type { QueueCursor, QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
@@ -149,8 +149,8 @@ export async function verifyCounterparty(trx: Db | undefined, staff: StaffActor,
 }
 
 /** The console's KYB queue: submitted applications, oldest submission first. */
-export async function reviewQueue(trx: Db, page: QueueCursor = {}): Promise<QueuePage<QueueRow>> {
-  return repo.reviewQueue(trx, page);
+export async function reviewQueue(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<QueueRow>> {
+  return repo.reviewQueue(trx, page, by);
 }
 
 /** How many applications wait for review (the console's overview). */

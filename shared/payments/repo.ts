@@ -1,5 +1,6 @@
 /** SQL for payment links, gateways and stored callbacks. */
 import type { Knex } from 'knex';
+import { queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import { prepared, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import type { GatewayStatus, PaymentMethod } from './gateways/types.js';
 
@@ -505,16 +506,21 @@ export interface StaffPaymentFilter {
   limit: number;
 }
 
-export async function listForStaff(trx: Db, f: StaffPaymentFilter): Promise<{ rows: StaffPaymentRow[]; total: number }> {
-  const base = () => {
-    const q = trx('payments as p');
-    if (f.reason) void q.whereRaw(ATTENTION_SQL[f.reason]);
-    else if (f.attention) void q.whereRaw(NEEDS_ATTENTION);
-    return q;
-  };
-  const [count] = (await base().count<{ n: string }[]>({ n: '*' })) as { n: string }[];
-  const order = f.attention || f.reason ? 'asc' : 'desc';
-  const rows = (await base()
+/** The console's payment queue's search (issue 46): the payment's, escrow's, order's or buyer's id exactly, or part of the gateway order id, the transfer's claim reference, the buyer's e-mail, username or name, or the item. */
+const ATTENTION_SEARCHED = {
+  ids: ['p.id', 'p.escrow_id', 'p.order_id', 'p.buyer_id'],
+  text: ['p.gateway_order_id', 'p.claim_reference', 'u.email', 'u.username', 'u.full_name', 'e.item_name', 'o.target_label'],
+} as const;
+
+/** The payments waiting for staff as the console pages them: oldest first (keyset pages), narrowed as staff ask (`before`: created then or earlier). */
+export async function attentionQueue(trx: Db, page: QueueCursor, by: StaffSearch): Promise<QueuePage<StaffPaymentRow>> {
+  const q = staffRows(trx, trx('payments as p').whereRaw(NEEDS_ATTENTION));
+  return queuePage<StaffPaymentRow>(q, { sandbox: null, since: 'p.created_at', id: 'p.id' }, page, { by, columns: ATTENTION_SEARCHED });
+}
+
+/** `base` (payments as p) with what staff see of each: its target's status and item, the buyer, what a gateway reported. */
+function staffRows(trx: Db, base: Knex.QueryBuilder): Knex.QueryBuilder {
+  return base
     .leftJoin('escrows as e', 'e.id', 'p.escrow_id')
     .leftJoin('service_orders as o', 'o.id', 'p.order_id')
     .join('users as u', 'u.id', 'p.buyer_id')
@@ -524,7 +530,19 @@ export async function listForStaff(trx: Db, f: StaffPaymentFilter): Promise<{ ro
       trx.raw("coalesce(e.item_name, o.target_label, 'Jasa bayar') AS item_name"),
       'u.email as buyer_email',
       trx.raw(`${REPORTED_AMOUNT} AS reported_amount`),
-    )
+    );
+}
+
+export async function listForStaff(trx: Db, f: StaffPaymentFilter): Promise<{ rows: StaffPaymentRow[]; total: number }> {
+  const base = () => {
+    const q = trx('payments as p');
+    if (f.reason) void q.whereRaw(ATTENTION_SQL[f.reason]);
+    else if (f.attention) void q.whereRaw(NEEDS_ATTENTION);
+    return q;
+  };
+  const [count] = (await base().count<{ n: string }[]>({ n: '*' })) as { n: string }[];
+  const order = f.attention || f.reason ? 'asc' : 'desc';
+  const rows = (await staffRows(trx, base())
     .orderBy([
       { column: 'p.created_at', order },
       { column: 'p.id', order },

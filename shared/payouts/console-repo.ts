@@ -5,7 +5,7 @@
  * `verifyInstruction` and staff.ts `settleByStaff` / `failByStaff`.
  */
 import type { Db } from '../db.js';
-import { queuePage, type QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import { forDeal, type PayoutListRow } from './repo.js';
 
 /** A payout instruction awaiting verification as the staff queue lists it: never the account number, only its last four digits. */
@@ -31,7 +31,10 @@ export interface PendingInstruction {
  * workspaces first, then sandbox ones, each oldest pending first, paged by the shared staff
  * queue cursor (shared/staff/queue.ts; review R4).
  */
-export async function pendingForStaff(trx: Db, page: { cursor?: string | null; limit?: number }): Promise<QueuePage<PendingInstruction>> {
+/** The instruction queue's search (issue 46): the instruction's, workspace's or counterparty's id exactly, or part of the workspace's or counterparty's name, the label, the account holder or the bank. */
+const SEARCHED = { ids: ['p.id', 'p.workspace_id', 'p.counterparty_id'], text: ['w.display_name', 'c.name', 'p.label', 'p.account_holder', 'p.bank_name'] } as const;
+
+export async function pendingForStaff(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<PendingInstruction>> {
   const q = trx('payout_instructions as p')
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .join('counterparties as c', 'c.id', 'p.counterparty_id')
@@ -52,7 +55,7 @@ export async function pendingForStaff(trx: Db, page: { cursor?: string | null; l
       'p.pending_since',
       'p.created_at',
     );
-  return queuePage<PendingInstruction>(q, { sandbox: 'w.is_sandbox', since: 'p.pending_since', id: 'p.id' }, page);
+  return queuePage<PendingInstruction>(q, { sandbox: 'w.is_sandbox', since: 'p.pending_since', id: 'p.id' }, page, { by, columns: SEARCHED });
 }
 
 /** How many instructions await verification (the same rows as pendingForStaff). */

@@ -1,5 +1,5 @@
 /** SQL of disbursements (enterprise payouts). */
-import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
+import { NO_SEARCH, queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { Knex } from 'knex';
 import { db, nativeOf, readAheadOf, takeReadAhead, writeAtCommit, type Db, type ReadAhead } from '../db.js';
 import { outboxInsertSql, type OutboxItem } from '../outbox.js';
@@ -164,14 +164,20 @@ export async function listedById(trx: Db, id: string): Promise<PayoutListRow | u
   return row ? toRow(row) : undefined;
 }
 
-/** Open payouts for the operator console: queued and processing, oldest first. */
-export async function openForStaff(trx: Db, page: QueueCursor): Promise<QueuePage<PayoutListRow & { workspace_name: string }>> {
+/** The payout queue's search (issue 46): the payout's, deal's, milestone's or workspace's id exactly, or part of the deal's reference, the milestone, the counterparty, the workspace's name or the provider's payout reference. */
+const SEARCHED = {
+  ids: ['p.id', 'p.deal_id', 'p.milestone_id', 'p.workspace_id'],
+  text: ['d.reference', 'm.title', 'c.name', 'w.display_name', 'p.provider_reference'],
+} as const;
+
+/** Open payouts for the operator console: queued and processing, oldest first, narrowed as staff ask (`before`: created then or earlier). */
+export async function openForStaff(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<PayoutListRow & { workspace_name: string }>> {
   const q = listed(trx)
     .join('workspaces as w', 'w.id', 'p.workspace_id')
     .whereIn('p.status', ['queued', 'processing'])
     .select([...LIST_COLUMNS, 'w.display_name as workspace_name']);
   // Review R4: live payouts first, oldest first, keyset pages (shared/staff/queue.ts).
-  const got = await queuePage<PayoutListRow & { workspace_name: string }>(q, { sandbox: 'p.is_test', since: 'p.created_at', id: 'p.id' }, page);
+  const got = await queuePage<PayoutListRow & { workspace_name: string }>(q, { sandbox: 'p.is_test', since: 'p.created_at', id: 'p.id' }, page, { by, columns: SEARCHED });
   return { ...got, rows: got.rows.map(toRow) };
 }
 

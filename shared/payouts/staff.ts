@@ -5,7 +5,7 @@
  * re-release). Refused while a worker holds the claim (it may be sending it right now);
  * a processing payout whose claim ran out (a dead run) may be settled, never failed.
  */
-import type { QueueCursor } from '../staff/queue.js';
+import { NO_SEARCH, type QueueCursor, type StaffSearch } from '../staff/queue.js';
 import { clock } from '../clock.js';
 import { inTransaction, type Db } from '../db.js';
 import type { StaffActor } from '../actors.js';
@@ -79,6 +79,6 @@ export async function failByStaff(trx: Db | undefined, staff: StaffActor, id: st
 }
 
 /** The console's list: open payouts, live ones first, oldest first, one keyset page (review R4). */
-export async function openPayouts(trx: Db, page: QueueCursor = {}) {
-  return repo.openForStaff(trx, page);
+export async function openPayouts(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH) {
+  return repo.openForStaff(trx, page, by);
 }

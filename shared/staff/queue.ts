@@ -5,13 +5,14 @@
  * page). The order is the tuple (is_sandbox, age, id): false sorts before true, so live
  * comes first; the cursor is the last item's tuple, opaque to callers (base64url JSON).
  *
- * Used by the payout-instruction queue (console and admin API), the open payouts
- * (/admin/payouts), the KYB review queue, the rulings queue and the consumer disputes
- * (/admin/disputes, no sandbox: `sandbox` null): one helper, not copies.
+ * Used by every queue of the operator console (disputes, withdrawals, payments, orders, KYB,
+ * funding, payout instructions, payouts, rulings; the consumer half's have no sandbox items:
+ * `sandbox` null) and the admin API's instruction queue: one helper, not copies.
  */
 import type { Knex } from 'knex';
 import { db } from '../db.js';
 import { fail } from '../errors.js';
+import { whereSearch, type SearchColumns } from './search.js';
 
 /** Items per queue page unless the caller asks for fewer. */
 export const QUEUE_PAGE = 50;
@@ -31,6 +32,25 @@ interface Key {
   sandbox: boolean;
   since: string;
   id: string;
+}
+
+/**
+ * What staff narrow a queue by (issue 46): `q` an id (exactly) or part of a name, e-mail,
+ * reference (shared/staff/search.ts), `before` only items waiting since that instant or
+ * earlier (the queue's `since` column). Null: not narrowed.
+ */
+export interface StaffSearch {
+  q: string | null;
+  before: Date | null;
+}
+
+/** A queue not narrowed. */
+export const NO_SEARCH: StaffSearch = { q: null, before: null };
+
+/** A queue's search: what staff asked for and the columns the queue searches. */
+export interface QueueSearch {
+  by: StaffSearch;
+  columns: SearchColumns;
 }
 
 /** Which page of a queue: the cursor a previous page gave (none for the first) and how many. */
@@ -74,16 +94,20 @@ export function decodeCursor(cursor: string): Key {
 /**
  * One page of a queue: `q` is the query with its joins and filters (no order, no limit);
  * the helper adds the key columns (as queue_sandbox, queue_since, queue_id), the live-first
- * oldest-first order, the cursor's bound and the limit, and answers the rows with the next
- * cursor. Identifiers are bound as identifiers, values as values.
+ * oldest-first order, the cursor's bound, the staff search when given (waiting since
+ * `order.since` at the latest, `q` over its columns) and the limit, and answers the rows with
+ * the next cursor. Identifiers are bound as identifiers, values as values.
  */
 export async function queuePage<T extends object>(
   q: Knex.QueryBuilder,
   order: QueueOrder,
   opts: QueueCursor,
+  search?: QueueSearch,
 ): Promise<QueuePage<T & QueueKeyed>> {
   const limit = Math.min(Math.max(1, opts.limit ?? QUEUE_PAGE), QUEUE_PAGE_MAX);
   const page = q.clone().select({ queue_since: order.since, queue_id: order.id }).limit(limit + 1);
+  if (search?.by.before) void page.where(order.since, '<=', search.by.before);
+  if (search?.by.q) whereSearch(page, search.by.q, search.columns);
   if (order.sandbox === null) {
     page.select(db.raw('false AS queue_sandbox')).orderBy([{ column: order.since }, { column: order.id }]);
   } else {

@@ -1,8 +1,7 @@
 /** SQL for withdrawals and fee vouchers. Callers pass the transaction. */
 import type { Knex } from 'knex';
 import type { Db } from '../db.js';
-import { queuePage, type QueueCursor, type QueuePage } from '../staff/queue.js';
-import { whereSearch } from '../staff/search.js';
+import { queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
 import type { VoucherOffer } from './fees.js';
 import type { RiskFacts } from './risk.js';
 import type { WithdrawalMethod, WithdrawalStatus } from './states.js';
@@ -134,26 +133,18 @@ export async function list(trx: Db, f: ListFilter): Promise<{ rows: WithdrawalRo
 }
 
 /** What staff narrow the withdrawal queue by (issue 46): a search term, how long a request has waited. */
-export interface StaffQueueFilter {
-  /** The withdrawal's or requester's id exactly, or part of the requester's e-mail, username or name. */
-  q: string | null;
-  /** Only requests made at or before this instant. */
-  requestedBefore: Date | null;
-}
-
 export type QueuedWithdrawal = WithdrawalRow & { requester_username: string; requester_email: string; requester_full_name: string };
 
+/** `q`: the withdrawal's or requester's id exactly, or part of the requester's e-mail, username or name; `before`: requested then or earlier. */
 const SEARCHED = { ids: ['w.id', 'u.id'], text: ['u.email', 'u.username', 'u.full_name'] } as const;
 
 /** One page of the pending withdrawals with their requester, the longest waiting first (keyset pages, shared/staff/queue.ts). */
-export async function staffQueue(trx: Db, f: StaffQueueFilter, page: QueueCursor): Promise<QueuePage<QueuedWithdrawal>> {
+export async function staffQueue(trx: Db, f: StaffSearch, page: QueueCursor): Promise<QueuePage<QueuedWithdrawal>> {
   const q = trx('withdrawals as w')
     .join('users as u', 'u.id', 'w.user_id')
     .where('w.status', 'pending')
     .select('w.*', { requester_username: 'u.username', requester_email: 'u.email', requester_full_name: 'u.full_name' });
-  if (f.requestedBefore) void q.where('w.created_at', '<=', f.requestedBefore);
-  if (f.q) whereSearch(q, f.q, SEARCHED);
-  return queuePage<QueuedWithdrawal>(q, { sandbox: null, since: 'w.created_at', id: 'w.id' }, page);
+  return queuePage<QueuedWithdrawal>(q, { sandbox: null, since: 'w.created_at', id: 'w.id' }, page, { by: f, columns: SEARCHED });
 }
 
 export async function recentForUser(trx: Db, userId: string, limit: number): Promise<WithdrawalRow[]> {

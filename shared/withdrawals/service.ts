@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { clock } from '../clock.js';
-import type { QueueCursor, QueuePage } from '../staff/queue.js';
+import type { QueueCursor, QueuePage, StaffSearch } from '../staff/queue.js';
 import { db, inTransaction, type Db } from '../db.js';
 import { isUuid } from '../ids.js';
 import { logger } from '../logger.js';
@@ -138,7 +138,7 @@ export interface StaffListed {
 }
 
 /** The console's queue (issue 46): one page of pending requests, the longest waiting first, searched and filtered, with the requester. */
-export async function staffQueue(filter: repo.StaffQueueFilter, page: QueueCursor = {}): Promise<QueuePage<StaffListed>> {
+export async function staffQueue(filter: StaffSearch, page: QueueCursor = {}): Promise<QueuePage<StaffListed>> {
   const got = await repo.staffQueue(db, filter, page);
   return {
     rows: got.rows.map((row) => ({ row, user: { username: row.requester_username, email: row.requester_email, full_name: row.requester_full_name } })),
