@@ -17,6 +17,7 @@ import type { PayoutListRow } from '../../shared/payouts/repo.js';
 import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
+import { escrowLink, orderLink, orderMoves, userLink } from './console-records.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
 export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'funding' | 'instructions' | 'payouts' | 'rulings' | 'users';
@@ -99,8 +100,8 @@ ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 ${rows.map(
   (d) => html`<tr data-id="${d.id}">
 <td>${iso(d.created_at)}</td>
-<td>${d.item_name}<br>${rupiah(d.amount)}<br><span class="muted">${d.escrow_id}</span></td>
-<td>Buyer: ${d.buyer_full_name} &lt;${d.buyer_email}&gt;<br>Seller: ${d.seller_full_name} &lt;${d.seller_email}&gt;</td>
+<td>${escrowLink(d.escrow_id, d.item_name)}<br>${rupiah(d.amount)}<br><span class="muted">${d.escrow_id}</span></td>
+<td>Buyer: ${userLink(d.buyer_id, d.buyer_full_name)} &lt;${d.buyer_email}&gt;<br>Seller: ${userLink(d.seller_id, d.seller_full_name)} &lt;${d.seller_email}&gt;</td>
 <td>${d.reason_category}<br><span class="muted">${d.description}</span></td>
 <td class="status">${d.status}</td>
 <td><form method="post" action="/admin/disputes/${d.id}/resolve" data-confirm="Record this ruling? Release and refund move money.">
@@ -144,7 +145,7 @@ ${rows.length === 0 ? html`<p id="none">Nothing waiting.</p>` : ''}
 ${rows.map((p) => {
   const reason = attentionOf(p);
   return html`<tr data-id="${p.id}" data-attention="${reason ?? ''}">
-<td>${iso(p.claimed_at ?? p.created_at)}</td><td>${p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`} (${p.target_status})</span></td><td>${p.buyer_email}</td>
+<td>${iso(p.claimed_at ?? p.created_at)}</td><td>${p.escrow_id ? escrowLink(p.escrow_id, p.item_name) : p.order_id ? orderLink(p.order_id, p.item_name) : p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`} (${p.target_status})</span></td><td>${userLink(p.buyer_id, p.buyer_email)}</td>
 <td>${rupiah(p.amount)}${reason === 'amount_mismatch' ? html`<br><span class="muted">gateway reported ${rupiah(Number(p.reported_amount ?? 0))}</span>` : ''}</td>
 <td>${reason ? ATTENTION_LABEL[reason] : ''}${p.claim_reference ? html`<br><span class="muted">${p.claim_reference}</span>` : ''}<br><span class="muted">${p.provider}</span></td>
 <td>${moves(p, reason)}</td>
@@ -161,7 +162,7 @@ ${rows.length === 0 ? html`<p id="none">No pending withdrawals.</p>` : ''}
 <table id="withdrawals"><thead><tr><th>Requested</th><th>Who</th><th>Amount</th><th>Method</th><th>Risk</th><th>Decision</th></tr></thead><tbody>
 ${rows.map(
   ({ row: w, user }) => html`<tr data-id="${w.id}">
-<td>${iso(w.created_at)}</td><td>${user ? html`${user.full_name}<br>${user.email}` : w.user_id}</td>
+<td>${iso(w.created_at)}</td><td>${userLink(w.user_id, user ? user.full_name : w.user_id)}${user ? html`<br>${user.email}` : ''}</td>
 <td>${rupiah(w.amount)}<br><span class="muted">net ${rupiah(w.net_amount)}</span></td><td>${w.method}</td>
 <td>${w.risk_action}${w.risk_flags.length ? html`<br><span class="muted">${w.risk_flags.join(', ')}</span>` : ''}</td>
 <td><form method="post" action="/admin/withdrawals/${w.id}/approve" data-confirm="Approve this payout?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note${w.risk_action === 'review' ? ' (required)' : ''}" maxlength="2000"><button type="submit">Approve</button></form>
@@ -177,7 +178,7 @@ export function usersTable(rows: ListedUser[], q: string, csrf: string): Html {
 <table id="users"><thead><tr><th>Account</th><th>Role</th><th>Status</th><th>Move</th></tr></thead><tbody>
 ${rows.map(
   (u) => html`<tr data-id="${u.id}">
-<td>${u.full_name}<br>${u.email} · @${u.username}</td><td>${u.role}</td><td class="status">${u.status}</td>
+<td>${userLink(u.id, u.full_name)}<br>${u.email} · @${u.username}</td><td>${u.role}</td><td class="status">${u.status}</td>
 <td>${
     u.status === 'active'
       ? html`<form method="post" action="/admin/users/${u.id}/suspend" data-confirm="Suspend this account? Its sessions end.">${csrfField(csrf)}<input type="text" name="note" placeholder="Why" maxlength="2000"><button type="submit" class="danger">Suspend</button></form>`
@@ -192,33 +193,18 @@ ${rows.map(
 
 export function ordersTable(page: QueuePage<ListedOrder>, csrf: string, filters: QueueFilters): Html {
   const rows = page.rows;
-  const refund = (o: ListedOrder) =>
-    html`<form method="post" action="/admin/orders/${o.id}/refund" data-confirm="Refund this order in full to the buyer's balance?">${csrfField(csrf)}<input type="text" name="reason" placeholder="Reason" maxlength="2000"><button type="submit" class="danger">Refund</button></form>`;
-  const moves = (o: ListedOrder): Html => {
-    if (o.status === 'pending_review') {
-      return html`<form method="post" action="/admin/orders/${o.id}/confirm-payment" data-confirm="Confirm that this transfer arrived?">${csrfField(csrf)}<input type="text" name="note" placeholder="Note" maxlength="2000"><button type="submit">Confirm payment</button></form>`;
-    }
-    if (o.status === 'paid') {
-      return html`<form method="post" action="/admin/orders/${o.id}/process">${csrfField(csrf)}<button type="submit">Start processing</button></form>`;
-    }
-    // processing: deliver, or refund (the orders service refunds only a processing order).
-    return html`<form method="post" action="/admin/orders/${o.id}/deliver" data-confirm="Deliver this order? The money becomes final.">${csrfField(csrf)}
-<textarea name="credentials" rows="2" maxlength="10000" placeholder="Credentials (sealed, shown only to the buyer)"></textarea>
-<input type="text" name="delivery_note" maxlength="3000" placeholder="Delivery note">
-<button type="submit">Deliver</button></form>${refund(o)}`;
-  };
   return html`<section class="card"><h1>Payment-service orders</h1>
 ${queueFilterForm('/admin/orders', 'order-filters', filters, 'Order or buyer id, e-mail, username, name, what is bought')}
 ${rows.length === 0 ? html`<p id="none">No orders waiting.</p>` : ''}
 <table id="orders"><thead><tr><th>Created</th><th>Buyer</th><th>What</th><th>Total</th><th>Status</th><th>SLA</th><th>Move</th></tr></thead><tbody>
 ${rows.map(
   (o) => html`<tr data-id="${o.id}">
-<td>${iso(o.created_at)}</td><td>${o.buyer_email}</td>
-<td>${o.target_label ?? ''}<br><span class="muted">${o.target_url}</span>${o.notes ? html`<br><span class="muted">${o.notes}</span>` : ''}</td>
+<td>${iso(o.created_at)}</td><td>${userLink(o.buyer_id, o.buyer_email)}</td>
+<td>${orderLink(o.id, o.target_label ?? 'Order')}<br><span class="muted">${o.target_url}</span>${o.notes ? html`<br><span class="muted">${o.notes}</span>` : ''}</td>
 <td>${rupiah(o.total)}<br><span class="muted">item ${rupiah(o.item_price)} + fee ${rupiah(o.service_fee)}</span></td>
 <td class="status">${o.status}${o.paid_via ? html`<br><span class="muted">${o.paid_via}</span>` : ''}</td>
 <td>${iso(o.sla_deadline_at)}</td>
-<td>${moves(o)}</td>
+<td>${orderMoves(o, csrf)}</td>
 </tr>`,
 )}
 </tbody></table>${nextPageLink(withFilters('/admin/orders', filters), page.next)}</section>`;

@@ -34,6 +34,7 @@ import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
 import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
 import { payoutsOfDeal } from '../../shared/payouts/console-repo.js';
 import type { QueueCursor, QueuePage, StaffSearch } from '../../shared/staff/queue.js';
+import * as records from '../../shared/staff/records.js';
 import * as payoutStaff from '../../shared/payouts/staff.js';
 import { reactivateUser, suspendUser } from '../../shared/users/service.js';
 import * as withdrawals from '../../shared/withdrawals/service.js';
@@ -41,6 +42,7 @@ import { createRouter, type Ctx } from '../context.js';
 import { staffOf } from '../kit.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import * as T from '../pages/console.js';
+import * as R from '../pages/console-records.js';
 import { assertCsrf, formOf, html, page, pageSession, redirect, safeNext, sendPage, type Html, type PageSession } from '../pages/html.js';
 
 export const consoleRouter = createRouter();
@@ -157,6 +159,9 @@ function queueRoute<R>(
   );
 }
 
+/** A record page a move's form names in `back` (issue 46: the move returns where it was made); anything else is ignored. */
+const RECORD_PAGE = /^\/admin\/(users|escrows|orders|workspaces|deals)\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ctx, form: URLSearchParams) => Promise<unknown>) {
   return page(async (ctx) => {
     const form = await formOf(ctx);
@@ -168,9 +173,25 @@ function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ct
     } catch (err) {
       throw explained(err);
     }
-    redirect(ctx, `${typeof back === 'string' ? back : back(ctx)}?done=${done}`);
+    const asked = form.get('back') ?? '';
+    redirect(ctx, `${RECORD_PAGE.test(asked) ? asked : typeof back === 'string' ? back : back(ctx)}?done=${done}`);
   });
 }
+
+/** A record page (issue 46): the admin session, then `render` of what `read` finds for the id (404 NOT_FOUND for none). */
+function recordRoute<R>(path: string, section: T.ConsoleSection, read: (id: string) => Promise<R>, render: (record: R, csrf: string) => Html): void {
+  consoleRouter.get(
+    path,
+    page(async (ctx) => {
+      const session = await staffSession(ctx);
+      if (session) consolePage(ctx, section, session, render(await read(ctx.params.id ?? ''), session.csrfToken));
+    }),
+  );
+}
+
+recordRoute('/admin/users/:id', 'users', records.userRecord, R.userPage);
+recordRoute('/admin/escrows/:id', 'disputes', records.escrowRecord, R.escrowPage);
+recordRoute('/admin/orders/:id', 'orders', records.orderRecord, R.orderPage);
 
 consoleRouter.get(
   '/admin',

@@ -20,7 +20,7 @@ export async function findUsers(trx: Db, term: string, limit: number): Promise<L
 export type ListedOrder = Pick<
   OrderRow,
   'id' | 'status' | 'target_url' | 'target_label' | 'notes' | 'item_price' | 'service_fee' | 'total' | 'paid_via' | 'sla_deadline_at' | 'created_at'
-> & { buyer_email: string };
+> & { buyer_id: string; buyer_email: string };
 
 /** The order statuses that wait for an operator's move. */
 export const ORDERS_TO_MOVE = ['pending_review', 'paid', 'processing'] as const;
@@ -35,6 +35,7 @@ export async function ordersToMove(trx: Db, page: QueueCursor, by: StaffSearch):
     .whereIn('o.status', ORDERS_TO_MOVE)
     .select(
       'o.id', 'o.status', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total', 'o.paid_via', 'o.sla_deadline_at', 'o.created_at',
+      'o.buyer_id',
       'u.email as buyer_email',
     );
   return queuePage<ListedOrder>(q, { sandbox: null, since: 'o.created_at', id: 'o.id' }, page, { by, columns: ORDER_SEARCHED });

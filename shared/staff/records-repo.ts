@@ -1,0 +1,260 @@
+/**
+ * SQL of the console's record pages (issue 46; ./records.ts): one account, one escrow, one
+ * payment-service order, one workspace, each with what staff need beside it. Reads only;
+ * every list is the newest `limit` rows, so a page stays one screen however old the record.
+ */
+import type { Db } from '../db.js';
+import type { UserRow } from '../users/repo.js';
+
+/** What a record page shows of an account (never its password hash). */
+export type StaffUserRow = Omit<UserRow, 'password_hash'>;
+
+export async function user(trx: Db, id: string): Promise<StaffUserRow | undefined> {
+  const row = (await trx('users').where({ id }).first()) as UserRow | undefined;
+  if (!row) return undefined;
+  const { password_hash: _hidden, ...shown } = row;
+  return shown;
+}
+
+export interface EscrowLine {
+  id: string;
+  item_name: string;
+  amount: number;
+  status: string;
+  buyer_id: string;
+  seller_id: string;
+  created_at: Date;
+}
+
+/** The escrows the user buys or sells in, newest first. */
+export async function escrowsOf(trx: Db, userId: string, limit: number): Promise<EscrowLine[]> {
+  return trx('escrows')
+    .where((w) => void w.where('buyer_id', userId).orWhere('seller_id', userId))
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<EscrowLine[]>('id', 'item_name', 'amount', 'status', 'buyer_id', 'seller_id', 'created_at');
+}
+
+export interface OrderLine {
+  id: string;
+  target_label: string | null;
+  target_url: string;
+  total: number;
+  status: string;
+  created_at: Date;
+}
+
+/** The payment-service orders the user placed, newest first. */
+export async function ordersOf(trx: Db, userId: string, limit: number): Promise<OrderLine[]> {
+  return trx('service_orders')
+    .where('buyer_id', userId)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<OrderLine[]>('id', 'target_label', 'target_url', 'total', 'status', 'created_at');
+}
+
+export interface PaymentLine {
+  id: string;
+  escrow_id: string | null;
+  order_id: string | null;
+  provider: string;
+  method: string;
+  gateway_order_id: string;
+  amount: number;
+  status: string;
+  flag: string | null;
+  claim_reference: string | null;
+  paid_at: Date | null;
+  created_at: Date;
+}
+
+const PAYMENT_COLUMNS = ['id', 'escrow_id', 'order_id', 'provider', 'method', 'gateway_order_id', 'amount', 'status', 'flag', 'claim_reference', 'paid_at', 'created_at'];
+
+/** Payments the user made, newest first. */
+export async function paymentsOf(trx: Db, userId: string, limit: number): Promise<PaymentLine[]> {
+  return trx('payments')
+    .where('buyer_id', userId)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<PaymentLine[]>(PAYMENT_COLUMNS);
+}
+
+/** The payments of one escrow or order, newest first. */
+export async function paymentsFor(trx: Db, target: { escrow_id: string } | { order_id: string }, limit: number): Promise<PaymentLine[]> {
+  return trx('payments')
+    .where(target)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<PaymentLine[]>(PAYMENT_COLUMNS);
+}
+
+export interface SessionLine {
+  id: string;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+/** The user's sign-in sessions, newest first (never their tokens). */
+export async function sessionsOf(trx: Db, userId: string, limit: number): Promise<SessionLine[]> {
+  return trx('sessions')
+    .where('user_id', userId)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<SessionLine[]>('id', 'ip', 'user_agent', 'created_at', 'expires_at', 'revoked_at');
+}
+
+export interface AuditLine {
+  id: number;
+  action: string;
+  target_type: string;
+  target_id: string;
+  note: string | null;
+  created_at: Date;
+  actor_id: string;
+  actor_name: string;
+}
+
+/** Staff actions on any of `targetIds`, newest first, with who took them. */
+export async function auditOn(trx: Db, targetIds: readonly string[], limit: number): Promise<AuditLine[]> {
+  if (targetIds.length === 0) return [];
+  return trx('staff_audit as a')
+    .join('users as u', 'u.id', 'a.actor_id')
+    .whereIn('a.target_id', [...targetIds])
+    .orderBy([{ column: 'a.created_at', order: 'desc' }, { column: 'a.id', order: 'desc' }])
+    .limit(limit)
+    .select<AuditLine[]>('a.id', 'a.action', 'a.target_type', 'a.target_id', 'a.note', 'a.created_at', 'a.actor_id', 'u.full_name as actor_name');
+}
+
+/** The moves a staff member made, newest first. */
+export async function auditBy(trx: Db, actorId: string, limit: number): Promise<AuditLine[]> {
+  return trx('staff_audit as a')
+    .join('users as u', 'u.id', 'a.actor_id')
+    .where('a.actor_id', actorId)
+    .orderBy([{ column: 'a.created_at', order: 'desc' }, { column: 'a.id', order: 'desc' }])
+    .limit(limit)
+    .select<AuditLine[]>('a.id', 'a.action', 'a.target_type', 'a.target_id', 'a.note', 'a.created_at', 'a.actor_id', 'u.full_name as actor_name');
+}
+
+/** Ids of the disputes of these escrows (their staff actions belong to the escrow's story). */
+export async function disputeIdsOf(trx: Db, escrowIds: readonly string[]): Promise<string[]> {
+  if (escrowIds.length === 0) return [];
+  return (await trx('disputes').whereIn('escrow_id', [...escrowIds]).pluck('id')) as string[];
+}
+
+export interface EscrowRecordRow {
+  id: string;
+  item_name: string;
+  description: string | null;
+  amount: number;
+  fee_amount: number;
+  category: string | null;
+  status: string;
+  source: string;
+  partner_ref: string | null;
+  courier: string | null;
+  tracking_number: string | null;
+  expires_at: Date | null;
+  auto_release_at: Date | null;
+  paid_at: Date | null;
+  sent_at: Date | null;
+  received_at: Date | null;
+  released_at: Date | null;
+  disputed_at: Date | null;
+  refunded_at: Date | null;
+  cancelled_at: Date | null;
+  cancel_reason: string | null;
+  created_at: Date;
+  buyer_id: string;
+  buyer_name: string;
+  buyer_email: string;
+  seller_id: string;
+  seller_name: string;
+  seller_email: string;
+}
+
+export async function escrow(trx: Db, id: string): Promise<EscrowRecordRow | undefined> {
+  return trx('escrows as e')
+    .join('users as b', 'b.id', 'e.buyer_id')
+    .join('users as s', 's.id', 'e.seller_id')
+    .where('e.id', id)
+    .first<EscrowRecordRow | undefined>(
+      'e.id', 'e.item_name', 'e.description', 'e.amount', 'e.fee_amount', 'e.category', 'e.status', 'e.source', 'e.partner_ref', 'e.courier', 'e.tracking_number',
+      'e.expires_at', 'e.auto_release_at', 'e.paid_at', 'e.sent_at', 'e.received_at', 'e.released_at', 'e.disputed_at', 'e.refunded_at', 'e.cancelled_at',
+      'e.cancel_reason', 'e.created_at',
+      'b.id as buyer_id', 'b.full_name as buyer_name', 'b.email as buyer_email', 's.id as seller_id', 's.full_name as seller_name', 's.email as seller_email',
+    );
+}
+
+export interface DisputeRecordRow {
+  id: string;
+  status: string;
+  outcome: string | null;
+  reason_category: string;
+  description: string;
+  resolution_note: string | null;
+  created_at: Date;
+  resolved_at: Date | null;
+}
+
+/** The escrow's disputes, newest first. */
+export async function disputesOf(trx: Db, escrowId: string): Promise<DisputeRecordRow[]> {
+  return trx('disputes')
+    .where('escrow_id', escrowId)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .select<DisputeRecordRow[]>('id', 'status', 'outcome', 'reason_category', 'description', 'resolution_note', 'created_at', 'resolved_at');
+}
+
+export interface EventLine {
+  id: number;
+  event: string;
+  actor_role: string | null;
+  created_at: Date;
+}
+
+/** An escrow's or an order's events, newest first. */
+export async function eventsOf(trx: Db, table: 'escrow_events' | 'service_order_events', key: { escrow_id: string } | { order_id: string }, limit: number): Promise<EventLine[]> {
+  return trx(table)
+    .where(key)
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<EventLine[]>('id', 'event', 'actor_role', 'created_at');
+}
+
+export interface OrderRecordRow {
+  id: string;
+  buyer_id: string;
+  buyer_name: string;
+  buyer_email: string;
+  target_url: string;
+  target_label: string | null;
+  notes: string | null;
+  item_price: number;
+  service_fee: number;
+  total: number;
+  status: string;
+  paid_via: string | null;
+  sla_deadline_at: Date | null;
+  paid_at: Date | null;
+  delivered_at: Date | null;
+  delivery_note: string | null;
+  refunded_at: Date | null;
+  refund_reason: string | null;
+  auto_refunded: boolean;
+  cancelled_at: Date | null;
+  created_at: Date;
+}
+
+/** A payment-service order (never its sealed credentials). */
+export async function order(trx: Db, id: string): Promise<OrderRecordRow | undefined> {
+  return trx('service_orders as o')
+    .join('users as u', 'u.id', 'o.buyer_id')
+    .where('o.id', id)
+    .first<OrderRecordRow | undefined>(
+      'o.id', 'o.buyer_id', 'u.full_name as buyer_name', 'u.email as buyer_email', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total',
+      'o.status', 'o.paid_via', 'o.sla_deadline_at', 'o.paid_at', 'o.delivered_at', 'o.delivery_note', 'o.refunded_at', 'o.refund_reason', 'o.auto_refunded',
+      'o.cancelled_at', 'o.created_at',
+    );
+}

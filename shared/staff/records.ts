@@ -1,0 +1,84 @@
+/**
+ * The operator console's record pages (issue 46): everything staff need about one account,
+ * escrow or payment-service order on one page, so each staff move is made where its facts
+ * are. Reads only (the moves go through their own services, which write the staff audit);
+ * SQL in ./records-repo.ts. An unknown or malformed id is 404 NOT_FOUND.
+ */
+import { db } from '../db.js';
+import { errors } from '../errors.js';
+import { isUuid } from '../ids.js';
+import * as withdrawalsRepo from '../withdrawals/repo.js';
+import type { WithdrawalRow } from '../withdrawals/repo.js';
+import * as repo from './records-repo.js';
+
+export type { AuditLine, DisputeRecordRow, EscrowLine, EscrowRecordRow, EventLine, OrderLine, OrderRecordRow, PaymentLine, SessionLine, StaffUserRow } from './records-repo.js';
+
+/** How many of each list a record page shows (the newest). */
+export const RECORD_LIST = 20;
+
+const notFound = (what: string) => errors.notFound({ en: `No ${what} with this id`, id: `Tidak ada ${what} dengan id ini` });
+
+export interface UserRecord {
+  user: repo.StaffUserRow;
+  escrows: repo.EscrowLine[];
+  orders: repo.OrderLine[];
+  payments: repo.PaymentLine[];
+  withdrawals: WithdrawalRow[];
+  sessions: repo.SessionLine[];
+  /** Staff actions on the account and on the escrows (and their disputes), orders, payments and withdrawals listed. */
+  audit: repo.AuditLine[];
+  /** For a staff account: the moves it made. */
+  moves: repo.AuditLine[];
+}
+
+/** One account as staff see it: balance, escrows, orders, payments, withdrawals, sessions and the audit around it. */
+export async function userRecord(userId: string): Promise<UserRecord> {
+  const user = isUuid(userId) ? await repo.user(db, userId) : undefined;
+  if (!user) throw notFound('account');
+  const escrows = await repo.escrowsOf(db, user.id, RECORD_LIST);
+  const orders = await repo.ordersOf(db, user.id, RECORD_LIST);
+  const payments = await repo.paymentsOf(db, user.id, RECORD_LIST);
+  const withdrawals = await withdrawalsRepo.recentForUser(db, user.id, RECORD_LIST);
+  const sessions = await repo.sessionsOf(db, user.id, RECORD_LIST);
+  const escrowIds = escrows.map((e) => e.id);
+  const targets = [user.id, ...escrowIds, ...(await repo.disputeIdsOf(db, escrowIds)), ...orders.map((o) => o.id), ...payments.map((p) => p.id), ...withdrawals.map((w) => w.id)];
+  const audit = await repo.auditOn(db, targets, RECORD_LIST * 2);
+  const moves = user.role === 'admin' ? await repo.auditBy(db, user.id, RECORD_LIST) : [];
+  return { user, escrows, orders, payments, withdrawals, sessions, audit, moves };
+}
+
+export interface EscrowRecord {
+  escrow: repo.EscrowRecordRow;
+  disputes: repo.DisputeRecordRow[];
+  payments: repo.PaymentLine[];
+  events: repo.EventLine[];
+  audit: repo.AuditLine[];
+}
+
+/** One escrow as staff see it: both parties, its payments, disputes, events and staff actions. */
+export async function escrowRecord(escrowId: string): Promise<EscrowRecord> {
+  const escrow = isUuid(escrowId) ? await repo.escrow(db, escrowId) : undefined;
+  if (!escrow) throw notFound('escrow');
+  const disputes = await repo.disputesOf(db, escrow.id);
+  const payments = await repo.paymentsFor(db, { escrow_id: escrow.id }, RECORD_LIST);
+  const events = await repo.eventsOf(db, 'escrow_events', { escrow_id: escrow.id }, RECORD_LIST * 2);
+  const audit = await repo.auditOn(db, [escrow.id, ...disputes.map((d) => d.id), ...payments.map((p) => p.id)], RECORD_LIST);
+  return { escrow, disputes, payments, events, audit };
+}
+
+export interface OrderRecord {
+  order: repo.OrderRecordRow;
+  payments: repo.PaymentLine[];
+  events: repo.EventLine[];
+  audit: repo.AuditLine[];
+}
+
+/** One payment-service order as staff see it (never its credentials): its buyer, payments, events and staff actions. */
+export async function orderRecord(orderId: string): Promise<OrderRecord> {
+  const order = isUuid(orderId) ? await repo.order(db, orderId) : undefined;
+  if (!order) throw notFound('order');
+  const payments = await repo.paymentsFor(db, { order_id: order.id }, RECORD_LIST);
+  const events = await repo.eventsOf(db, 'service_order_events', { order_id: order.id }, RECORD_LIST * 2);
+  const audit = await repo.auditOn(db, [order.id, ...payments.map((p) => p.id)], RECORD_LIST);
+  return { order, payments, events, audit };
+}

@@ -1,0 +1,156 @@
+/**
+ * The console's record pages (issue 46): one account, escrow or payment-service order with
+ * its history on one page, and the staff moves made from it returning to it (`back`) with
+ * the result shown and the audit kept. Staff only (403 for a user, sign-in for anonymous),
+ * 404 for an unknown or malformed id, never a password hash or an order's credentials.
+ */
+import { expect } from 'chai';
+import supertest from 'supertest';
+import { createApp } from '../../../api/app.js';
+import { db } from '../../../shared/db.js';
+import * as orders from '../../../shared/orders/service.js';
+import { createEscrow } from '../../factories/escrows.js';
+import { createOrder } from '../../factories/orders.js';
+import { createUser, signIn } from '../../factories/users.js';
+import { createWithdrawal } from '../../factories/withdrawals.js';
+import { fundUser } from '../../helpers/platform-factories.js';
+
+const agent = () => supertest.agent(createApp().callback());
+
+async function browserOf(role: 'admin' | 'user', fullName: string) {
+  const user = (await createUser({ role, fullName })).user;
+  const browser = agent();
+  await signIn(browser, user.email);
+  return { browser, user };
+}
+
+/** The page's CSRF token (every signed-in console page carries it in its forms). */
+const csrfOf = (text: string): string => /name="_csrf" value="([^"]+)"/.exec(text)![1]!;
+
+describe('operator console: record pages (issue 46)', () => {
+  let staff: Awaited<ReturnType<typeof browserOf>>;
+  beforeEach(async () => {
+    staff = await browserOf('admin', 'Staf Catatan');
+  });
+
+  it('an account: balance, escrows, orders, payments, withdrawals, sessions and the staff audit; suspended from its page, which shows the result', async () => {
+    const { withdrawal, user } = await createWithdrawal();
+    const { escrow } = await createEscrow({ buyer: user, item: 'Lensa tele 70-200' });
+    const order = await createOrder(user.id, { label: 'Pulsa catatan' });
+    // A session of the account (signed in once).
+    await signIn(agent(), user.email);
+    const path = `/admin/users/${user.id}`;
+
+    const page = await staff.browser.get(path);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include(user.email);
+    expect(page.text).to.match(/<strong id="balance">Rp[^<]*<\/strong>/);
+    expect(page.text).to.include(`<tr data-id="${escrow.id}">`);
+    expect(page.text).to.include(`href="/admin/escrows/${escrow.id}"`);
+    expect(page.text).to.include(`<tr data-id="${order.id}">`);
+    expect(page.text).to.include(`<tr data-id="${withdrawal.id}">`);
+    expect(page.text).to.include(`href="/admin/withdrawals?q=${withdrawal.id}"`);
+    const sessions = (await db('sessions').where({ user_id: user.id }).pluck('id')) as string[];
+    expect(sessions).to.have.length.greaterThan(0);
+    for (const id of sessions) expect(page.text).to.include(`<tr data-id="${id}">`);
+    expect(page.text).not.to.include('password_hash');
+    expect(page.text).not.to.include('$argon2');
+
+    const moved = await staff.browser
+      .post(`/admin/users/${user.id}/suspend`)
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), back: path, note: 'Akun dipakai penipu' });
+    expect(moved.status).to.equal(303);
+    expect(moved.headers.location).to.equal(`${path}?done=user.suspend`);
+    const after = await staff.browser.get(moved.headers.location as string);
+    expect(after.text).to.include('<strong id="user-status">suspended</strong>');
+    expect(after.text).to.include('id="flash"');
+    expect(after.text).to.match(/<tr data-action="user.suspend">[\s\S]*Akun dipakai penipu/);
+    expect(after.text).to.include('id="reactivate"');
+  });
+
+  it('a staff account lists the moves it made', async () => {
+    const { user } = await createWithdrawal();
+    const page = await staff.browser.get('/admin/users');
+    await staff.browser.post(`/admin/users/${user.id}/suspend`).type('form').send({ _csrf: csrfOf(page.text), note: 'Catatan langkah' });
+    const own = await staff.browser.get(`/admin/users/${staff.user.id}`);
+    expect(own.text).to.match(/<section class="card" id="moves">[\s\S]*<tr data-action="user.suspend">[\s\S]*Catatan langkah/);
+  });
+
+  it('an escrow: both parties, its dispute with the ruling form, payments and events; ruled from its page, which shows the result and the audit', async () => {
+    const { escrow, buyer, seller } = await createEscrow({ status: 'disputed', item: 'Drone rekaman' });
+    const dispute = (await db('disputes').where({ escrow_id: escrow.id }).first()) as { id: string };
+    const path = `/admin/escrows/${escrow.id}`;
+    const page = await staff.browser.get(path);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('<strong id="escrow-status">disputed</strong>');
+    expect(page.text).to.include(`href="/admin/users/${buyer.id}"`);
+    expect(page.text).to.include(`href="/admin/users/${seller.id}"`);
+    expect(page.text).to.include(`<tr data-id="${dispute.id}">`);
+    expect(page.text).to.include(`action="/admin/disputes/${dispute.id}/resolve"`);
+    expect(page.text).to.include('<tr data-event="escrow.disputed">');
+
+    const ruled = await staff.browser
+      .post(`/admin/disputes/${dispute.id}/resolve`)
+      .type('form')
+      .send({ _csrf: csrfOf(page.text), back: path, outcome: 'release', note: 'Bukti kirim sah' });
+    expect(ruled.headers.location).to.equal(`${path}?done=dispute.resolve`);
+    const after = await staff.browser.get(path);
+    expect(after.text).to.include('<strong id="escrow-status">released</strong>');
+    expect(after.text).not.to.include('id="resolve"');
+    expect(after.text).to.match(/<tr data-action="dispute.release">[\s\S]*Bukti kirim sah/);
+  });
+
+  it('an order: its buyer, payments and events, the move its state allows, never its credentials; moved from its page', async () => {
+    const buyer = (await createUser()).user;
+    const order = await createOrder(buyer.id, { label: 'Top up catatan' });
+    await fundUser(buyer.id, order.total);
+    await orders.pay(undefined, { userId: buyer.id, role: 'user' }, order.id, { method: 'balance' });
+    const path = `/admin/orders/${order.id}`;
+    const page = await staff.browser.get(path);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('<strong id="order-status">paid</strong>');
+    expect(page.text).to.include(`href="/admin/users/${buyer.id}"`);
+    expect(page.text).to.include(`action="/admin/orders/${order.id}/process"`);
+
+    const processed = await staff.browser.post(`/admin/orders/${order.id}/process`).type('form').send({ _csrf: csrfOf(page.text), back: path });
+    expect(processed.headers.location).to.equal(`${path}?done=order.process`);
+    const deliver = await staff.browser.get(path);
+    expect(deliver.text).to.include('<strong id="order-status">processing</strong>');
+    await staff.browser
+      .post(`/admin/orders/${order.id}/deliver`)
+      .type('form')
+      .send({ _csrf: csrfOf(deliver.text), back: path, credentials: 'KODE-RAHASIA-123', delivery_note: 'Terkirim' });
+    const done = await staff.browser.get(path);
+    expect(done.text).to.include('<strong id="order-status">delivered</strong>');
+    expect(done.text).not.to.include('KODE-RAHASIA-123');
+    expect(done.text).not.to.include('id="order-moves"');
+  });
+
+  it('a back that is not a record page is ignored: the move returns to its queue', async () => {
+    const { withdrawal, user } = await createWithdrawal();
+    void withdrawal;
+    const page = await staff.browser.get('/admin/users');
+    for (const back of ['https://evil.example/admin/users/x', '//evil.example', `/admin/users/${user.id}/../../x`, '/sign-out']) {
+      const moved = await staff.browser.post(`/admin/users/${user.id}/suspend`).type('form').send({ _csrf: csrfOf(page.text), back });
+      expect(moved.headers.location, back).to.match(/^\/admin\/users\?done=user\.(suspend)$/);
+      await staff.browser.post(`/admin/users/${user.id}/reactivate`).type('form').send({ _csrf: csrfOf(page.text) });
+    }
+  });
+
+  it('staff only: anonymous visitors sign in (the link survives), users get 403; unknown and malformed ids are 404', async () => {
+    const { escrow } = await createEscrow();
+    const anonymous = await agent().get(`/admin/escrows/${escrow.id}`);
+    expect(anonymous.status).to.equal(303);
+    expect(anonymous.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(`/admin/escrows/${escrow.id}`)}`);
+    const member = await browserOf('user', 'Bukan Staf');
+    for (const path of [`/admin/users/${member.user.id}`, `/admin/escrows/${escrow.id}`, `/admin/orders/${escrow.id}`]) {
+      expect((await member.browser.get(path)).status, path).to.equal(403);
+    }
+    for (const path of ['/admin/users/00000000-0000-4000-8000-000000000000', '/admin/escrows/not-an-id', '/admin/orders/00000000-0000-4000-8000-000000000000']) {
+      const res = await staff.browser.get(path);
+      expect(res.status, path).to.equal(404);
+      expect(res.text, path).to.include('NOT_FOUND');
+    }
+  });
+});
