@@ -1,10 +1,10 @@
 /**
- * The console's record pages (issue 46): one account, escrow or payment-service order with
+ * The console's record pages (issue 46): one account, escrow, payment-service order or workspace with
  * its history, and the staff moves that belong to it on the same page (each form sends
  * `back`, so the move returns here and shows its result). Templates only; the reads are
  * shared/staff/records.ts.
  */
-import type { AuditLine, EscrowRecord, EventLine, OrderRecord, PaymentLine, UserRecord } from '../../shared/staff/records.js';
+import type { AuditLine, EscrowRecord, EventLine, OrderRecord, PaymentLine, UserRecord, WorkspaceRecord } from '../../shared/staff/records.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
 type Piece = Html | string | number | null | undefined;
@@ -175,5 +175,51 @@ ${moves.text === '' ? '' : html`<div id="order-moves">${moves}</div>`}
 </section>
 ${paymentsSection(v.payments)}
 ${eventsSection(v.events)}
+${auditSection(v.audit)}`;
+}
+
+const last4 = (v: string) => `···· ${v}`;
+
+export const workspaceLink = (id: string, label: string) => html`<a href="/admin/workspaces/${id}">${label}</a>`;
+
+export function workspacePage(v: WorkspaceRecord, csrf: string): Html {
+  const w = v.workspace;
+  return html`<section class="card" id="workspace" data-id="${w.id}">
+<h1>Workspace: ${w.display_name}</h1>
+<dl>
+${entry('Legal name', w.legal_name)}
+${entry('Mode', html`<strong id="workspace-mode">${w.is_sandbox ? 'sandbox' : 'live'}</strong>`)}
+${entry('KYB', html`<strong id="workspace-kyb">${w.kyb_status}</strong>${w.risk_tier ? html` <span class="muted">risk tier ${w.risk_tier}</span>` : ''}`)}
+${entry('Country', w.country_code)}
+${entry('Entity type', w.entity_type)}
+${entry('Fee', w.fee_rate_bp === null ? 'the platform default' : `${(w.fee_rate_bp / 100).toFixed(2)}%${w.fee_min === null ? '' : `, minimum ${rupiah(Number(w.fee_min))}`}`)}
+${entry('Created', iso(w.created_at))}
+</dl>
+</section>
+${listSection('members', 'Members', v.members, ['Member', 'Role', 'Status', 'Joined'], (m) =>
+  html`<tr data-id="${m.user_id}"><td>${userLink(m.user_id, m.full_name)}<br><span class="muted">${m.email}</span></td><td>${m.role}</td><td>${m.removed_at ? `removed ${iso(m.removed_at)}` : m.status}</td><td>${iso(m.joined_at)}</td></tr>`,
+)}
+${listSection('kyb-versions', 'KYB versions', v.kybVersions, ['Version', 'Status', 'Submitted', 'Decided', 'Outcome', ''], (k) =>
+  html`<tr data-id="${k.id}"><td>v${k.version}</td><td class="status">${k.status}</td><td>${iso(k.submitted_at)}</td><td>${iso(k.decided_at)}</td>
+<td>${k.risk_tier_assigned ? `risk tier ${k.risk_tier_assigned}` : ''}${k.decision_reason ? html`<br><span class="muted">${k.decision_reason}</span>` : ''}</td>
+<td><a href="/admin/kyb/${k.id}" class="open">${k.status === 'submitted' ? 'Review' : 'Open'}</a></td></tr>`,
+)}
+${listSection('counterparties', 'Counterparties', v.counterparties, ['Added', 'Name', 'Relationship', 'KYB'], (c) =>
+  html`<tr data-id="${c.id}"><td>${iso(c.created_at)}</td><td>${c.name}${c.email ? html`<br><span class="muted">${c.email}</span>` : ''}</td><td>${c.relationship}</td><td>${c.kyb_status}</td></tr>`,
+)}
+${listSection('instructions', 'Payout instructions', v.instructions, ['Counterparty', 'Label', 'Destination', 'Status', 'Reveal'], (p) =>
+  html`<tr data-id="${p.id}"><td>${p.counterparty_name}</td><td>${p.label}</td><td>${p.bank_name} <span class="account">${last4(p.account_number_last4)}</span><br><span class="muted">${p.account_holder}</span></td>
+<td class="status">${p.status}${p.status === 'pending_verification' && p.pending_since ? html`<br><span class="muted">since ${iso(p.pending_since)}</span>` : ''}${p.decline_reason ? html`<br><span class="muted">${p.decline_reason}</span>` : ''}</td>
+<td><form method="post" action="/admin/instructions/${p.id}/reveal" class="reveal">${csrfField(csrf)}${noteField('Why (optional)')}<button type="submit">${p.status === 'pending_verification' ? 'Reveal and verify' : 'Reveal'}</button></form></td></tr>`,
+)}
+${listSection('keys', 'API keys', v.keys, ['Label', 'Scopes', 'Key', 'Created', 'Last used', 'State'], (k) =>
+  html`<tr data-id="${k.id}"><td>${k.label}</td><td>${k.scopes.join(', ')}</td><td>${k.key_preview}</td><td>${iso(k.created_at)}</td><td>${iso(k.last_used_at)}</td><td>${k.revoked_at ? `revoked ${iso(k.revoked_at)}` : 'active'}</td></tr>`,
+)}
+${listSection('deals', 'Deals', v.deals, ['Created', 'Deal', 'Status', 'Currency'], (d) =>
+  html`<tr data-id="${d.id}"><td>${iso(d.created_at)}</td><td><a href="/admin/deals/${d.id}">${d.reference}</a><br><span class="muted">${d.title}</span></td><td class="status">${d.status}${d.is_test ? html`<br><span class="muted">sandbox</span>` : ''}</td><td>${d.currency}</td></tr>`,
+)}
+${listSection('events', 'Recent events', v.events, ['When', 'Event', 'Summary', 'By'], (e) =>
+  html`<tr data-event="${e.event}"><td>${iso(e.created_at)}</td><td>${e.event}</td><td>${e.deal_id ? html`<a href="/admin/deals/${e.deal_id}">${e.deal_reference ?? ''}</a> ` : ''}${e.summary}</td><td>${e.actor_name ?? ''}</td></tr>`,
+)}
 ${auditSection(v.audit)}`;
 }

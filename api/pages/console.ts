@@ -17,7 +17,7 @@ import type { PayoutListRow } from '../../shared/payouts/repo.js';
 import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
-import { escrowLink, orderLink, orderMoves, userLink } from './console-records.js';
+import { escrowLink, orderLink, orderMoves, userLink, workspaceLink } from './console-records.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
 export type ConsoleSection = 'overview' | 'disputes' | 'payments' | 'withdrawals' | 'orders' | 'kyb' | 'funding' | 'instructions' | 'payouts' | 'rulings' | 'users';
@@ -141,11 +141,11 @@ export function paymentsTable(page: QueuePage<StaffPaymentRow>, csrf: string, fi
 <p class="muted">Claimed manual transfers to confirm or reject (confirming an order's transfer marks the order paid); transfers claimed after the escrow or order closed and gateway payments of the wrong amount, to credit to the buyer's balance or mark returned.</p>
 ${queueFilterForm('/admin/payments', 'payment-filters', filters, 'Payment, escrow or order id, gateway order id, claim reference, e-mail, username, name, item')}
 ${rows.length === 0 ? html`<p id="none">Nothing waiting.</p>` : ''}
-<table id="payments"><thead><tr><th>Since</th><th>For</th><th>Buyer</th><th>Amount</th><th>Why</th><th>Decision</th></tr></thead><tbody>
+<table id="payments"><thead><tr><th>Created</th><th>For</th><th>Buyer</th><th>Amount</th><th>Why</th><th>Decision</th></tr></thead><tbody>
 ${rows.map((p) => {
   const reason = attentionOf(p);
   return html`<tr data-id="${p.id}" data-attention="${reason ?? ''}">
-<td>${iso(p.claimed_at ?? p.created_at)}</td><td>${p.escrow_id ? escrowLink(p.escrow_id, p.item_name) : p.order_id ? orderLink(p.order_id, p.item_name) : p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`} (${p.target_status})</span></td><td>${userLink(p.buyer_id, p.buyer_email)}</td>
+<td>${iso(p.created_at)}${p.claimed_at ? html`<br><span class="muted">claimed ${iso(p.claimed_at)}</span>` : ''}</td><td>${p.escrow_id ? escrowLink(p.escrow_id, p.item_name) : p.order_id ? orderLink(p.order_id, p.item_name) : p.item_name}<br><span class="muted">${p.escrow_id ? `escrow ${p.escrow_id}` : `order ${p.order_id ?? ''}`} (${p.target_status})</span></td><td>${userLink(p.buyer_id, p.buyer_email)}</td>
 <td>${rupiah(p.amount)}${reason === 'amount_mismatch' ? html`<br><span class="muted">gateway reported ${rupiah(Number(p.reported_amount ?? 0))}</span>` : ''}</td>
 <td>${reason ? ATTENTION_LABEL[reason] : ''}${p.claim_reference ? html`<br><span class="muted">${p.claim_reference}</span>` : ''}<br><span class="muted">${p.provider}</span></td>
 <td>${moves(p, reason)}</td>
@@ -212,7 +212,8 @@ ${rows.map(
 
 // ---- KYB review (decision 0017) ------------------------------------------------------------
 
-export type KybQueueItem = ReturnType<typeof serializeQueueItem>;
+/** A KYB queue row as the admin API serializes it, with its workspace's id (for the link to the workspace's page). */
+export type KybQueueItem = ReturnType<typeof serializeQueueItem> & { workspace_id: string };
 
 const isoText = (s: string | null) => (s ? iso(new Date(s)) : '');
 
@@ -226,7 +227,7 @@ ${rows.map(
   (q) => html`<tr data-id="${q.id}">
 <td>${isoText(q.submitted_at)}</td><td>${isoText(q.due_by)}</td>
 <td>${q.name}${q.legal_name && q.legal_name !== q.name ? html`<br><span class="muted">${q.legal_name}</span>` : ''}</td>
-<td>${q.workspace_name}</td><td>${q.subject_type === 'counterparty' ? 'Counterparty' : 'Workspace application'}</td>
+<td>${workspaceLink(q.workspace_id, q.workspace_name)}</td><td>${q.subject_type === 'counterparty' ? 'Counterparty' : 'Workspace application'}</td>
 <td>v${q.version}</td><td>${q.entity_type ?? ''}</td>
 <td><a href="/admin/kyb/${q.id}" class="open">Open</a></td>
 </tr>`,
@@ -360,7 +361,7 @@ ${rows.length === 0 ? html`<p id="none">Nothing to confirm.</p>` : ''}
 <table id="funding"><thead><tr><th>Activated</th><th>Workspace</th><th>Deal</th><th>Milestone</th><th>Amount</th><th>Buyer fee</th><th>Funding to expect</th><th>Currency</th><th>Confirm</th></tr></thead><tbody>
 ${rows.map(
   (r) => html`<tr data-id="${r.milestone_id}" data-deal="${r.deal_id}">
-<td>${iso(r.activated_at)}</td><td>${r.workspace_name}</td>
+<td>${iso(r.activated_at)}</td><td>${workspaceLink(r.workspace_id, r.workspace_name)}</td>
 <td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
 <td>${r.sequence_no}. ${r.milestone_title}</td>
 <td>${money(r.amount, r.currency)}</td><td>${money(r.buyer_fee, r.currency)}</td><td class="expect"><strong>${money(r.funding_amount, r.currency)}</strong></td><td>${r.currency}</td>
@@ -409,6 +410,32 @@ ${rows.map(
 </tbody></table></section>`;
 }
 
+/** Each milestone's approval slots: round, slot, who decided and when, with their note. */
+function dealApprovals(v: StaffDeal): Html {
+  const rows = v.milestones.flatMap((ms) => (v.extras.approvals.get(ms.id) ?? []).map((a) => ({ ms, a })));
+  return html`<section class="card" id="approvals"><h2>Approvals</h2>
+${
+  rows.length === 0
+    ? html`<p class="muted">No approval slots yet (they open when evidence is submitted).</p>`
+    : html`<table><thead><tr><th>Milestone</th><th>Round</th><th>Slot</th><th>Status</th><th>Approver</th><th>Decided</th><th>Note</th></tr></thead><tbody>
+${rows.map(({ ms, a }) => html`<tr data-id="${a.id}"><td>${ms.sequence_no}. ${ms.title}</td><td>${a.round}</td><td>${a.slot}</td><td class="status">${a.status}</td><td>${a.approver_name ?? ''}</td><td>${iso(a.decided_at)}</td><td>${a.note ?? ''}</td></tr>`)}
+</tbody></table>`
+}</section>`;
+}
+
+/** The documents filed on the deal's milestones: type, title, who filed it, who may see it. */
+function dealDocuments(v: StaffDeal): Html {
+  const rows = v.milestones.flatMap((ms) => (v.extras.documents.get(ms.id) ?? []).map((d) => ({ ms, d })));
+  return html`<section class="card" id="documents"><h2>Documents</h2>
+${
+  rows.length === 0
+    ? html`<p class="muted">No documents on its milestones.</p>`
+    : html`<table><thead><tr><th>Milestone</th><th>Type</th><th>Title</th><th>Filed by</th><th>Filed</th><th>Visible to</th><th>SHA-256</th></tr></thead><tbody>
+${rows.map(({ ms, d }) => html`<tr data-id="${d.id}"><td>${ms.sequence_no}. ${ms.title}</td><td>${d.document_type}</td><td>${d.title}</td><td>${d.uploaded_by_name}</td><td>${iso(d.created_at)}</td><td>${d.visibility}</td><td class="muted">${d.checksum_sha256 ? d.checksum_sha256.slice(0, 12) : ''}</td></tr>`)}
+</tbody></table>`
+}</section>`;
+}
+
 export function dealPage(v: StaffDeal, csrf: string, payouts: PayoutListRow[] = []): Html {
   const d = v.deal;
   const w = v.workspace;
@@ -418,7 +445,7 @@ export function dealPage(v: StaffDeal, csrf: string, payouts: PayoutListRow[] = 
 <p><a href="/admin/funding">Funding to confirm</a></p>
 <h1>Deal ${d.reference}: ${d.title}</h1>
 <dl>
-${entry('Workspace', html`${w.display_name} <span class="muted">${w.legal_name} · ${w.is_sandbox ? 'sandbox' : 'live'}</span>`)}
+${entry('Workspace', html`${workspaceLink(w.id, w.display_name)} <span class="muted">${w.legal_name} · ${w.is_sandbox ? 'sandbox' : 'live'}</span>`)}
 ${entry('Counterparty', html`${d.counterparty_name} <span class="muted">${d.counterparty_country_code} · KYB ${d.counterparty_kyb_status} · ${d.counterparty_relationship}</span>`)}
 ${entry('Status', html`<strong id="deal-status">${v.status}</strong>${d.is_test ? html` <span class="muted">(sandbox deal: no real money)</span>` : ''}`)}
 ${entry('Currency', d.currency)}
@@ -447,6 +474,8 @@ ${v.milestones.map(
 </tr>`,
 )}
 </tbody></table></section>
+${dealApprovals(v)}
+${dealDocuments(v)}
 ${dealPayouts(payouts)}
 ${feeOverrideForm(v, csrf)}
 <section class="card" id="events"><h2>Recent events</h2>
@@ -474,7 +503,7 @@ ${rows.length === 0 ? html`<p id="none">Nothing to verify.</p>` : ''}
 <table id="instructions"><thead><tr><th>Pending since</th><th>Workspace</th><th>Counterparty</th><th>Label</th><th>Bank</th><th>Account holder</th><th>Account number</th><th>Reveal and verify</th><th>Decline</th></tr></thead><tbody>
 ${rows.map(
   (p) => html`<tr data-id="${p.id}" data-sandbox="${p.workspace_is_sandbox ? 'true' : 'false'}">
-<td>${iso(p.pending_since)}</td><td>${p.workspace_name}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
+<td>${iso(p.pending_since)}</td><td>${workspaceLink(p.workspace_id, p.workspace_name)}${sandboxMark(p.workspace_is_sandbox)}</td><td>${p.counterparty_name}</td><td>${p.label}</td>
 <td>${p.bank_name}</td><td>${p.account_holder}</td><td class="account">${maskAccountNumber(p.account_number_last4)}</td>
 <td><form method="post" action="/admin/instructions/${p.id}/reveal" class="reveal">${csrfField(csrf)}<input type="text" name="note" placeholder="Why (optional)" maxlength="2000"><button type="submit">Reveal</button></form></td>
 <td><form method="post" action="/admin/instructions/${p.id}/decline" class="decline" data-confirm="Decline ${p.label} (${p.bank_name})? The workspace sees your reason.">${csrfField(csrf)}<input type="hidden" name="destination_version" value="${String(p.destination_version)}"><input type="text" name="reason" placeholder="Reason (the workspace sees it)" maxlength="1000" required><button type="submit">Decline</button></form></td>
@@ -496,7 +525,7 @@ export function revealedInstruction(p: InstructionForStaff, accountNumber: strin
 <h1>Payout instruction: ${p.label}</h1>
 <p class="muted">This reveal is recorded in the staff audit under your name.</p>
 <dl>
-${entry('Workspace', html`${p.workspace_name} <span class="muted">${p.workspace_is_sandbox ? 'sandbox: verifying signs for sandbox money only' : 'live: verifying signs for real money'}</span>`)}
+${entry('Workspace', html`${workspaceLink(p.workspace_id, p.workspace_name)} <span class="muted">${p.workspace_is_sandbox ? 'sandbox: verifying signs for sandbox money only' : 'live: verifying signs for real money'}</span>`)}
 ${entry('Counterparty', p.counterparty_name)}
 ${entry('Label', html`<span id="label">${p.label}</span>`)}
 ${entry('Bank', html`<span id="bank">${p.bank_name}</span>`)}
@@ -527,7 +556,7 @@ ${rows.map((d) => {
   const amount = money(d.amount, d.currency);
   const destination = payoutDestination(d);
   return html`<tr data-id="${d.id}" data-deal="${d.deal_id}">
-<td>${iso(d.created_at)}</td><td>${d.workspace_name}${sandboxMark(d.is_test)}</td>
+<td>${iso(d.created_at)}</td><td>${workspaceLink(d.workspace_id, d.workspace_name)}${sandboxMark(d.is_test)}</td>
 <td><a href="/admin/deals/${d.deal_id}" class="open">${d.deal_reference}</a><br><span class="muted">${d.milestone_sequence_no}. ${d.milestone_title}</span></td>
 <td>${d.instruction_label}<br><span class="account">${destination}</span><br><span class="muted">${d.destination_account_holder} · ${d.counterparty_name}</span>
 <form method="post" action="/admin/instructions/${d.payout_instruction_id}/reveal" class="reveal">${csrfField(csrf)}<input type="hidden" name="note" value="To pay payout ${d.id} by hand"><button type="submit">Reveal the account number</button></form></td>
@@ -550,7 +579,7 @@ ${rows.length === 0 ? html`<p id="none">Nothing to rule.</p>` : ''}
 ${rows.map((r) => {
   const held = r.amount - r.refunded_amount;
   return html`<tr data-id="${r.milestone_id}" data-deal="${r.deal_id}">
-<td>${iso(r.disputed_at)}</td><td>${r.workspace_name}${sandboxMark(r.is_test)}</td>
+<td>${iso(r.disputed_at)}</td><td>${workspaceLink(r.workspace_id, r.workspace_name)}${sandboxMark(r.is_test)}</td>
 <td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
 <td>${r.sequence_no}. ${r.milestone_title}</td>
 <td class="amount">${money(r.amount, r.currency)}${r.refunded_amount > 0 ? html`<br><span class="muted held">held ${money(held, r.currency)}: ${money(r.refunded_amount, r.currency)} refunded by an earlier ruling</span>` : ''}</td><td class="seller-fee">${money(r.seller_fee, r.currency)}</td><td class="reason">${r.dispute_reason ?? ''}</td>

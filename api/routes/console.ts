@@ -192,6 +192,7 @@ function recordRoute<R>(path: string, section: T.ConsoleSection, read: (id: stri
 recordRoute('/admin/users/:id', 'users', records.userRecord, R.userPage);
 recordRoute('/admin/escrows/:id', 'disputes', records.escrowRecord, R.escrowPage);
 recordRoute('/admin/orders/:id', 'orders', records.orderRecord, R.orderPage);
+recordRoute('/admin/workspaces/:id', 'kyb', records.workspaceRecord, R.workspacePage);
 
 consoleRouter.get(
   '/admin',
@@ -305,7 +306,7 @@ queueRoute(
   '/admin/kyb',
   'kyb',
   (page, by) => kybReview.reviewQueue(db, page, by),
-  (queue, _csrf, shown) => T.kybQueueTable(queue.rows.map(serializeQueueItem), queue.next, shown),
+  (queue, _csrf, shown) => T.kybQueueTable(queue.rows.map((r) => ({ ...serializeQueueItem(r), workspace_id: r.workspace_id })), queue.next, shown),
 );
 
 consoleRouter.get(

@@ -360,6 +360,7 @@ export interface ConsoleMilestoneRow {
   sequence_no: number;
   amount: number;
   currency: string;
+  workspace_id: string;
   workspace_name: string;
 }
 
@@ -382,6 +383,7 @@ const CONSOLE_COLUMNS = [
   'm.sequence_no',
   'm.amount',
   'd.currency',
+  'w.id as workspace_id',
   'w.display_name as workspace_name',
 ] as const;
 
@@ -393,8 +395,8 @@ export async function awaitingConfirmation(trx: Db, page: QueueCursor, by: Staff
   const q = consoleMilestones(trx)
     .where({ 'm.status': 'awaiting_funding', 'd.is_test': false })
     .select(...CONSOLE_COLUMNS, 'm.buyer_fee', 'm.funding_amount', 'd.activated_at');
-  // Live deals only (sandbox funding confirms itself): no sandbox key.
-  const got = await queuePage<AwaitingRow>(q, { sandbox: null, since: 'd.activated_at', id: 'm.id' }, page, { by, columns: MILESTONE_SEARCHED });
+  // Live deals only (sandbox funding confirms itself): no sandbox key; a deal's milestones in their order.
+  const got = await queuePage<AwaitingRow>(q, { sandbox: null, since: 'd.activated_at', id: 'd.id', rank: 'm.sequence_no' }, page, { by, columns: MILESTONE_SEARCHED });
   return { ...got, rows: got.rows.map((r) => ({ ...r, amount: Number(r.amount), buyer_fee: Number(r.buyer_fee), funding_amount: Number(r.funding_amount) })) };
 }
 

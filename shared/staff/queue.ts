@@ -26,12 +26,18 @@ export interface QueueOrder {
   sandbox: string | null;
   since: string;
   id: string;
+  /**
+   * An integer column after `id` when `id` alone does not name one item (the funding queue:
+   * a deal's milestones share its id and activation and go in their sequence order).
+   */
+  rank?: string;
 }
 
 interface Key {
   sandbox: boolean;
   since: string;
   id: string;
+  rank: number | null;
 }
 
 /**
@@ -70,9 +76,11 @@ export interface QueueKeyed {
   queue_sandbox: boolean;
   queue_since: Date;
   queue_id: string;
+  queue_rank?: number;
 }
 
-export const encodeCursor = (k: Key): string => Buffer.from(JSON.stringify([k.sandbox, k.since, k.id]), 'utf8').toString('base64url');
+export const encodeCursor = (k: Key): string =>
+  Buffer.from(JSON.stringify(k.rank === null ? [k.sandbox, k.since, k.id] : [k.sandbox, k.since, k.id, k.rank]), 'utf8').toString('base64url');
 
 const badCursor = () => fail.badRequest('INVALID_QUERY', { en: 'cursor is not a cursor this queue gave', id: 'cursor bukan cursor dari antrean ini' });
 
@@ -84,11 +92,12 @@ export function decodeCursor(cursor: string): Key {
   } catch {
     throw badCursor();
   }
-  if (!Array.isArray(parsed) || parsed.length !== 3) throw badCursor();
-  const [sandbox, since, id] = parsed as unknown[];
+  if (!Array.isArray(parsed) || (parsed.length !== 3 && parsed.length !== 4)) throw badCursor();
+  const [sandbox, since, id, rank] = parsed as unknown[];
   if (typeof sandbox !== 'boolean' || typeof since !== 'string' || typeof id !== 'string') throw badCursor();
   if (Number.isNaN(Date.parse(since)) || !/^[0-9a-f-]{36}$/i.test(id)) throw badCursor();
-  return { sandbox, since, id };
+  if (rank !== undefined && !Number.isSafeInteger(rank)) throw badCursor();
+  return { sandbox, since, id, rank: rank === undefined ? null : (rank as number) };
 }
 
 /**
@@ -108,22 +117,40 @@ export async function queuePage<T extends object>(
   const page = q.clone().select({ queue_since: order.since, queue_id: order.id }).limit(limit + 1);
   if (search?.by.before) void page.where(order.since, '<=', search.by.before);
   if (search?.by.q) whereSearch(page, search.by.q, search.columns);
+  // The key, as columns and as the cursor's values with their types: (sandbox,) since, id (, rank).
+  const columns: string[] = [];
+  const bound: string[] = [];
+  const values: (string | number | boolean)[] = [];
+  const k: Key | null = opts.cursor ? decodeCursor(opts.cursor) : null;
+  if (k && (k.rank === null) !== (order.rank === undefined)) throw badCursor();
   if (order.sandbox === null) {
-    page.select(db.raw('false AS queue_sandbox')).orderBy([{ column: order.since }, { column: order.id }]);
+    void page.select(db.raw('false AS queue_sandbox'));
   } else {
-    page.select({ queue_sandbox: order.sandbox }).orderBy([{ column: order.sandbox }, { column: order.since }, { column: order.id }]);
+    void page.select({ queue_sandbox: order.sandbox });
+    columns.push(order.sandbox);
+    bound.push('?');
+    if (k) values.push(k.sandbox);
   }
-  if (opts.cursor) {
-    const k = decodeCursor(opts.cursor);
-    if (order.sandbox === null) page.whereRaw('(??, ??) > (?::timestamptz, ?::uuid)', [order.since, order.id, k.since, k.id]);
-    else page.whereRaw('(??, ??, ??) > (?, ?::timestamptz, ?::uuid)', [order.sandbox, order.since, order.id, k.sandbox, k.since, k.id]);
+  columns.push(order.since, order.id);
+  bound.push('?::timestamptz', '?::uuid');
+  if (k) values.push(k.since, k.id);
+  if (order.rank !== undefined) {
+    void page.select({ queue_rank: order.rank });
+    columns.push(order.rank);
+    bound.push('?::int');
+    if (k) values.push(k.rank!);
   }
+  void page.orderBy(columns.map((column) => ({ column })));
+  if (k) page.whereRaw(`(${columns.map(() => '??').join(', ')}) > (${bound.join(', ')})`, [...columns, ...values]);
   const rows = (await page) as (T & QueueKeyed)[];
   const more = rows.length > limit;
   if (more) rows.length = limit;
   const last = rows[rows.length - 1];
   return {
     rows,
-    next: more && last ? encodeCursor({ sandbox: last.queue_sandbox, since: new Date(last.queue_since).toISOString(), id: last.queue_id }) : null,
+    next:
+      more && last
+        ? encodeCursor({ sandbox: last.queue_sandbox, since: new Date(last.queue_since).toISOString(), id: last.queue_id, rank: order.rank === undefined ? null : Number(last.queue_rank) })
+        : null,
   };
 }

@@ -258,3 +258,150 @@ export async function order(trx: Db, id: string): Promise<OrderRecordRow | undef
       'o.cancelled_at', 'o.created_at',
     );
 }
+
+// ---- A workspace ---------------------------------------------------------------------------
+
+export interface MemberLine {
+  id: string;
+  user_id: string;
+  full_name: string;
+  email: string;
+  role: string;
+  status: string;
+  joined_at: Date | null;
+  removed_at: Date | null;
+}
+
+/** The workspace's members (removed ones too), owners first, then by joining. */
+export async function membersOf(trx: Db, workspaceId: string, limit: number): Promise<MemberLine[]> {
+  return trx('workspace_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.workspace_id', workspaceId)
+    .orderByRaw("m.removed_at IS NOT NULL, (m.role = 'owner') DESC, m.created_at, m.id")
+    .limit(limit)
+    .select<MemberLine[]>('m.id', 'm.user_id', 'u.full_name', 'u.email', 'm.role', 'm.status', 'm.joined_at', 'm.removed_at');
+}
+
+export interface KybVersionLine {
+  id: string;
+  version: number;
+  status: string;
+  legal_name: string | null;
+  submitted_at: Date | null;
+  decided_at: Date | null;
+  risk_tier_assigned: string | null;
+  decision_reason: string | null;
+}
+
+/** Every version of the workspace's own KYB application, newest first. */
+export async function kybVersionsOf(trx: Db, workspaceId: string): Promise<KybVersionLine[]> {
+  return trx('kyb_applications')
+    .where({ workspace_id: workspaceId })
+    .whereNull('counterparty_id')
+    .orderBy('version', 'desc')
+    .select<KybVersionLine[]>('id', 'version', 'status', 'legal_name', 'submitted_at', 'decided_at', 'risk_tier_assigned', 'decision_reason');
+}
+
+export interface CounterpartyLine {
+  id: string;
+  name: string;
+  email: string | null;
+  relationship: string;
+  kyb_status: string;
+  created_at: Date;
+}
+
+/** The workspace's counterparties, newest first. */
+export async function counterpartiesOf(trx: Db, workspaceId: string, limit: number): Promise<CounterpartyLine[]> {
+  return trx('counterparties')
+    .where({ workspace_id: workspaceId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<CounterpartyLine[]>('id', 'name', 'email', 'relationship', 'kyb_status', 'created_at');
+}
+
+export interface InstructionLine {
+  id: string;
+  counterparty_name: string;
+  label: string;
+  bank_name: string;
+  account_holder: string;
+  account_number_last4: string;
+  status: string;
+  destination_version: number;
+  pending_since: Date | null;
+  verified_at: Date | null;
+  decline_reason: string | null;
+}
+
+/** The workspace's payout instructions not deleted (never the sealed number), newest first. */
+export async function instructionsOf(trx: Db, workspaceId: string, limit: number): Promise<InstructionLine[]> {
+  return trx('payout_instructions as p')
+    .join('counterparties as c', 'c.id', 'p.counterparty_id')
+    .where('p.workspace_id', workspaceId)
+    .whereNull('p.deleted_at')
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    .limit(limit)
+    .select<InstructionLine[]>(
+      'p.id', 'c.name as counterparty_name', 'p.label', 'p.bank_name', 'p.account_holder', 'p.account_number_last4', 'p.status', 'p.destination_version',
+      'p.pending_since', 'p.verified_at', 'p.decline_reason',
+    );
+}
+
+export interface KeyLine {
+  id: string;
+  label: string;
+  scopes: string[];
+  key_preview: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+/** The workspace's API keys (revoked ones too; never their hashes), newest first. */
+export async function keysOf(trx: Db, workspaceId: string, limit: number): Promise<KeyLine[]> {
+  return trx('workspace_api_keys')
+    .where({ workspace_id: workspaceId })
+    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .limit(limit)
+    .select<KeyLine[]>('id', 'label', 'scopes', 'key_preview', 'created_at', 'last_used_at', 'revoked_at');
+}
+
+export interface DealLine {
+  id: string;
+  reference: string;
+  title: string;
+  currency: string;
+  status: string;
+  is_test: boolean;
+  created_at: Date;
+}
+
+/** The workspace's newest deals with their status (the `deal_statuses` rollup). */
+export async function dealsOf(trx: Db, workspaceId: string, limit: number): Promise<DealLine[]> {
+  return trx('deals as d')
+    .join('deal_statuses as s', 's.deal_id', 'd.id')
+    .where('d.workspace_id', workspaceId)
+    .orderBy([{ column: 'd.created_at', order: 'desc' }, { column: 'd.id', order: 'desc' }])
+    .limit(limit)
+    .select<DealLine[]>('d.id', 'd.reference', 'd.title', 'd.currency', 's.status', 'd.is_test', 'd.created_at');
+}
+
+export interface WorkspaceEventLine {
+  seq: number;
+  event: string;
+  summary: string;
+  actor_name: string | null;
+  deal_id: string | null;
+  deal_reference: string | null;
+  created_at: Date;
+}
+
+/** The workspace's feed, newest first. */
+export async function workspaceEventsOf(trx: Db, workspaceId: string, limit: number): Promise<WorkspaceEventLine[]> {
+  return trx('workspace_events')
+    .where({ workspace_id: workspaceId })
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .select<WorkspaceEventLine[]>('seq', 'event', 'summary', 'actor_name', 'deal_id', 'deal_reference', 'created_at');
+}

@@ -6,12 +6,16 @@
  */
 import { db } from '../db.js';
 import { errors } from '../errors.js';
+import { workspaceById, type WorkspaceRow } from '../enterprise/repo.js';
 import { isUuid } from '../ids.js';
 import * as withdrawalsRepo from '../withdrawals/repo.js';
 import type { WithdrawalRow } from '../withdrawals/repo.js';
 import * as repo from './records-repo.js';
 
-export type { AuditLine, DisputeRecordRow, EscrowLine, EscrowRecordRow, EventLine, OrderLine, OrderRecordRow, PaymentLine, SessionLine, StaffUserRow } from './records-repo.js';
+export type {
+  AuditLine, CounterpartyLine, DealLine, DisputeRecordRow, EscrowLine, EscrowRecordRow, EventLine, InstructionLine, KeyLine, KybVersionLine, MemberLine, OrderLine,
+  OrderRecordRow, PaymentLine, SessionLine, StaffUserRow, WorkspaceEventLine,
+} from './records-repo.js';
 
 /** How many of each list a record page shows (the newest). */
 export const RECORD_LIST = 20;
@@ -81,4 +85,34 @@ export async function orderRecord(orderId: string): Promise<OrderRecord> {
   const events = await repo.eventsOf(db, 'service_order_events', { order_id: order.id }, RECORD_LIST * 2);
   const audit = await repo.auditOn(db, [order.id, ...payments.map((p) => p.id)], RECORD_LIST);
   return { order, payments, events, audit };
+}
+
+export interface WorkspaceRecord {
+  workspace: WorkspaceRow;
+  members: repo.MemberLine[];
+  kybVersions: repo.KybVersionLine[];
+  counterparties: repo.CounterpartyLine[];
+  instructions: repo.InstructionLine[];
+  keys: repo.KeyLine[];
+  deals: repo.DealLine[];
+  events: repo.WorkspaceEventLine[];
+  /** Staff actions on the workspace, its KYB versions, counterparties, instructions and the deals listed. */
+  audit: repo.AuditLine[];
+}
+
+/** One workspace as staff see it: members, KYB versions, counterparties, payout instructions, API keys, deals, its feed and staff actions. */
+export async function workspaceRecord(workspaceId: string): Promise<WorkspaceRecord> {
+  const workspace = isUuid(workspaceId) ? await workspaceById(db, workspaceId) : undefined;
+  if (!workspace) throw notFound('workspace');
+  const id = workspace.id;
+  const members = await repo.membersOf(db, id, RECORD_LIST * 5);
+  const kybVersions = await repo.kybVersionsOf(db, id);
+  const counterparties = await repo.counterpartiesOf(db, id, RECORD_LIST * 2);
+  const instructions = await repo.instructionsOf(db, id, RECORD_LIST * 2);
+  const keys = await repo.keysOf(db, id, RECORD_LIST);
+  const deals = await repo.dealsOf(db, id, RECORD_LIST);
+  const events = await repo.workspaceEventsOf(db, id, RECORD_LIST);
+  const targets = [id, ...kybVersions.map((k) => k.id), ...counterparties.map((c) => c.id), ...instructions.map((i) => i.id), ...deals.map((d) => d.id)];
+  const audit = await repo.auditOn(db, targets, RECORD_LIST * 2);
+  return { workspace, members, kybVersions, counterparties, instructions, keys, deals, events, audit };
 }

@@ -1,5 +1,6 @@
 /**
- * The console's record pages (issue 46): one account, escrow or payment-service order with
+ * The console's record pages (issue 46): one account, escrow, payment-service order or
+ * workspace, and a deal's approvals and documents, each with
  * its history on one page, and the staff moves made from it returning to it (`back`) with
  * the result shown and the audit kept. Staff only (403 for a user, sign-in for anonymous),
  * 404 for an unknown or malformed id, never a password hash or an order's credentials.
@@ -13,6 +14,11 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createOrder } from '../../factories/orders.js';
 import { createUser, signIn } from '../../factories/users.js';
 import { createWithdrawal } from '../../factories/withdrawals.js';
+import { activeDeal, dealWorld } from '../../factories/deals.js';
+import { insertDocument } from '../../factories/documents.js';
+import { addMember, workspaceKey } from '../../factories/enterprise.js';
+import { createInstruction } from '../../factories/payouts.js';
+import { api } from '../../helpers/app.js';
 import { fundUser } from '../../helpers/platform-factories.js';
 
 const agent = () => supertest.agent(createApp().callback());
@@ -127,6 +133,46 @@ describe('operator console: record pages (issue 46)', () => {
     expect(done.text).not.to.include('id="order-moves"');
   });
 
+  it('a workspace: members, KYB versions, counterparties, instructions (masked, with the reveal), API keys, deals and its feed; staff-only fields never leak', async () => {
+    const client = api();
+    const w = await dealWorld(client, 'PT Catatan Ruang');
+    const deal = (await activeDeal(client, w)).deal;
+    const instruction = await createInstruction(w.workspace, w.cpId, { label: 'Rekening utama', accountHolder: 'PT Pemasok Jaya' });
+    const admin = await addMember(w.workspace.id, 'admin');
+    const key = await workspaceKey(w.workspace.id, admin);
+    const path = `/admin/workspaces/${w.workspace.id}`;
+    const page = await staff.browser.get(path);
+    expect(page.status).to.equal(200);
+    expect(page.text).to.include('PT Catatan Ruang');
+    for (const user of [w.owner, w.users.operator, w.users.finance, w.users.viewer, admin.user]) expect(page.text).to.include(`href="/admin/users/${user.id}"`);
+    expect(page.text).to.match(new RegExp(`<section class="card" id="counterparties">[\\s\\S]*<tr data-id="${w.cpId}">`));
+    expect(page.text).to.include(`<tr data-id="${instruction.id}">`);
+    expect(page.text).to.include(`action="/admin/instructions/${instruction.id}/reveal"`);
+    expect(page.text).to.include(`···· ${instruction.accountNumber.slice(-4)}`);
+    expect(page.text).not.to.include(instruction.accountNumber);
+    expect(page.text).to.include(`<tr data-id="${key.id}">`);
+    expect(page.text).not.to.include(key.key);
+    expect(page.text).to.include(`href="/admin/deals/${deal.id}"`);
+    expect(page.text).to.include('<tr data-event="deal.created">');
+    // The queues and the deal page link here.
+    const dealPage = await staff.browser.get(`/admin/deals/${deal.id}`);
+    expect(dealPage.text).to.include(`href="${path}"`);
+    const queue = await staff.browser.get(`/admin/instructions?q=${instruction.id}`);
+    expect(queue.text).to.include(`href="${path}"`);
+  });
+
+  it("a deal: each milestone's approval slots and documents", async () => {
+    const client = api();
+    const w = await dealWorld(client, 'PT Dokumen Tahap');
+    const made = await activeDeal(client, w);
+    const deal = made.deal;
+    const milestone = made.milestones[0]!;
+    const docId = await insertDocument(w.workspace.id, w.owner.id, { dealId: deal.id, milestoneId: milestone.id, title: 'Berita acara serah terima' });
+    const page = await staff.browser.get(`/admin/deals/${deal.id}`);
+    expect(page.text).to.match(new RegExp(`<section class="card" id="documents">[\\s\\S]*<tr data-id="${docId}">[\\s\\S]*Berita acara serah terima`));
+    expect(page.text).to.include('<section class="card" id="approvals">');
+  });
+
   it('a back that is not a record page is ignored: the move returns to its queue', async () => {
     const { withdrawal, user } = await createWithdrawal();
     void withdrawal;
@@ -144,10 +190,10 @@ describe('operator console: record pages (issue 46)', () => {
     expect(anonymous.status).to.equal(303);
     expect(anonymous.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(`/admin/escrows/${escrow.id}`)}`);
     const member = await browserOf('user', 'Bukan Staf');
-    for (const path of [`/admin/users/${member.user.id}`, `/admin/escrows/${escrow.id}`, `/admin/orders/${escrow.id}`]) {
+    for (const path of [`/admin/users/${member.user.id}`, `/admin/escrows/${escrow.id}`, `/admin/orders/${escrow.id}`, `/admin/workspaces/${escrow.id}`]) {
       expect((await member.browser.get(path)).status, path).to.equal(403);
     }
-    for (const path of ['/admin/users/00000000-0000-4000-8000-000000000000', '/admin/escrows/not-an-id', '/admin/orders/00000000-0000-4000-8000-000000000000']) {
+    for (const path of ['/admin/users/00000000-0000-4000-8000-000000000000', '/admin/escrows/not-an-id', '/admin/orders/00000000-0000-4000-8000-000000000000', '/admin/workspaces/00000000-0000-4000-8000-000000000000']) {
       const res = await staff.browser.get(path);
       expect(res.status, path).to.equal(404);
       expect(res.text, path).to.include('NOT_FOUND');
