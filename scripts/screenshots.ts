@@ -5,7 +5,8 @@
  * It uses its own database beside the configured one (<name>_screens, recreated) and Redis
  * database 13 (SCREENSHOTS_REDIS_DB), fills them with a demo seller, buyer, escrows and a dispute through the
  * services (and a workspace's submitted KYB application), serves the app on 127.0.0.1 and
- * drives Debian's chromium (playwright-core).
+ * drives Debian's chromium (playwright-core): the checkout on a 390 px phone; the console's
+ * queues and record pages (an account, an escrow, a workspace) at 1280 px, two at 390 px.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
@@ -168,6 +169,19 @@ try {
   await desktopShot('console-kyb-queue');
   await c.goto(`/admin/kyb/${kybSubmitted.application.id}`);
   await desktopShot('console-kyb-application');
+  // Record pages (issue 46): an account, an escrow with its dispute, a workspace.
+  await c.goto(`/admin/users/${buyer.id}`);
+  await desktopShot('console-user');
+  await c.goto(`/admin/escrows/${disputed.id}`);
+  await desktopShot('console-escrow');
+  await c.goto(`/admin/workspaces/${registered.workspace.id}`);
+  await desktopShot('console-workspace');
+  // The same session on a 390 px phone: tables become stacked rows.
+  await c.setViewportSize({ width: 390, height: 844 });
+  await c.goto('/admin/disputes');
+  await desktopShot('console-disputes-phone');
+  await c.goto(`/admin/escrows/${disputed.id}`);
+  await desktopShot('console-escrow-phone');
 } finally {
   await browser.close();
   server.close();

@@ -106,7 +106,7 @@ ${rows.map(
 <td class="status">${d.status}</td>
 <td><form method="post" action="/admin/disputes/${d.id}/resolve" data-confirm="Record this ruling? Release and refund move money.">
 ${csrfField(csrf)}
-<select name="outcome" required><option value="release">Release to seller</option><option value="refund">Refund buyer</option><option value="hold">Hold</option></select>
+<select name="outcome" required aria-label="Ruling"><option value="release">Release to seller</option><option value="refund">Refund buyer</option><option value="hold">Hold</option></select>
 <input type="text" name="note" placeholder="Note (why)" maxlength="2000">
 <button type="submit">Rule</button>
 </form></td>
@@ -584,7 +584,7 @@ ${rows.map((r) => {
 <td>${r.sequence_no}. ${r.milestone_title}</td>
 <td class="amount">${money(r.amount, r.currency)}${r.refunded_amount > 0 ? html`<br><span class="muted held">held ${money(held, r.currency)}: ${money(r.refunded_amount, r.currency)} refunded by an earlier ruling</span>` : ''}</td><td class="seller-fee">${money(r.seller_fee, r.currency)}</td><td class="reason">${r.dispute_reason ?? ''}</td>
 <td><form method="post" action="/admin/rulings/${r.milestone_id}/resolve" data-confirm="Record this ruling on milestone ${r.sequence_no} of ${r.reference}? Refund and split move money at once.">${csrfField(csrf)}
-<select name="outcome" required><option value="release">Release to the counterparty</option><option value="refund">Refund the workspace</option><option value="split">Split</option></select>
+<select name="outcome" required aria-label="Ruling"><option value="release">Release to the counterparty</option><option value="refund">Refund the workspace</option><option value="split">Split</option></select>
 <label>Release amount (split only, ${money(r.seller_fee + 1, r.currency)} to ${money(held - 1, r.currency)}) <input type="number" name="release_amount" min="${r.seller_fee + 1}" max="${held - 1}" step="1" inputmode="numeric"></label>
 <input type="text" name="note" placeholder="Note (why)" maxlength="2000">
 <button type="submit">Rule</button></form></td>

@@ -8,6 +8,8 @@
 import { expect } from 'chai';
 import supertest from 'supertest';
 import { createApp } from '../../../api/app.js';
+import { clock } from '../../../shared/clock.js';
+import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
 import * as orders from '../../../shared/orders/service.js';
 import { createEscrow } from '../../factories/escrows.js';
@@ -181,6 +183,33 @@ describe('operator console: record pages (issue 46)', () => {
       const moved = await staff.browser.post(`/admin/users/${user.id}/suspend`).type('form').send({ _csrf: csrfOf(page.text), back });
       expect(moved.headers.location, back).to.match(/^\/admin\/users\?done=user\.(suspend)$/);
       await staff.browser.post(`/admin/users/${user.id}/reactivate`).type('form').send({ _csrf: csrfOf(page.text) });
+    }
+  });
+
+  it('a staff session ends after the idle limit and at its absolute lifetime: the console sends to sign in, keeping the page asked for', async () => {
+    const { escrow } = await createEscrow();
+    const path = `/admin/escrows/${escrow.id}`;
+    try {
+      const start = clock.now().getTime();
+      clock.set(new Date(start + (config.sessionIdleMinutes - 1) * 60_000));
+      expect((await staff.browser.get(path)).status).to.equal(200);
+      // Idle from this use for longer than the limit.
+      clock.set(new Date(start + (2 * config.sessionIdleMinutes) * 60_000));
+      const idle = await staff.browser.get(path);
+      expect(idle.status).to.equal(303);
+      expect(idle.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(path)}`);
+
+      const fresh = await browserOf('admin', 'Staf Lama');
+      const begun = clock.now().getTime();
+      // Never idle (last used a minute ago), but past the session's lifetime.
+      const end = begun + config.sessionTtlHours * 3_600_000;
+      clock.set(new Date(end + 60_000));
+      await db('sessions').where({ user_id: fresh.user.id }).update({ last_seen_at: new Date(end) });
+      const ended = await fresh.browser.get(path);
+      expect(ended.status).to.equal(303);
+      expect(ended.headers.location).to.equal(`/sign-in?next=${encodeURIComponent(path)}`);
+    } finally {
+      clock.reset();
     }
   });
 
