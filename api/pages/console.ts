@@ -172,9 +172,16 @@ ${rows.map(
 </tbody></table>${nextPageLink(withFilters('/admin/withdrawals', filters), page.next)}</section>`;
 }
 
-export function usersTable(rows: ListedUser[], q: string, csrf: string): Html {
+export function usersTable(page: QueuePage<ListedUser>, csrf: string, filters: QueueFilters): Html {
+  const rows = page.rows;
   return html`<section class="card"><h1>Users</h1>
-<form method="get" action="/admin/users"><input type="search" name="q" value="${q}" placeholder="Email, username or name"><button type="submit">Search</button></form>
+<form method="get" action="/admin/users" id="user-filters" class="filters" role="search">
+<label>Search <input type="search" name="q" value="${filters.q}" maxlength="200" placeholder="Account id, e-mail, username or name"></label>
+<label>Joined at least <input type="number" name="older_than_hours" min="1" max="8784" step="1" value="${filters.olderThanHours === null ? '' : String(filters.olderThanHours)}"> hours ago</label>
+<button type="submit">Search</button> <a href="/admin/users">Clear</a>
+</form>
+<p class="muted">The newest accounts first.</p>
+${rows.length === 0 ? html`<p id="none">No account matches.</p>` : ''}
 <table id="users"><thead><tr><th>Account</th><th>Role</th><th>Status</th><th>Move</th></tr></thead><tbody>
 ${rows.map(
   (u) => html`<tr data-id="${u.id}">
@@ -188,7 +195,7 @@ ${rows.map(
   }</td>
 </tr>`,
 )}
-</tbody></table></section>`;
+</tbody></table>${nextPageLink(withFilters('/admin/users', filters), page.next)}</section>`;
 }
 
 export function ordersTable(page: QueuePage<ListedOrder>, csrf: string, filters: QueueFilters): Html {

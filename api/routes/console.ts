@@ -501,15 +501,7 @@ consoleRouter.post(
   }),
 );
 
-consoleRouter.get(
-  '/admin/users',
-  page(async (ctx) => {
-    const session = await staffSession(ctx);
-    if (!session) return;
-    const q = typeof ctx.query.q === 'string' ? ctx.query.q.slice(0, 200) : '';
-    consolePage(ctx, 'users', session, T.usersTable(await findUsers(q), q, session.csrfToken));
-  }),
-);
+queueRoute('/admin/users', 'users', findUsers, T.usersTable);
 
 consoleRouter.post(
   '/admin/users/:id/suspend',

@@ -29,9 +29,9 @@ export async function disputesToResolve(filter: disputeRepo.StaffQueueFilter, pa
   return disputeRepo.staffQueue(db, filter, page);
 }
 
-/** Accounts whose email, username or name contains `q` (newest first); the newest accounts without `q`. */
-export async function findUsers(q: string, limit = 50): Promise<repo.ListedUser[]> {
-  return repo.findUsers(db, q.trim(), limit);
+/** One page of the accounts, newest first: those whose id is `by.q` or whose e-mail, username or name contains it. */
+export async function findUsers(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<repo.ListedUser>> {
+  return repo.findUsers(db, page, by);
 }
 
 /** One page of the payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */

@@ -1,19 +1,18 @@
 /** The operator console's own reads (accounts, orders waiting for a move, the overview counts): all their SQL. */
 import type { Db } from '../db.js';
 import { queuePage, type QueueCursor, type QueuePage, type StaffSearch } from '../staff/queue.js';
-import { whereSearch } from '../staff/search.js';
 import type { OrderRow } from '../orders/repo.js';
 import type { UserRow } from '../users/repo.js';
 
 export type ListedUser = Pick<UserRow, 'id' | 'email' | 'username' | 'full_name' | 'role' | 'status' | 'created_at'>;
 
-/** Accounts whose id is `term` or whose email, username or name contains it (newest first); the newest accounts for an empty term. */
-export async function findUsers(trx: Db, term: string, limit: number): Promise<ListedUser[]> {
+/** The accounts list's search: the account's id exactly, or part of its e-mail, username or name. */
+const USER_SEARCHED = { ids: ['id'], text: ['email', 'username', 'full_name'] } as const;
+
+/** One page of the accounts (newest first, keyset pages), narrowed by `by.q` (and `by.before`: joined then or earlier). */
+export async function findUsers(trx: Db, page: QueueCursor, by: StaffSearch): Promise<QueuePage<ListedUser>> {
   const query = trx('users').select('id', 'email', 'username', 'full_name', 'role', 'status', 'created_at');
-  if (term !== '') {
-    whereSearch(query, term, { ids: ['id'], text: ['email', 'username', 'full_name'] });
-  }
-  return (await query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit)) as ListedUser[];
+  return queuePage<ListedUser>(query, { sandbox: null, since: 'created_at', id: 'id', newestFirst: true }, page, { by, columns: USER_SEARCHED });
 }
 
 /** A payment-service order as the console lists it (never the sealed credentials). */

@@ -31,6 +31,8 @@ export interface QueueOrder {
    * a deal's milestones share its id and activation and go in their sequence order).
    */
   rank?: string;
+  /** A list read newest first (the accounts list) rather than a queue's oldest first; only without `sandbox`. */
+  newestFirst?: boolean;
 }
 
 interface Key {
@@ -140,8 +142,9 @@ export async function queuePage<T extends object>(
     bound.push('?::int');
     if (k) values.push(k.rank!);
   }
-  void page.orderBy(columns.map((column) => ({ column })));
-  if (k) page.whereRaw(`(${columns.map(() => '??').join(', ')}) > (${bound.join(', ')})`, [...columns, ...values]);
+  const newest = order.newestFirst === true && order.sandbox === null;
+  void page.orderBy(columns.map((column) => ({ column, order: newest ? 'desc' : 'asc' })));
+  if (k) page.whereRaw(`(${columns.map(() => '??').join(', ')}) ${newest ? '<' : '>'} (${bound.join(', ')})`, [...columns, ...values]);
   const rows = (await page) as (T & QueueKeyed)[];
   const more = rows.length > limit;
   if (more) rows.length = limit;

@@ -143,3 +143,44 @@ describe('operator console: the withdrawal queue (issue 46)', () => {
     expect((await browser.get('/admin/withdrawals?older_than_hours=x')).status).to.equal(400);
   });
 });
+
+describe('operator console: the accounts list (issue 46)', () => {
+  let browser: ReturnType<typeof agent>;
+  beforeEach(async () => {
+    browser = await staffBrowser('Staff Accounts');
+  });
+
+  it('newest first in pages that reach every account once; search by id, e-mail, username and name; the joined filter', async () => {
+    const tag = `akun${Date.now()}`;
+    const base = Date.now() - 100 * 3_600_000;
+    const rows = Array.from({ length: QUEUE_PAGE + 1 }, (_, i) => ({
+      email: `${tag}.${i}@example.com`,
+      username: `${tag}_${i}`,
+      full_name: `Pengguna ${tag} ${i}`,
+      role: 'user',
+      status: 'active',
+      // Two accounts share a joining instant: the id orders them.
+      created_at: new Date(base + Math.max(i, 1) * 3_600_000),
+      updated_at: new Date(),
+    }));
+    const made = (await db('users').insert(rows).returning(['id', 'created_at'])) as { id: string; created_at: Date }[];
+    const newest = [...made].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1)).map((u) => u.id);
+    const first = await browser.get(`/admin/users?q=${tag}`);
+    expect(first.status).to.equal(200);
+    expect(idsIn(first.text)).to.deep.equal(newest.slice(0, QUEUE_PAGE));
+    const link = nextLink(first.text);
+    expect(link).to.match(new RegExp(`^/admin/users\\?q=${tag}&cursor=`));
+    const second = await browser.get(link!);
+    expect(idsIn(second.text)).to.deep.equal(newest.slice(QUEUE_PAGE));
+    expect(nextLink(second.text)).to.equal(null);
+
+    const find = async (query: string) => idsIn((await browser.get(`/admin/users?${query}`)).text);
+    expect(await find(`q=${made[7]!.id}`)).to.deep.equal([made[7]!.id]);
+    expect(await find(`q=${encodeURIComponent(`${tag}.3@EXAMPLE.com`)}`)).to.deep.equal([made[3]!.id]);
+    expect(await find(`q=${tag}_42`)).to.deep.equal([made[42]!.id]);
+    expect(await find(`q=${encodeURIComponent(`Pengguna ${tag} 17`)}`)).to.deep.equal([made[17]!.id]);
+    // Joined at least 98 hours ago: the accounts made at base + 1 hour (two) and base + 2 hours.
+    expect((await find(`q=${tag}&older_than_hours=98`)).sort()).to.deep.equal([made[0]!.id, made[1]!.id, made[2]!.id].sort());
+    expect((await browser.get('/admin/users?older_than_hours=0')).status).to.equal(400);
+  });
+});
