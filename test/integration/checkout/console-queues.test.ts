@@ -163,7 +163,7 @@ describe('operator console: the accounts list (issue 46)', () => {
       created_at: new Date(base + Math.max(i, 1) * 3_600_000),
       updated_at: new Date(),
     }));
-    const made = (await db('users').insert(rows).returning(['id', 'created_at'])) as { id: string; created_at: Date }[];
+    const made = await db('users').insert(rows).returning<{ id: string; created_at: Date }[]>(['id', 'created_at']);
     const newest = [...made].sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : -1)).map((u) => u.id);
     const first = await browser.get(`/admin/users?q=${tag}`);
     expect(first.status).to.equal(200);
