@@ -9,7 +9,9 @@
  * page (/admin/deals/:id) shows its fee and milestones and takes the fee-split override.
  * Payouts and rulings (decision 0019, issue 27): /admin/instructions verifies payout
  * instructions, /admin/payouts settles or fails open payouts by hand, /admin/rulings rules
- * disputed deal milestones (release, refund or split).
+ * disputed deal milestones (release, refund or split). The console speaks English unless the
+ * staff member chose Indonesian (/admin/language/:lang sets the `console_lang` cookie); every
+ * template is given the chosen language's dictionary (api/pages/console-text.ts).
  */
 import type { StaffActor } from '../../shared/actors.js';
 import { authErrors } from '../../shared/auth/errors.js';
@@ -17,8 +19,9 @@ import * as authService from '../../shared/auth/service.js';
 import { attentionPayments, consoleCounts, disputesToResolve, findUsers, instructionsToVerify, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
 import { clock } from '../../shared/clock.js';
+import { config } from '../../shared/config.js';
 import { db } from '../../shared/db.js';
-import { AppError, type FlatDetails } from '../../shared/errors.js';
+import { AppError, errors, type FlatDetails } from '../../shared/errors.js';
 import { ALLOCATIONS, type Allocation } from '../../shared/deals/fees.js';
 import * as rulings from '../../shared/deals/rulings.js';
 import * as dealStaff from '../../shared/deals/staff.js';
@@ -43,7 +46,8 @@ import { staffOf } from '../kit.js';
 import { clearSessionCookie } from '../middleware/auth.js';
 import * as T from '../pages/console.js';
 import * as R from '../pages/console-records.js';
-import { assertCsrf, formOf, html, page, pageSession, redirect, safeNext, sendPage, type Html, type PageSession } from '../pages/html.js';
+import { consoleText, type ConsoleText } from '../pages/console-text.js';
+import { assertCsrf, formOf, html, page, pageSession, redirect, safeNext, sendPage, type Html, type Lang, type PageSession } from '../pages/html.js';
 
 export const consoleRouter = createRouter();
 
@@ -61,13 +65,57 @@ async function staffSession(ctx: Ctx): Promise<PageSession | null> {
   return session;
 }
 
+// ---- The console's language: English unless the staff member chose Indonesian --------------
+
+/** The cookie keeping a staff member's choice (`id` or `en`), sent to the console's pages only. */
+const LANG_COOKIE = 'console_lang';
+const LANG_COOKIE_AGE_MS = 365 * 24 * 3_600_000;
+
+function consoleLang(ctx: Ctx): Lang {
+  return ctx.cookies.get(LANG_COOKIE) === 'id' ? 'id' : 'en';
+}
+
+/** The dictionary of this request's console language. */
+const staffText = (ctx: Ctx): ConsoleText => consoleText(consoleLang(ctx));
+
+/**
+ * Switches the console's language and goes back to `next` (the page the switch was made on):
+ * only a page safeNext admits under /admin; anything else (another site, the checkout, a
+ * malformed path) leads to /admin.
+ */
+consoleRouter.get(
+  '/admin/language/:lang',
+  page(async (ctx) => {
+    const lang = ctx.params.lang;
+    if (lang !== 'id' && lang !== 'en') throw errors.notFound();
+    const session = await staffSession(ctx);
+    if (!session) return;
+    // As the session cookie: Secure when the configuration says TLS is in front (Koa cannot see it).
+    if (config.sessionCookieSecure) ctx.cookies.secure = true;
+    ctx.cookies.set(LANG_COOKIE, lang, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/admin',
+      maxAge: LANG_COOKIE_AGE_MS,
+      secure: config.sessionCookieSecure,
+      overwrite: true,
+    });
+    const back = safeNext(ctx.query.next);
+    redirect(ctx, back?.startsWith('/admin') ? back : '/admin');
+  }),
+);
+
 function consolePage(ctx: Ctx, section: T.ConsoleSection, session: PageSession, body: Html): void {
+  const lang = consoleLang(ctx);
+  const t = consoleText(lang);
+  // Where the language switch returns: this page, or its section's list for a page answering a POST (the reveal).
+  const here = ctx.method === 'GET' ? ctx.url : T.SECTION_PATH[section];
   sendPage(ctx, 200, {
-    title: `Console · ${section}`,
-    lang: 'en',
+    title: t.title(t.nav[section]),
+    lang,
     wide: true,
     scripts: ['console.js'],
-    body: html`${T.consoleNav(section, session.displayName, session.csrfToken)}${T.flash(ctx.query.done)}${body}`,
+    body: html`${T.consoleNav(t, section, session.displayName, session.csrfToken, here)}${T.flash(t, ctx.query.done)}${body}`,
   });
 }
 
@@ -146,7 +194,7 @@ function queueRoute<R>(
   path: string,
   section: T.ConsoleSection,
   read: (page: QueueCursor, by: StaffSearch) => Promise<QueuePage<R>>,
-  render: (page: QueuePage<R>, csrf: string, shown: T.QueueFilters) => Html,
+  render: (t: ConsoleText, page: QueuePage<R>, csrf: string, shown: T.QueueFilters) => Html,
 ): void {
   consoleRouter.get(
     path,
@@ -154,7 +202,7 @@ function queueRoute<R>(
       const session = await staffSession(ctx);
       if (!session) return;
       const f = queueFilters(ctx);
-      consolePage(ctx, section, session, render(await read({ cursor: cursorOf(ctx) }, f.search), session.csrfToken, f.shown));
+      consolePage(ctx, section, session, render(staffText(ctx), await read({ cursor: cursorOf(ctx) }, f.search), session.csrfToken, f.shown));
     }),
   );
 }
@@ -179,12 +227,12 @@ function move(back: string | ((ctx: Ctx) => string), done: string, run: (ctx: Ct
 }
 
 /** A record page (issue 46): the admin session, then `render` of what `read` finds for the id (404 NOT_FOUND for none). */
-function recordRoute<R>(path: string, section: T.ConsoleSection, read: (id: string) => Promise<R>, render: (record: R, csrf: string) => Html): void {
+function recordRoute<R>(path: string, section: T.ConsoleSection, read: (id: string) => Promise<R>, render: (t: ConsoleText, record: R, csrf: string) => Html): void {
   consoleRouter.get(
     path,
     page(async (ctx) => {
       const session = await staffSession(ctx);
-      if (session) consolePage(ctx, section, session, render(await read(ctx.params.id ?? ''), session.csrfToken));
+      if (session) consolePage(ctx, section, session, render(staffText(ctx), await read(ctx.params.id ?? ''), session.csrfToken));
     }),
   );
 }
@@ -198,7 +246,7 @@ consoleRouter.get(
   '/admin',
   page(async (ctx) => {
     const session = await staffSession(ctx);
-    if (session) consolePage(ctx, 'overview', session, T.overview(await consoleCounts()));
+    if (session) consolePage(ctx, 'overview', session, T.overview(staffText(ctx), await consoleCounts()));
   }),
 );
 
@@ -209,7 +257,7 @@ consoleRouter.get(
     if (!session) return;
     const filters = disputeFilters(ctx);
     const page = await disputesToResolve(filters.filter, { cursor: cursorOf(ctx) });
-    consolePage(ctx, 'disputes', session, T.disputesTable(page, session.csrfToken, filters.shown));
+    consolePage(ctx, 'disputes', session, T.disputesTable(staffText(ctx), page, session.csrfToken, filters.shown));
   }),
 );
 
@@ -306,7 +354,7 @@ queueRoute(
   '/admin/kyb',
   'kyb',
   (page, by) => kybReview.reviewQueue(db, page, by),
-  (queue, _csrf, shown) => T.kybQueueTable(queue.rows.map((r) => ({ ...serializeQueueItem(r), workspace_id: r.workspace_id })), queue.next, shown),
+  (t, queue, _csrf, shown) => T.kybQueueTable(t, queue.rows.map((r) => ({ ...serializeQueueItem(r), workspace_id: r.workspace_id })), queue.next, shown),
 );
 
 consoleRouter.get(
@@ -315,7 +363,7 @@ consoleRouter.get(
     const session = await staffSession(ctx);
     if (!session) return;
     const view = await kybReview.applicationForStaff(db, ctx.params.id ?? '', session.userId);
-    consolePage(ctx, 'kyb', session, T.kybApplicationPage(view, session.csrfToken));
+    consolePage(ctx, 'kyb', session, T.kybApplicationPage(staffText(ctx), view, session.csrfToken));
   }),
 );
 
@@ -381,7 +429,7 @@ consoleRouter.get(
     const session = await staffSession(ctx);
     if (!session) return;
     const deal = await dealStaff.dealForStaff(db, ctx.params.id ?? '');
-    consolePage(ctx, 'funding', session, T.dealPage(deal, session.csrfToken, await payoutsOfDeal(db, deal.deal.id)));
+    consolePage(ctx, 'funding', session, T.dealPage(staffText(ctx), deal, session.csrfToken, await payoutsOfDeal(db, deal.deal.id)));
   }),
 );
 
@@ -426,7 +474,7 @@ consoleRouter.post(
     if (!session) return;
     assertCsrf(form, session);
     const { instruction, accountNumber } = await revealInstruction(undefined, staffWith(ctx, noteOf(form)), ctx.params.id ?? '');
-    consolePage(ctx, 'instructions', session, T.revealedInstruction(instruction, accountNumber, session.csrfToken));
+    consolePage(ctx, 'instructions', session, T.revealedInstruction(staffText(ctx), instruction, accountNumber, session.csrfToken));
   }),
 );
 
