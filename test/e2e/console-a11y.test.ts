@@ -2,7 +2,8 @@
  * Issue 46 in a real browser: every console page, with an item in every queue, passes an
  * automated accessibility check (axe-core through Playwright: no serious or critical
  * violation) on a 1280 px desktop and on a 390 px phone, where the page itself never scrolls
- * sideways (wide tables scroll inside their card).
+ * sideways (wide tables scroll inside their card); then in Indonesian (chosen through the nav's
+ * language link), whose longer words are checked again on the phone.
  */
 import { AxeBuilder } from '@axe-core/playwright';
 import { expect } from 'chai';
@@ -86,26 +87,41 @@ describe('operator console: accessibility and phone width in headless Chromium (
     await Promise.all([page.waitForURL('**/admin'), page.click('#sign-in-button')]);
 
     const found: Record<string, string[]> = {};
-    for (const width of [1280, 390]) {
+    /** Every page and the reveal at `width`, in the console's language `lang` (each page must say so in <html lang>). */
+    async function pass(width: number, lang: 'en' | 'id'): Promise<void> {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 800 });
       for (const path of pages) {
         const res = await page.goto(path);
         expect(res?.status(), path).to.equal(200);
+        expect(await page.getAttribute('html', 'lang'), path).to.equal(lang);
         const problems = await seriousViolations(page);
         const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         if (width === 390 && overflow > 0) {
           const widest = await page.evaluate<string>(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 400).slice(0, 4).map((e) => e.tagName + '.' + e.className + '#' + e.id + ':' + Math.round(e.getBoundingClientRect().width)).join(' ')`);
           problems.push(`the page scrolls ${overflow} px sideways: ${widest}`);
         }
-        if (problems.length > 0) found[`${path} at ${width} px`] = problems;
+        if (problems.length > 0) found[`${path} at ${width} px (${lang})`] = problems;
       }
       // The reveal answers a POST: opened from the instruction queue's form.
       await page.goto(`/admin/instructions`);
       await Promise.all([page.waitForURL('**/reveal'), page.locator('form.reveal button[type="submit"]').first().click()]);
       expect(await page.locator('#account-number').count()).to.equal(1);
+      expect(await page.getAttribute('html', 'lang'), 'reveal').to.equal(lang);
       const problems = await seriousViolations(page);
-      if (problems.length > 0) found[`reveal at ${width} px`] = problems;
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      if (width === 390 && overflow > 0) problems.push(`the page scrolls ${overflow} px sideways`);
+      if (problems.length > 0) found[`reveal at ${width} px (${lang})`] = problems;
     }
+    for (const width of [1280, 390]) await pass(width, 'en');
+
+    // Indonesian, chosen through the nav's link on a queue page: back on the same page, in Indonesian.
+    await page.goto('/admin/disputes?status=open');
+    expect(await page.textContent('#lang-switch')).to.equal('Bahasa Indonesia');
+    await Promise.all([page.waitForURL('**/admin/disputes?status=open'), page.click('#lang-switch')]);
+    expect(await page.getAttribute('html', 'lang')).to.equal('id');
+    expect(await page.textContent('h1')).to.equal('Sengketa yang perlu diputus');
+    expect(await page.textContent('#lang-switch')).to.equal('English');
+    await pass(390, 'id');
     expect(found).to.deep.equal({});
     expect(withdrawal.status).to.equal('pending');
     await context.close();
