@@ -127,6 +127,8 @@ export interface ConsoleText {
   };
 
   filters: {
+    /** The status filter's choice of every status the queue holds. */
+    all: string;
     search: string;
     waitingAtLeast: string;
     hours: string;
@@ -575,6 +577,7 @@ const EN: ConsoleText = {
   },
 
   filters: {
+    all: 'All',
     search: 'Search',
     waitingAtLeast: 'Waiting at least',
     hours: 'hours',
@@ -1044,6 +1047,7 @@ const ID: ConsoleText = {
   },
 
   filters: {
+    all: 'Semua',
     search: 'Cari',
     waitingAtLeast: 'Menunggu minimal',
     hours: 'jam',

@@ -4,7 +4,7 @@
  * Every form carries the session's CSRF token.
  */
 import type { DisputeView } from '../../shared/disputes/repo.js';
-import type { ConsoleCounts, ListedOrder, ListedUser, PendingInstruction } from '../../shared/checkout/console.js';
+import { ORDERS_TO_MOVE, type ConsoleCounts, type ListedOrder, type ListedUser, type PendingInstruction } from '../../shared/checkout/console.js';
 import { ALLOCATIONS, feeSharesOpen } from '../../shared/deals/fees.js';
 import type { AwaitingRow, DisputedRow } from '../../shared/deals/repo.js';
 import { serializeFee } from '../../shared/deals/serialize.js';
@@ -14,10 +14,10 @@ import type { serializeQueueItem } from '../../shared/kyb/serialize.js';
 import { reviewDueBy, slotOf, slotsOf } from '../../shared/kyb/slots.js';
 import { RISK_TIERS } from '../../shared/kyb/states.js';
 import { attentionOf } from '../../shared/payments/manual.js';
-import type { AttentionReason, StaffPaymentRow } from '../../shared/payments/repo.js';
+import { ATTENTION_REASONS, type AttentionReason, type StaffPaymentRow } from '../../shared/payments/repo.js';
 import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
 import type { InstructionForStaff } from '../../shared/payouts/instructions-repo.js';
-import type { PayoutListRow } from '../../shared/payouts/repo.js';
+import { OPEN_PAYOUT_STATUSES, type PayoutListRow } from '../../shared/payouts/repo.js';
 import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
@@ -78,20 +78,20 @@ export function overview(t: ConsoleText, counts: ConsoleCounts): Html {
 </ul></section>`;
 }
 
-/** A queue's search and waiting filters as the page shows them back (issue 46). */
+/** A queue's search, waiting and status filters as the page shows them back (issue 46); `status` 'all' when not narrowed. */
 export interface QueueFilters {
   q: string;
   olderThanHours: number | null;
-}
-
-/** The dispute queue's, with its status filter. */
-export interface DisputeFilters extends QueueFilters {
   status: string;
 }
 
+/** The dispute queue's (its status filter has its own choices: open and on hold, open, on hold). */
+export type DisputeFilters = QueueFilters;
+
 /** `path` with the filters' query (empty ones and defaults left out), for a queue's page links. */
-function withFilters(path: string, f: QueueFilters, extra: Record<string, string> = {}): string {
-  const params = new URLSearchParams(extra);
+function withFilters(path: string, f: QueueFilters): string {
+  const params = new URLSearchParams();
+  if (f.status !== 'all') params.set('status', f.status);
   if (f.q !== '') params.set('q', f.q);
   if (f.olderThanHours !== null) params.set('older_than_hours', String(f.olderThanHours));
   const query = params.toString();
@@ -114,6 +114,13 @@ function disputeFilterForm(t: ConsoleText, f: DisputeFilters): Html {
   const status = html`<label>${t.c.status} <select name="status">${option('all', t.disputes.openAndOnHold)}${option('open', t.disputes.open)}${option('on_hold', t.disputes.onHold)}</select></label>
 `;
   return queueFilterForm(t, '/admin/disputes', 'dispute-filters', f, t.disputes.placeholder, status);
+}
+
+/** A status filter of a queue: `all` (labelled `allLabel`) and each status the queue holds, labelled. */
+function statusSelect(t: ConsoleText, f: QueueFilters, options: readonly (readonly [string, string])[], allLabel = t.filters.all): Html {
+  const option = (value: string, label: string) => html`<option value="${value}"${f.status === value ? html` selected` : ''}>${label}</option>`;
+  return html`<label>${t.c.status} <select name="status">${option('all', allLabel)}${options.map(([value, label]) => option(value, label))}</select></label>
+`;
 }
 
 /** A table's header row. */
@@ -141,7 +148,7 @@ ${csrfField(csrf)}
 </form></td>
 </tr>`,
 )}
-</tbody></table>${nextPageLink(t, withFilters('/admin/disputes', filters, filters.status === 'all' ? {} : { status: filters.status }), page.next)}</section>`;
+</tbody></table>${nextPageLink(t, withFilters('/admin/disputes', filters), page.next)}</section>`;
 }
 
 export function paymentsTable(t: ConsoleText, page: QueuePage<StaffPaymentRow>, csrf: string, filters: QueueFilters): Html {
@@ -164,7 +171,7 @@ export function paymentsTable(t: ConsoleText, page: QueuePage<StaffPaymentRow>, 
   };
   return html`<section class="card"><h1>${w.heading}</h1>
 <p class="muted">${w.intro}</p>
-${queueFilterForm(t, '/admin/payments', 'payment-filters', filters, w.placeholder)}
+${queueFilterForm(t, '/admin/payments', 'payment-filters', filters, w.placeholder, statusSelect(t, filters, ATTENTION_REASONS.map((r) => [r, w.attention[r]] as const)))}
 ${rows.length === 0 ? html`<p id="none">${w.nothing}</p>` : ''}
 <table id="payments">${head([c.created, w.for, c.buyer, c.amount, w.why, w.decision])}<tbody>
 ${rows.map((p) => {
@@ -232,7 +239,7 @@ export function ordersTable(t: ConsoleText, page: QueuePage<ListedOrder>, csrf: 
   const c = t.c;
   const x = t.orders;
   return html`<section class="card"><h1>${x.heading}</h1>
-${queueFilterForm(t, '/admin/orders', 'order-filters', filters, x.placeholder)}
+${queueFilterForm(t, '/admin/orders', 'order-filters', filters, x.placeholder, statusSelect(t, filters, ORDERS_TO_MOVE.map((s) => [s, s] as const)))}
 ${rows.length === 0 ? html`<p id="none">${x.nothing}</p>` : ''}
 <table id="orders">${head([c.created, c.buyer, c.what, c.total, c.status, x.sla, x.move])}<tbody>
 ${rows.map(
@@ -605,7 +612,7 @@ export function payoutsTable(t: ConsoleText, page: QueuePage<OpenPayout>, csrf: 
   const x = t.payouts;
   return html`<section class="card"><h1>${x.heading}</h1>
 <p class="muted">${x.intro}</p>
-${queueFilterForm(t, '/admin/payouts', 'payout-filters', filters, x.placeholder)}
+${queueFilterForm(t, '/admin/payouts', 'payout-filters', filters, x.placeholder, statusSelect(t, filters, OPEN_PAYOUT_STATUSES.map((s) => [s, s] as const)))}
 ${rows.length === 0 ? html`<p id="none">${x.nothing}</p>` : ''}
 <table id="payouts">${head([c.queued, c.workspace, c.deal, c.destination, c.amount, c.status, x.settle, x.fail])}<tbody>
 ${rows.map((d) => {

@@ -16,7 +16,7 @@
 import type { StaffActor } from '../../shared/actors.js';
 import { authErrors } from '../../shared/auth/errors.js';
 import * as authService from '../../shared/auth/service.js';
-import { attentionPayments, consoleCounts, disputesToResolve, findUsers, instructionsToVerify, ordersToMove } from '../../shared/checkout/console.js';
+import { ATTENTION_REASONS, attentionPayments, consoleCounts, disputesToResolve, findUsers, instructionsToVerify, ORDERS_TO_MOVE, ordersToMove } from '../../shared/checkout/console.js';
 import { consoleErrors } from '../../shared/checkout/errors.js';
 import { clock } from '../../shared/clock.js';
 import { config } from '../../shared/config.js';
@@ -31,7 +31,6 @@ import { RISK_TIERS, type RiskTier } from '../../shared/kyb/states.js';
 import * as orders from '../../shared/orders/service.js';
 import { OUTCOMES, resolveDispute, type Outcome } from '../../shared/disputes/service.js';
 import type { StaffQueueFilter } from '../../shared/disputes/repo.js';
-import type { DisputeStatus } from '../../shared/disputes/states.js';
 import { staffConfirm, staffCredit, staffMarkReturned, staffReject } from '../../shared/payments/manual.js';
 import { DECLINE_REASON } from '../../shared/payouts/instruction-schemas.js';
 import { declineInstruction, revealInstruction, verifyInstruction } from '../../shared/payouts/instructions.js';
@@ -149,7 +148,6 @@ function cursorOf(ctx: Ctx): string | null {
   return typeof c === 'string' && c !== '' ? c : null;
 }
 
-const DISPUTE_STATUSES: Record<string, readonly DisputeStatus[]> = { all: ['open', 'on_hold'], open: ['open'], on_hold: ['on_hold'] };
 const MAX_WAIT_HOURS = 24 * 366;
 
 const queryText = (ctx: Ctx, name: string): string => {
@@ -158,11 +156,18 @@ const queryText = (ctx: Ctx, name: string): string => {
 };
 
 /**
- * A queue's search and waiting filters from its query (issue 46): `q` a search (at most 200
- * characters), `older_than_hours` only items waiting at least that long (a whole number, 1 to
- * 8784). Anything else is 400 INVALID_QUERY, shown on the page.
+ * A queue's search, waiting and status filters from its query (issue 46): `q` a search (at
+ * most 200 characters), `older_than_hours` only items waiting at least that long (a whole
+ * number, 1 to 8784), `status` `all` (the default) or one of `statuses` when the queue has a
+ * status filter. Anything else is 400 INVALID_QUERY, shown on the page.
  */
-function queueFilters(ctx: Ctx): { shown: T.QueueFilters; search: StaffSearch } {
+function queueFilters<S extends string>(ctx: Ctx, statuses: readonly S[] = []): { shown: T.QueueFilters; search: StaffSearch; status: S | null } {
+  const statusText = queryText(ctx, 'status') || 'all';
+  const status = statuses.find((s) => s === statusText) ?? null;
+  if (status === null && statusText !== 'all') {
+    const allowed = ['all', ...statuses].join(', ');
+    throw consoleErrors.invalidFilter(`status must be one of ${allowed}`, `status harus salah satu dari ${allowed}`);
+  }
   const q = queryText(ctx, 'q');
   if (q.length > 200) throw consoleErrors.invalidFilter('q may be at most 200 characters', 'q paling banyak 200 karakter');
   const hoursText = queryText(ctx, 'older_than_hours');
@@ -171,18 +176,16 @@ function queueFilters(ctx: Ctx): { shown: T.QueueFilters; search: StaffSearch } 
     throw consoleErrors.invalidFilter(`older_than_hours must be a whole number from 1 to ${MAX_WAIT_HOURS}`, `older_than_hours harus bilangan bulat 1 sampai ${MAX_WAIT_HOURS}`);
   }
   return {
-    shown: { q, olderThanHours: hours },
+    shown: { q, olderThanHours: hours, status: status ?? 'all' },
     search: { q: q === '' ? null : q, before: hours === null ? null : new Date(clock.now().getTime() - hours * 3_600_000) },
+    status,
   };
 }
 
 /** The dispute queue's filters: the queue's own, and `status` all (open and on hold, the default), open or on_hold. */
 function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeFilters } {
-  const status = queryText(ctx, 'status') || 'all';
-  const statuses = DISPUTE_STATUSES[status];
-  if (!statuses) throw consoleErrors.invalidFilter('status must be all, open or on_hold', 'status harus all, open atau on_hold');
-  const f = queueFilters(ctx);
-  return { filter: { statuses, ...f.search }, shown: { ...f.shown, status } };
+  const f = queueFilters(ctx, ['open', 'on_hold'] as const);
+  return { filter: { statuses: f.status === null ? ['open', 'on_hold'] : [f.status], ...f.search }, shown: f.shown };
 }
 
 /**
@@ -190,19 +193,20 @@ function disputeFilters(ctx: Ctx): { filter: StaffQueueFilter; shown: T.DisputeF
  * cursor of its query (400 INVALID_QUERY when out of range), one page of `read`, drawn by
  * `render` with the filters shown back.
  */
-function queueRoute<R>(
+function queueRoute<R, S extends string = never>(
   path: string,
   section: T.ConsoleSection,
-  read: (page: QueueCursor, by: StaffSearch) => Promise<QueuePage<R>>,
+  read: (page: QueueCursor, by: StaffSearch, status: S | null) => Promise<QueuePage<R>>,
   render: (t: ConsoleText, page: QueuePage<R>, csrf: string, shown: T.QueueFilters) => Html,
+  statuses: readonly S[] = [],
 ): void {
   consoleRouter.get(
     path,
     page(async (ctx) => {
       const session = await staffSession(ctx);
       if (!session) return;
-      const f = queueFilters(ctx);
-      consolePage(ctx, section, session, render(staffText(ctx), await read({ cursor: cursorOf(ctx) }, f.search), session.csrfToken, f.shown));
+      const f = queueFilters(ctx, statuses);
+      consolePage(ctx, section, session, render(staffText(ctx), await read({ cursor: cursorOf(ctx) }, f.search, f.status), session.csrfToken, f.shown));
     }),
   );
 }
@@ -270,7 +274,7 @@ consoleRouter.post(
   }),
 );
 
-queueRoute('/admin/payments', 'payments', attentionPayments, T.paymentsTable);
+queueRoute('/admin/payments', 'payments', attentionPayments, T.paymentsTable, ATTENTION_REASONS);
 
 // The staff payment moves of /v1/admin/payments, one form each. Mark-returned needs its
 // note, as the admin API's schema does: say where the money went.
@@ -308,7 +312,7 @@ consoleRouter.post(
   }),
 );
 
-queueRoute('/admin/orders', 'orders', ordersToMove, T.ordersTable);
+queueRoute('/admin/orders', 'orders', (page, by, status) => ordersToMove(page, by, status === null ? ORDERS_TO_MOVE : [status]), T.ordersTable, ORDERS_TO_MOVE);
 
 const textOf = (form: URLSearchParams, name: string, max: number): string | null => {
   const value = form.get(name) ?? '';
@@ -505,7 +509,7 @@ consoleRouter.post(
   }),
 );
 
-queueRoute('/admin/payouts', 'payouts', (page, by) => payoutStaff.openPayouts(db, page, by), T.payoutsTable);
+queueRoute('/admin/payouts', 'payouts', (page, by, status) => payoutStaff.openPayouts(db, page, by, status === null ? payoutStaff.OPEN_PAYOUT_STATUSES : [status]), T.payoutsTable, payoutStaff.OPEN_PAYOUT_STATUSES);
 
 consoleRouter.post(
   '/admin/payouts/:id/settle',

@@ -9,10 +9,12 @@ import type { DisputeView } from '../disputes/repo.js';
 import { queueCount } from '../kyb/review.js';
 import { awaitingCount, disputedCount } from '../deals/repo.js';
 import * as payoutReads from '../payouts/console-repo.js';
-import { attentionQueue, listForStaff, type StaffPaymentRow } from '../payments/repo.js';
+import { attentionQueue, listForStaff, type AttentionReason, type StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './repo.js';
 
-export type { ListedOrder, ListedUser } from './repo.js';
+export type { ListedOrder, ListedUser, OrderToMove } from './repo.js';
+export { ORDERS_TO_MOVE } from './repo.js';
+export { ATTENTION_REASONS } from '../payments/repo.js';
 export type { PendingInstruction } from '../payouts/console-repo.js';
 
 /**
@@ -20,8 +22,8 @@ export type { PendingInstruction } from '../payouts/console-repo.js';
  * payment-service orders) to confirm or reject, claims that came late and gateway payments
  * whose amount did not match, to credit or mark returned (decision 0009).
  */
-export async function attentionPayments(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<StaffPaymentRow>> {
-  return attentionQueue(db, page, by);
+export async function attentionPayments(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH, reason: AttentionReason | null = null): Promise<QueuePage<StaffPaymentRow>> {
+  return attentionQueue(db, page, by, reason);
 }
 
 /** One page of the disputes waiting for a ruling (open or on hold, as `filter` says), the longest waiting first (issue 46: paged, searched, filtered). */
@@ -35,8 +37,8 @@ export async function findUsers(page: QueueCursor = {}, by: StaffSearch = NO_SEA
 }
 
 /** One page of the payment-service orders waiting for the operator (claimed transfer, paid, processing), oldest first. */
-export async function ordersToMove(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH): Promise<QueuePage<repo.ListedOrder>> {
-  return repo.ordersToMove(db, page, by);
+export async function ordersToMove(page: QueueCursor = {}, by: StaffSearch = NO_SEARCH, statuses: readonly repo.OrderToMove[] = repo.ORDERS_TO_MOVE): Promise<QueuePage<repo.ListedOrder>> {
+  return repo.ordersToMove(db, page, by, statuses);
 }
 
 /** One page of the payout instructions of any workspace awaiting staff verification: live workspaces first, oldest pending first (never the account number; review R4). */

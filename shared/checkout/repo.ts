@@ -23,15 +23,16 @@ export type ListedOrder = Pick<
 
 /** The order statuses that wait for an operator's move. */
 export const ORDERS_TO_MOVE = ['pending_review', 'paid', 'processing'] as const;
+export type OrderToMove = (typeof ORDERS_TO_MOVE)[number];
 
 /** The order queue's search (issue 46): the order's or buyer's id exactly, or part of the buyer's e-mail, username or name, or of what is bought (its label or address). */
 const ORDER_SEARCHED = { ids: ['o.id', 'u.id'], text: ['u.email', 'u.username', 'u.full_name', 'o.target_label', 'o.target_url'] } as const;
 
 /** Orders in `ORDERS_TO_MOVE`, oldest first (keyset pages), with their buyer's email, narrowed as staff ask (`before`: created then or earlier). */
-export async function ordersToMove(trx: Db, page: QueueCursor, by: StaffSearch): Promise<QueuePage<ListedOrder>> {
+export async function ordersToMove(trx: Db, page: QueueCursor, by: StaffSearch, statuses: readonly OrderToMove[] = ORDERS_TO_MOVE): Promise<QueuePage<ListedOrder>> {
   const q = trx('service_orders as o')
     .join('users as u', 'u.id', 'o.buyer_id')
-    .whereIn('o.status', ORDERS_TO_MOVE)
+    .whereIn('o.status', [...statuses])
     .select(
       'o.id', 'o.status', 'o.target_url', 'o.target_label', 'o.notes', 'o.item_price', 'o.service_fee', 'o.total', 'o.paid_via', 'o.sla_deadline_at', 'o.created_at',
       'o.buyer_id',

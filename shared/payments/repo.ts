@@ -512,9 +512,9 @@ const ATTENTION_SEARCHED = {
   text: ['p.gateway_order_id', 'p.claim_reference', 'u.email', 'u.username', 'u.full_name', 'e.item_name', 'o.target_label'],
 } as const;
 
-/** The payments waiting for staff as the console pages them: oldest first (keyset pages), narrowed as staff ask (`before`: created then or earlier). */
-export async function attentionQueue(trx: Db, page: QueueCursor, by: StaffSearch): Promise<QueuePage<StaffPaymentRow>> {
-  const q = staffRows(trx, trx('payments as p').whereRaw(NEEDS_ATTENTION));
+/** The payments waiting for staff as the console pages them: oldest first (keyset pages), narrowed as staff ask (`before`: created then or earlier; `reason`: why it waits). */
+export async function attentionQueue(trx: Db, page: QueueCursor, by: StaffSearch, reason: AttentionReason | null = null): Promise<QueuePage<StaffPaymentRow>> {
+  const q = staffRows(trx, trx('payments as p').whereRaw(reason ? ATTENTION_SQL[reason] : NEEDS_ATTENTION));
   return queuePage<StaffPaymentRow>(q, { sandbox: null, since: 'p.created_at', id: 'p.id' }, page, { by, columns: ATTENTION_SEARCHED });
 }
 

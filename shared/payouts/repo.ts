@@ -170,11 +170,19 @@ const SEARCHED = {
   text: ['d.reference', 'm.title', 'c.name', 'w.display_name', 'p.provider_reference'],
 } as const;
 
-/** Open payouts for the operator console: queued and processing, oldest first, narrowed as staff ask (`before`: created then or earlier). */
-export async function openForStaff(trx: Db, page: QueueCursor, by: StaffSearch = NO_SEARCH): Promise<QueuePage<PayoutListRow & { workspace_name: string }>> {
+/** Open payouts for the operator console: queued and processing (or those of `statuses`), oldest first, narrowed as staff ask (`before`: created then or earlier). */
+export const OPEN_PAYOUT_STATUSES = ['queued', 'processing'] as const;
+export type OpenPayoutStatus = (typeof OPEN_PAYOUT_STATUSES)[number];
+
+export async function openForStaff(
+  trx: Db,
+  page: QueueCursor,
+  by: StaffSearch = NO_SEARCH,
+  statuses: readonly OpenPayoutStatus[] = OPEN_PAYOUT_STATUSES,
+): Promise<QueuePage<PayoutListRow & { workspace_name: string }>> {
   const q = listed(trx)
     .join('workspaces as w', 'w.id', 'p.workspace_id')
-    .whereIn('p.status', ['queued', 'processing'])
+    .whereIn('p.status', [...statuses])
     .select([...LIST_COLUMNS, 'w.display_name as workspace_name']);
   // Review R4: live payouts first, oldest first, keyset pages (shared/staff/queue.ts).
   const got = await queuePage<PayoutListRow & { workspace_name: string }>(q, { sandbox: 'p.is_test', since: 'p.created_at', id: 'p.id' }, page, { by, columns: SEARCHED });

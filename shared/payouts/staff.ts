@@ -78,7 +78,9 @@ export async function failByStaff(trx: Db | undefined, staff: StaffActor, id: st
   );
 }
 
+export { OPEN_PAYOUT_STATUSES, type OpenPayoutStatus } from './repo.js';
+
 /** The console's list: open payouts, live ones first, oldest first, one keyset page (review R4). */
-export async function openPayouts(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH) {
-  return repo.openForStaff(trx, page, by);
+export async function openPayouts(trx: Db, page: QueueCursor = {}, by: StaffSearch = NO_SEARCH, statuses: readonly repo.OpenPayoutStatus[] = repo.OPEN_PAYOUT_STATUSES) {
+  return repo.openForStaff(trx, page, by, statuses);
 }

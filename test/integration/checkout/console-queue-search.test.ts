@@ -142,6 +142,13 @@ describe('operator console: every queue searches and filters by waiting time (is
     expect(await list(q(old.claimReference))).to.deep.equal([old.id]);
     expect(await list(`${q(tag)}&older_than_hours=24`)).to.deep.equal([old.id, middle.id]);
     expect(await list(`${q(tag)}&older_than_hours=48`)).to.deep.equal([old.id]);
+    // Why it waits: all three are claimed transfers; none a late claim or a wrong amount.
+    expect(await list(`${q(tag)}&status=claimed`)).to.deep.equal([old.id, middle.id, fresh.id]);
+    expect(await list(`${q(tag)}&status=late_claim`)).to.deep.equal([]);
+    await db('payments').where({ id: middle.id }).update({ flag: 'late_claim' });
+    expect(await list(`${q(tag)}&status=late_claim`)).to.deep.equal([middle.id]);
+    expect(await list(`${q(tag)}&status=claimed`)).to.deep.equal([old.id, fresh.id]);
+    expect(await list(`${q(tag)}&status=amount_mismatch`)).to.deep.equal([]);
     await expectFormShows(browser, '/admin/payments', tag);
   });
 
@@ -171,6 +178,12 @@ describe('operator console: every queue searches and filters by waiting time (is
     expect(await list(q(`${tag}_`))).to.deep.equal([]);
     expect(await list(`${q(tag)}&older_than_hours=24`)).to.deep.equal([old.id, middle.id]);
     expect(await list(`${q(tag)}&older_than_hours=48`)).to.deep.equal([old.id]);
+    expect(await list(`${q(tag)}&status=pending_review`)).to.deep.equal([old.id]);
+    expect(await list(`${q(tag)}&status=paid`)).to.deep.equal([fresh.id]);
+    expect(await list(`${q(tag)}&status=processing&older_than_hours=24`)).to.deep.equal([middle.id]);
+    // The form shows the status chosen.
+    const shown = await browser.get(`/admin/orders?${q(tag)}&status=paid`);
+    expect(shown.text).to.match(/<option value="paid" selected>/);
     await expectFormShows(browser, '/admin/orders', tag);
   });
 
@@ -315,6 +328,8 @@ describe('operator console: every queue searches and filters by waiting time (is
     expect(await list(q(reference.toLowerCase()))).to.deep.equal([old]);
     expect(await list(`${q(tag)}&older_than_hours=24`)).to.deep.equal([old, middle]);
     expect(await list(`${q(tag)}&older_than_hours=48`)).to.deep.equal([old]);
+    expect(await list(`${q(tag)}&status=processing`)).to.deep.equal([middle]);
+    expect(await list(`${q(tag)}&status=queued`)).to.deep.equal([old, fresh]);
     await expectFormShows(browser, '/admin/payouts', tag);
   });
 
@@ -347,7 +362,7 @@ describe('operator console: every queue searches and filters by waiting time (is
   it('every queue refuses filters out of range with 400 INVALID_QUERY and takes the bounds', async () => {
     const paths = ['/admin/payments', '/admin/orders', '/admin/kyb', '/admin/funding', '/admin/instructions', '/admin/payouts', '/admin/rulings'];
     for (const path of paths) {
-      for (const query of ['older_than_hours=0', `q=${'x'.repeat(201)}`, 'older_than_hours=8785', 'older_than_hours=1.5', 'older_than_hours=x', 'cursor=bm90LWEtY3Vyc29y']) {
+      for (const query of ['older_than_hours=0', `q=${'x'.repeat(201)}`, 'older_than_hours=8785', 'older_than_hours=1.5', 'older_than_hours=x', 'cursor=bm90LWEtY3Vyc29y', 'status=closed']) {
         const res = await browser.get(`${path}?${query}`);
         expect(res.status, `${path}?${query}`).to.equal(400);
         expect(res.text, `${path}?${query}`).to.include('INVALID_QUERY');
