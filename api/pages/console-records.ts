@@ -5,7 +5,9 @@
  * shared/staff/records.ts. Every visible string comes from the staff member's dictionary `t`
  * (console-text.ts).
  */
-import type { AuditLine, EscrowRecord, EventLine, OrderRecord, PaymentLine, UserRecord, WorkspaceRecord } from '../../shared/staff/records.js';
+import { attentionOf } from '../../shared/payments/manual.js';
+import type { AuditLine, EscrowRecord, EventLine, OrderRecord, StaffPaymentRow, UserRecord, WorkspaceRecord } from '../../shared/staff/records.js';
+import type { WithdrawalRow } from '../../shared/withdrawals/repo.js';
 import type { ConsoleText } from './console-text.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
@@ -24,6 +26,36 @@ export const userLink = (id: string, label: string) => html`<a href="/admin/user
 export const escrowLink = (id: string, label: string) => html`<a href="/admin/escrows/${id}">${label}</a>`;
 export const orderLink = (id: string, label: string) => html`<a href="/admin/orders/${id}">${label}</a>`;
 
+/**
+ * The staff moves a payment waiting for staff takes (decision 0009): a claimed transfer is
+ * confirmed or rejected; a late claim or a wrong amount is credited to the buyer's balance
+ * or marked returned (with where it went), and a late claim may be rejected. Nothing for a
+ * payment that waits for no one. `back`: the record page the move returns to.
+ */
+export function paymentMoves(t: ConsoleText, p: StaffPaymentRow, csrf: string, back: string | null = null): Html {
+  const c = t.c;
+  const w = t.payments;
+  const reason = attentionOf(p);
+  const form = (move: string, label: string, options: { confirm?: string; danger?: boolean; noteRequired?: boolean } = {}) =>
+    html`<form method="post" action="/admin/payments/${p.id}/${move}" ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${back ? backField(back) : ''}${
+      options.noteRequired ? html`<input type="text" name="note" placeholder="${w.whereItWent}" maxlength="2000" required>` : html`<input type="text" name="note" placeholder="${c.note}" maxlength="2000">`
+    }<button type="submit" ${options.danger ? html`class="danger"` : ''}>${label}</button></form>`;
+  if (reason === null) return html``;
+  if (reason === 'claimed') return html`${form('confirm', c.confirm, { confirm: c.confirmTransfer })}${form('reject', c.reject, { danger: true })}`;
+  const settled = reason === 'amount_mismatch' ? rupiah(Number(p.reported_amount ?? 0)) : rupiah(p.amount);
+  const settle = html`${form('credit', w.credit, { confirm: w.confirmCredit(settled) })}${form('mark-returned', w.markReturned, { confirm: w.confirmReturned(settled), noteRequired: true })}`;
+  return reason === 'late_claim' ? html`${settle}${form('reject', w.rejectNotReceived, { danger: true })}` : settle;
+}
+
+/** A pending withdrawal's approve and reject forms (the note is required for one the risk check sent to review). */
+export function withdrawalMoves(t: ConsoleText, w: WithdrawalRow, csrf: string, back: string | null = null): Html {
+  const c = t.c;
+  const x = t.withdrawals;
+  const hidden = html`${csrfField(csrf)}${back ? backField(back) : ''}`;
+  return html`<form method="post" action="/admin/withdrawals/${w.id}/approve" data-confirm="${x.confirmApprove}">${hidden}<input type="text" name="note" placeholder="${w.risk_action === 'review' ? x.noteRequired : c.note}" maxlength="2000"><button type="submit">${c.approve}</button></form>
+<form method="post" action="/admin/withdrawals/${w.id}/reject">${hidden}<input type="text" name="note" placeholder="${c.note}" maxlength="2000"><button type="submit" class="danger">${c.reject}</button></form>`;
+}
+
 /** A titled table, or a line saying there is nothing. */
 function listSection<T>(t: ConsoleText, id: string, title: string, rows: readonly T[], head: readonly string[], row: (r: T) => Html): Html {
   return html`<section class="card" id="${id}"><h2>${title}</h2>
@@ -36,16 +68,18 @@ ${rows.map(row)}
 }</section>`;
 }
 
-function paymentsSection(t: ConsoleText, rows: readonly PaymentLine[]): Html {
+/** A record's payments, with the moves of any that waits for staff (made here, returning to `back`). */
+function paymentsSection(t: ConsoleText, rows: readonly StaffPaymentRow[], csrf: string, back: string): Html {
   const c = t.c;
   const r = t.records;
-  return listSection(t, 'payments', c.payments, rows, [c.created, t.payments.for, r.provider, r.gatewayOrderId, c.amount, c.status], (p) => {
-    const attention = p.status === 'awaiting_confirmation' || (p.flag === 'amount_mismatch' && p.status !== 'paid');
-    return html`<tr data-id="${p.id}"><td>${iso(p.created_at)}</td>
+  return listSection(t, 'payments', c.payments, rows, [c.created, t.payments.for, r.provider, r.gatewayOrderId, c.amount, c.status, t.payments.decision], (p) => {
+    const reason = attentionOf(p);
+    return html`<tr data-id="${p.id}" data-attention="${reason ?? ''}"><td>${iso(p.created_at)}</td>
 <td>${p.escrow_id ? escrowLink(p.escrow_id, c.escrow) : p.order_id ? orderLink(p.order_id, c.order) : ''}</td>
 <td>${p.provider} · ${p.method}</td><td>${p.gateway_order_id}${p.claim_reference ? html`<br><span class="muted">${r.claim(p.claim_reference)}</span>` : ''}</td>
 <td>${rupiah(p.amount)}</td>
-<td class="status">${p.status}${p.flag ? html`<br><span class="muted">${p.flag}</span>` : ''}${attention ? html`<br><a href="/admin/payments?q=${p.id}" class="open">${r.decidePayment}</a>` : ''}</td></tr>`;
+<td class="status">${p.status}${p.flag ? html`<br><span class="muted">${p.flag}</span>` : ''}${reason ? html`<br><span class="muted">${t.payments.attention[reason]}</span>` : ''}</td>
+<td>${paymentMoves(t, p, csrf, back)}</td></tr>`;
   });
 }
 
@@ -96,10 +130,10 @@ ${listSection(t, 'escrows', c.escrows, v.escrows, [c.created, r.item, c.role, c.
 ${listSection(t, 'orders', c.orders, v.orders, [c.created, c.what, c.total, c.status], (o) =>
   html`<tr data-id="${o.id}"><td>${iso(o.created_at)}</td><td>${orderLink(o.id, o.target_label ?? o.target_url)}</td><td>${rupiah(o.total)}</td><td class="status">${o.status}</td></tr>`,
 )}
-${paymentsSection(t, v.payments)}
+${paymentsSection(t, v.payments, csrf, back)}
 ${listSection(t, 'withdrawals', c.withdrawals, v.withdrawals, [c.requested, c.amount, c.method, c.status, r.reference], (w) =>
   html`<tr data-id="${w.id}"><td>${iso(w.created_at)}</td><td>${rupiah(w.amount)}<br><span class="muted">${c.net(rupiah(w.net_amount))}</span></td><td>${w.method}</td>
-<td class="status">${w.status}${w.status === 'pending' ? html`<br><a href="/admin/withdrawals?q=${w.id}" class="open">${r.decideWithdrawal}</a>` : ''}</td><td>${w.payout_reference ?? ''}</td></tr>`,
+<td class="status">${w.status}${w.status === 'pending' ? withdrawalMoves(t, w, csrf, back) : ''}</td><td>${w.payout_reference ?? ''}</td></tr>`,
 )}
 ${listSection(t, 'sessions', r.sessions, v.sessions, [r.started, r.ends, r.from, r.state], (s) =>
   html`<tr data-id="${s.id}"><td>${iso(s.created_at)}</td><td>${iso(s.expires_at)}</td><td>${s.ip ?? ''}<br><span class="muted">${s.user_agent ?? ''}</span></td><td>${s.revoked_at ? r.ended(iso(s.revoked_at)) : r.sessionLive}</td></tr>`,
@@ -142,7 +176,7 @@ ${listSection(t, 'disputes', c.disputes, v.disputes, [r.opened, c.reason, c.stat
 <td>${d.outcome ?? ''}${d.resolution_note ? html`<br><span class="muted">${d.resolution_note}</span>` : ''}${d.resolved_at ? html`<br><span class="muted">${iso(d.resolved_at)}</span>` : ''}</td></tr>`,
 )}
 ${ruling ? html`<section class="card" id="ruling"><h2>${r.ruleOpen}</h2>${ruling}</section>` : ''}
-${paymentsSection(t, v.payments)}
+${paymentsSection(t, v.payments, csrf, back)}
 ${eventsSection(t, v.events)}
 ${auditSection(t, v.audit)}`;
 }
@@ -170,6 +204,7 @@ export function orderPage(t: ConsoleText, v: OrderRecord, csrf: string): Html {
   const o = v.order;
   const c = t.c;
   const r = t.records;
+  const back = `/admin/orders/${o.id}`;
   const moves = orderMoves(t, o, csrf, `/admin/orders/${o.id}`);
   return html`<section class="card" id="order" data-id="${o.id}" data-status="${o.status}">
 <p><a href="/admin/orders">${c.orders}</a></p>
@@ -189,7 +224,7 @@ ${o.cancelled_at ? entry(c.cancelled, iso(o.cancelled_at)) : ''}
 </dl>
 ${moves.text === '' ? '' : html`<div id="order-moves">${moves}</div>`}
 </section>
-${paymentsSection(t, v.payments)}
+${paymentsSection(t, v.payments, csrf, back)}
 ${eventsSection(t, v.events)}
 ${auditSection(t, v.audit)}`;
 }

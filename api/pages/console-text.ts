@@ -382,7 +382,6 @@ export interface ConsoleText {
     provider: string;
     gatewayOrderId: string;
     claim: (reference: string) => string;
-    decidePayment: string;
     staffActions: string;
     movesAsStaff: string;
     action: string;
@@ -399,7 +398,6 @@ export interface ConsoleText {
     asBuyer: string;
     asSeller: string;
     reference: string;
-    decideWithdrawal: string;
     sessions: string;
     started: string;
     ends: string;
@@ -852,7 +850,6 @@ const EN: ConsoleText = {
     provider: 'Provider',
     gatewayOrderId: 'Gateway order id',
     claim: (reference) => `claim ${reference}`,
-    decidePayment: 'Decide in the payments queue',
     staffActions: 'Staff actions',
     movesAsStaff: 'Moves made as staff',
     action: 'Action',
@@ -869,7 +866,6 @@ const EN: ConsoleText = {
     asBuyer: 'buyer',
     asSeller: 'seller',
     reference: 'Reference',
-    decideWithdrawal: 'Decide in the withdrawal queue',
     sessions: 'Sessions',
     started: 'Started',
     ends: 'Ends',
@@ -1325,7 +1321,6 @@ const ID: ConsoleText = {
     provider: 'Penyedia',
     gatewayOrderId: 'Id pesanan gateway',
     claim: (reference) => `klaim ${reference}`,
-    decidePayment: 'Putuskan di antrean pembayaran',
     staffActions: 'Tindakan staf',
     movesAsStaff: 'Tindakan yang dilakukan sebagai staf',
     action: 'Tindakan',
@@ -1342,7 +1337,6 @@ const ID: ConsoleText = {
     asBuyer: 'pembeli',
     asSeller: 'penjual',
     reference: 'Referensi',
-    decideWithdrawal: 'Putuskan di antrean penarikan',
     sessions: 'Sesi',
     started: 'Mulai',
     ends: 'Berakhir',

@@ -14,14 +14,14 @@ import type { serializeQueueItem } from '../../shared/kyb/serialize.js';
 import { reviewDueBy, slotOf, slotsOf } from '../../shared/kyb/slots.js';
 import { RISK_TIERS } from '../../shared/kyb/states.js';
 import { attentionOf } from '../../shared/payments/manual.js';
-import { ATTENTION_REASONS, type AttentionReason, type StaffPaymentRow } from '../../shared/payments/repo.js';
+import { ATTENTION_REASONS, type StaffPaymentRow } from '../../shared/payments/repo.js';
 import { maskAccountNumber } from '../../shared/payouts/instruction-serialize.js';
 import type { InstructionForStaff } from '../../shared/payouts/instructions-repo.js';
 import { OPEN_PAYOUT_STATUSES, type PayoutListRow } from '../../shared/payouts/repo.js';
 import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
-import { escrowLink, orderLink, orderMoves, userLink, workspaceLink } from './console-records.js';
+import { escrowLink, orderLink, orderMoves, paymentMoves, userLink, withdrawalMoves, workspaceLink } from './console-records.js';
 import type { ConsoleSection, ConsoleText } from './console-text.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
@@ -155,20 +155,6 @@ export function paymentsTable(t: ConsoleText, page: QueuePage<StaffPaymentRow>, 
   const rows = page.rows;
   const c = t.c;
   const w = t.payments;
-  const note = (placeholder = c.note) => html`<input type="text" name="note" placeholder="${placeholder}" maxlength="2000">`;
-  const form = (p: StaffPaymentRow, move: string, label: string, options: { confirm?: string; danger?: boolean; noteRequired?: boolean } = {}) =>
-    html`<form method="post" action="/admin/payments/${p.id}/${move}" ${options.confirm ? html`data-confirm="${options.confirm}"` : ''}>${csrfField(csrf)}${
-      options.noteRequired ? html`<input type="text" name="note" placeholder="${w.whereItWent}" maxlength="2000" required>` : note()
-    }<button type="submit" ${options.danger ? html`class="danger"` : ''}>${label}</button></form>`;
-  const moves = (p: StaffPaymentRow, reason: AttentionReason | null): Html => {
-    const settled = reason === 'amount_mismatch' ? rupiah(Number(p.reported_amount ?? 0)) : rupiah(p.amount);
-    const settle = html`${form(p, 'credit', w.credit, { confirm: w.confirmCredit(settled) })}${form(p, 'mark-returned', w.markReturned, { confirm: w.confirmReturned(settled), noteRequired: true })}`;
-    if (reason === 'claimed') {
-      return html`${form(p, 'confirm', c.confirm, { confirm: c.confirmTransfer })}${form(p, 'reject', c.reject, { danger: true })}`;
-    }
-    if (reason === 'late_claim') return html`${settle}${form(p, 'reject', w.rejectNotReceived, { danger: true })}`;
-    return settle;
-  };
   return html`<section class="card"><h1>${w.heading}</h1>
 <p class="muted">${w.intro}</p>
 ${queueFilterForm(t, '/admin/payments', 'payment-filters', filters, w.placeholder, statusSelect(t, filters, ATTENTION_REASONS.map((r) => [r, w.attention[r]] as const)))}
@@ -180,7 +166,7 @@ ${rows.map((p) => {
 <td>${iso(p.created_at)}${p.claimed_at ? html`<br><span class="muted">${w.claimedAt(iso(p.claimed_at))}</span>` : ''}</td><td>${p.escrow_id ? escrowLink(p.escrow_id, p.item_name) : p.order_id ? orderLink(p.order_id, p.item_name) : p.item_name}<br><span class="muted">${p.escrow_id ? w.escrowRef(p.escrow_id) : w.orderRef(p.order_id ?? '')} (${p.target_status})</span></td><td>${userLink(p.buyer_id, p.buyer_email)}</td>
 <td>${rupiah(p.amount)}${reason === 'amount_mismatch' ? html`<br><span class="muted">${w.gatewayReported(rupiah(Number(p.reported_amount ?? 0)))}</span>` : ''}</td>
 <td>${reason ? w.attention[reason] : ''}${p.claim_reference ? html`<br><span class="muted">${p.claim_reference}</span>` : ''}<br><span class="muted">${p.provider}</span></td>
-<td>${moves(p, reason)}</td>
+<td>${paymentMoves(t, p, csrf)}</td>
 </tr>`;
 })}
 </tbody></table>${nextPageLink(t, withFilters('/admin/payments', filters), page.next)}</section>`;
@@ -199,8 +185,7 @@ ${rows.map(
 <td>${iso(w.created_at)}</td><td>${userLink(w.user_id, user ? user.full_name : w.user_id)}${user ? html`<br>${user.email}` : ''}</td>
 <td>${rupiah(w.amount)}<br><span class="muted">${c.net(rupiah(w.net_amount))}</span></td><td>${w.method}</td>
 <td>${w.risk_action}${w.risk_flags.length ? html`<br><span class="muted">${w.risk_flags.join(', ')}</span>` : ''}</td>
-<td><form method="post" action="/admin/withdrawals/${w.id}/approve" data-confirm="${x.confirmApprove}">${csrfField(csrf)}<input type="text" name="note" placeholder="${w.risk_action === 'review' ? x.noteRequired : c.note}" maxlength="2000"><button type="submit">${c.approve}</button></form>
-<form method="post" action="/admin/withdrawals/${w.id}/reject">${csrfField(csrf)}<input type="text" name="note" placeholder="${c.note}" maxlength="2000"><button type="submit" class="danger">${c.reject}</button></form></td>
+<td>${withdrawalMoves(t, w, csrf)}</td>
 </tr>`,
 )}
 </tbody></table>${nextPageLink(t, withFilters('/admin/withdrawals', filters), page.next)}</section>`;

@@ -518,6 +518,17 @@ export async function attentionQueue(trx: Db, page: QueueCursor, by: StaffSearch
   return queuePage<StaffPaymentRow>(q, { sandbox: null, since: 'p.created_at', id: 'p.id' }, page, { by, columns: ATTENTION_SEARCHED });
 }
 
+/** The newest payments of one escrow, order or buyer as staff see them (the console's record pages). */
+export async function staffPaymentsOf(trx: Db, of: { escrow_id: string } | { order_id: string } | { buyer_id: string }, limit: number): Promise<StaffPaymentRow[]> {
+  const base = trx('payments as p');
+  if ('escrow_id' in of) void base.where('p.escrow_id', of.escrow_id);
+  else if ('order_id' in of) void base.where('p.order_id', of.order_id);
+  else void base.where('p.buyer_id', of.buyer_id);
+  return (await staffRows(trx, base)
+    .orderBy([{ column: 'p.created_at', order: 'desc' }, { column: 'p.id', order: 'desc' }])
+    .limit(limit)) as StaffPaymentRow[];
+}
+
 /** `base` (payments as p) with what staff see of each: its target's status and item, the buyer, what a gateway reported. */
 function staffRows(trx: Db, base: Knex.QueryBuilder): Knex.QueryBuilder {
   return base

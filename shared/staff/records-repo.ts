@@ -53,41 +53,6 @@ export async function ordersOf(trx: Db, userId: string, limit: number): Promise<
     .select<OrderLine[]>('id', 'target_label', 'target_url', 'total', 'status', 'created_at');
 }
 
-export interface PaymentLine {
-  id: string;
-  escrow_id: string | null;
-  order_id: string | null;
-  provider: string;
-  method: string;
-  gateway_order_id: string;
-  amount: number;
-  status: string;
-  flag: string | null;
-  claim_reference: string | null;
-  paid_at: Date | null;
-  created_at: Date;
-}
-
-const PAYMENT_COLUMNS = ['id', 'escrow_id', 'order_id', 'provider', 'method', 'gateway_order_id', 'amount', 'status', 'flag', 'claim_reference', 'paid_at', 'created_at'];
-
-/** Payments the user made, newest first. */
-export async function paymentsOf(trx: Db, userId: string, limit: number): Promise<PaymentLine[]> {
-  return trx('payments')
-    .where('buyer_id', userId)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .limit(limit)
-    .select<PaymentLine[]>(PAYMENT_COLUMNS);
-}
-
-/** The payments of one escrow or order, newest first. */
-export async function paymentsFor(trx: Db, target: { escrow_id: string } | { order_id: string }, limit: number): Promise<PaymentLine[]> {
-  return trx('payments')
-    .where(target)
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .limit(limit)
-    .select<PaymentLine[]>(PAYMENT_COLUMNS);
-}
-
 export interface SessionLine {
   id: string;
   ip: string | null;

@@ -8,13 +8,16 @@ import { db } from '../db.js';
 import { errors } from '../errors.js';
 import { workspaceById, type WorkspaceRow } from '../enterprise/repo.js';
 import { isUuid } from '../ids.js';
+import { staffPaymentsOf, type StaffPaymentRow } from '../payments/repo.js';
 import * as withdrawalsRepo from '../withdrawals/repo.js';
 import type { WithdrawalRow } from '../withdrawals/repo.js';
+
+export type { StaffPaymentRow } from '../payments/repo.js';
 import * as repo from './records-repo.js';
 
 export type {
   AuditLine, CounterpartyLine, DealLine, DisputeRecordRow, EscrowLine, EscrowRecordRow, EventLine, InstructionLine, KeyLine, KybVersionLine, MemberLine, OrderLine,
-  OrderRecordRow, PaymentLine, SessionLine, StaffUserRow, WorkspaceEventLine,
+  OrderRecordRow, SessionLine, StaffUserRow, WorkspaceEventLine,
 } from './records-repo.js';
 
 /** How many of each list a record page shows (the newest). */
@@ -26,7 +29,7 @@ export interface UserRecord {
   user: repo.StaffUserRow;
   escrows: repo.EscrowLine[];
   orders: repo.OrderLine[];
-  payments: repo.PaymentLine[];
+  payments: StaffPaymentRow[];
   withdrawals: WithdrawalRow[];
   sessions: repo.SessionLine[];
   /** Staff actions on the account and on the escrows (and their disputes), orders, payments and withdrawals listed. */
@@ -41,7 +44,7 @@ export async function userRecord(userId: string): Promise<UserRecord> {
   if (!user) throw notFound('account');
   const escrows = await repo.escrowsOf(db, user.id, RECORD_LIST);
   const orders = await repo.ordersOf(db, user.id, RECORD_LIST);
-  const payments = await repo.paymentsOf(db, user.id, RECORD_LIST);
+  const payments = await staffPaymentsOf(db, { buyer_id: user.id }, RECORD_LIST);
   const withdrawals = await withdrawalsRepo.recentForUser(db, user.id, RECORD_LIST);
   const sessions = await repo.sessionsOf(db, user.id, RECORD_LIST);
   const escrowIds = escrows.map((e) => e.id);
@@ -54,7 +57,7 @@ export async function userRecord(userId: string): Promise<UserRecord> {
 export interface EscrowRecord {
   escrow: repo.EscrowRecordRow;
   disputes: repo.DisputeRecordRow[];
-  payments: repo.PaymentLine[];
+  payments: StaffPaymentRow[];
   events: repo.EventLine[];
   audit: repo.AuditLine[];
 }
@@ -64,7 +67,7 @@ export async function escrowRecord(escrowId: string): Promise<EscrowRecord> {
   const escrow = isUuid(escrowId) ? await repo.escrow(db, escrowId) : undefined;
   if (!escrow) throw notFound('escrow');
   const disputes = await repo.disputesOf(db, escrow.id);
-  const payments = await repo.paymentsFor(db, { escrow_id: escrow.id }, RECORD_LIST);
+  const payments = await staffPaymentsOf(db, { escrow_id: escrow.id }, RECORD_LIST);
   const events = await repo.eventsOf(db, 'escrow_events', { escrow_id: escrow.id }, RECORD_LIST * 2);
   const audit = await repo.auditOn(db, [escrow.id, ...disputes.map((d) => d.id), ...payments.map((p) => p.id)], RECORD_LIST);
   return { escrow, disputes, payments, events, audit };
@@ -72,7 +75,7 @@ export async function escrowRecord(escrowId: string): Promise<EscrowRecord> {
 
 export interface OrderRecord {
   order: repo.OrderRecordRow;
-  payments: repo.PaymentLine[];
+  payments: StaffPaymentRow[];
   events: repo.EventLine[];
   audit: repo.AuditLine[];
 }
@@ -81,7 +84,7 @@ export interface OrderRecord {
 export async function orderRecord(orderId: string): Promise<OrderRecord> {
   const order = isUuid(orderId) ? await repo.order(db, orderId) : undefined;
   if (!order) throw notFound('order');
-  const payments = await repo.paymentsFor(db, { order_id: order.id }, RECORD_LIST);
+  const payments = await staffPaymentsOf(db, { order_id: order.id }, RECORD_LIST);
   const events = await repo.eventsOf(db, 'service_order_events', { order_id: order.id }, RECORD_LIST * 2);
   const audit = await repo.auditOn(db, [order.id, ...payments.map((p) => p.id)], RECORD_LIST);
   return { order, payments, events, audit };

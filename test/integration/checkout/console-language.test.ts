@@ -115,7 +115,7 @@ describe('operator console: English or Indonesian (the console_lang cookie)', ()
     expect(record.status).to.equal(200);
     expect(record.text).to.include('<html lang="id"').and.include('<dt>Saldo</dt>').and.include('<h2>Sesi</h2>').and.include('<h2>Penarikan</h2>');
     expect(record.text).to.include('<p class="notice" id="flash">Selesai: user.suspend</p>');
-    expect(record.text).to.include('<button type="submit" class="danger">Bekukan</button>').and.include('>Putuskan di antrean penarikan</a>');
+    expect(record.text).to.include('<button type="submit" class="danger">Bekukan</button>').and.include('<button type="submit">Setujui</button>');
     expect(record.text).to.include('<strong id="user-status">active</strong>');
     expect(record.text).not.to.include('Done: ').and.not.include('<dt>Balance</dt>').and.not.include('>Suspend</button>');
     expect(switchLink(record.text)).to.equal(`/admin/language/en?next=${encodeURIComponent(`/admin/users/${user.id}?done=user.suspend`)}`);

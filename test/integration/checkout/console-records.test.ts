@@ -14,6 +14,9 @@ import { db } from '../../../shared/db.js';
 import * as orders from '../../../shared/orders/service.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createOrder } from '../../factories/orders.js';
+import { createGateway } from '../../factories/payments.js';
+import { pay } from '../../../shared/payments/links.js';
+import { claimPayment } from '../../../shared/payments/manual.js';
 import { createUser, signIn } from '../../factories/users.js';
 import { createWithdrawal } from '../../factories/withdrawals.js';
 import { activeDeal, dealWorld } from '../../factories/deals.js';
@@ -57,7 +60,9 @@ describe('operator console: record pages (issue 46)', () => {
     expect(page.text).to.include(`href="/admin/escrows/${escrow.id}"`);
     expect(page.text).to.include(`<tr data-id="${order.id}">`);
     expect(page.text).to.include(`<tr data-id="${withdrawal.id}">`);
-    expect(page.text).to.include(`href="/admin/withdrawals?q=${withdrawal.id}"`);
+    // The pending withdrawal is decided here: its forms return to this page.
+    expect(page.text).to.match(new RegExp(`action="/admin/withdrawals/${withdrawal.id}/approve"[^>]*>[^]*?name="back" value="/admin/users/${user.id}"`));
+    expect(page.text).to.include(`action="/admin/withdrawals/${withdrawal.id}/reject"`);
     const sessions = (await db('sessions').where({ user_id: user.id }).pluck('id')) as string[];
     expect(sessions).to.have.length.greaterThan(0);
     for (const id of sessions) expect(page.text).to.include(`<tr data-id="${id}">`);
@@ -75,6 +80,28 @@ describe('operator console: record pages (issue 46)', () => {
     expect(after.text).to.include('id="flash"');
     expect(after.text).to.match(/<tr data-action="user.suspend">[\s\S]*Akun dipakai penipu/);
     expect(after.text).to.include('id="reactivate"');
+  });
+
+  it("a claimed transfer is decided from its escrow's page, which shows the escrow paid and the audit", async () => {
+    const { escrow, buyer } = await createEscrow({ amount: 150_000, item: 'Printer kantor' });
+    await createGateway({ provider: 'manual_bca', displayName: 'Transfer BCA', isManual: true, methods: ['bank_transfer'], feePercent: '0', feeFixed: 0, sortOrder: 0, config: { bank_accounts: [{ bank: 'BCA', account_number: '8800112233', account_name: 'PT Rekber' }] } });
+    const link = await pay(undefined, { userId: buyer.id, role: 'user' }, escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    await claimPayment(undefined, { userId: buyer.id, role: 'user' }, escrow.id, { reference: 'BCA 1212' });
+    const path = `/admin/escrows/${escrow.id}`;
+    const page = await staff.browser.get(path);
+    expect(page.text).to.include(`<tr data-id="${link.id}" data-attention="claimed">`);
+    expect(page.text).to.include(`action="/admin/payments/${link.id}/confirm"`);
+    expect(page.text).to.include(`action="/admin/payments/${link.id}/reject"`);
+    const moved = await staff.browser.post(`/admin/payments/${link.id}/confirm`).type('form').send({ _csrf: csrfOf(page.text), back: path, note: 'Mutasi cocok' });
+    expect(moved.headers.location).to.equal(`${path}?done=payment.confirm`);
+    const after = await staff.browser.get(path);
+    expect(after.text).to.include('<strong id="escrow-status">paid</strong>');
+    expect(after.text).to.include(`<tr data-id="${link.id}" data-attention="">`);
+    expect(after.text).not.to.include(`action="/admin/payments/${link.id}/confirm"`);
+    expect(after.text).to.match(/<tr data-action="payment.confirm">[\s\S]*Mutasi cocok/);
+    // The buyer's page lists the payment too, with nothing left to decide.
+    const buyerPage = await staff.browser.get(`/admin/users/${buyer.id}`);
+    expect(buyerPage.text).to.include(`<tr data-id="${link.id}" data-attention="">`);
   });
 
   it('a staff account lists the moves it made', async () => {
