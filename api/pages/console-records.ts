@@ -17,7 +17,7 @@ const iso = (d: Date | null) => (d ? d.toISOString().replace('T', ' ').slice(0, 
 const entry = (label: string, value: Piece) => html`<dt>${label}</dt><dd>${value ?? ''}</dd>`;
 
 /** A form's hidden `back`: the record page the move returns to. */
-const backField = (path: string) => html`<input type="hidden" name="back" value="${path}">`;
+export const backField = (path: string) => html`<input type="hidden" name="back" value="${path}">`;
 
 /** The staff note the audit keeps with a move. */
 const noteField = (placeholder: string) => html`<input type="text" name="note" placeholder="${placeholder}" maxlength="2000" aria-label="${placeholder}">`;

@@ -21,7 +21,7 @@ import { OPEN_PAYOUT_STATUSES, type PayoutListRow } from '../../shared/payouts/r
 import { QUEUE_PAGE, type QueuePage } from '../../shared/staff/queue.js';
 import type { StaffListed } from '../../shared/withdrawals/service.js';
 import { QUEUE_DASHBOARD_PATH } from '../routes/admin-queues.js';
-import { escrowLink, orderLink, orderMoves, paymentMoves, userLink, withdrawalMoves, workspaceLink } from './console-records.js';
+import { backField, escrowLink, orderLink, orderMoves, paymentMoves, userLink, withdrawalMoves, workspaceLink } from './console-records.js';
 import type { ConsoleSection, ConsoleText } from './console-text.js';
 import { csrfField, html, rupiah, type Html } from './html.js';
 
@@ -392,6 +392,41 @@ ${kybDecisions(t, v, csrf)}`;
 /** An amount in the deal's currency (whole units): rupiah for IDR. */
 const money = (amount: number, currency: string) => (currency === 'IDR' ? rupiah(amount) : `${currency} ${Math.trunc(amount).toLocaleString('id-ID')}`);
 
+/** The live milestone's funding confirmation (the amount to expect named in its confirm text). `back`: a record page to return to. */
+function fundingForm(t: ConsoleText, r: { milestone_id: string; funding_amount: number; currency: string; sequence_no: number; reference: string }, csrf: string, back: string | null = null): Html {
+  const f = t.funding;
+  return html`<form method="post" action="/admin/funding/${r.milestone_id}/confirm" class="confirm-funding" data-confirm="${f.confirmArrived(money(r.funding_amount, r.currency), r.sequence_no, r.reference)}">${csrfField(csrf)}${back ? backField(back) : ''}<input type="text" name="note" placeholder="${f.notePlaceholder}" maxlength="2000"><button type="submit">${t.c.confirm}</button></form>`;
+}
+
+/** A disputed milestone's ruling: release, refund, or split with the amount kept for the counterparty (more than its fee share, less than what is held). */
+function rulingForm(
+  t: ConsoleText,
+  r: { milestone_id: string; amount: number; refunded_amount: number; seller_fee: number; currency: string; sequence_no: number; reference: string },
+  csrf: string,
+  back: string | null = null,
+): Html {
+  const c = t.c;
+  const x = t.rulings;
+  const held = r.amount - r.refunded_amount;
+  return html`<form method="post" action="/admin/rulings/${r.milestone_id}/resolve" class="rule" data-confirm="${x.confirmRuling(r.sequence_no, r.reference)}">${csrfField(csrf)}${back ? backField(back) : ''}
+<select name="outcome" required aria-label="${c.ruling}"><option value="release">${x.release}</option><option value="refund">${x.refund}</option><option value="split">${x.split}</option></select>
+<label>${x.releaseAmount(money(r.seller_fee + 1, r.currency), money(held - 1, r.currency))} <input type="number" name="release_amount" min="${r.seller_fee + 1}" max="${held - 1}" step="1" inputmode="numeric"></label>
+<input type="text" name="note" placeholder="${c.noteWhy}" maxlength="2000">
+<button type="submit">${c.rule}</button></form>`;
+}
+
+/** An open payout settled by hand (once the transfer has left). */
+function settleForm(t: ConsoleText, d: PayoutListRow, csrf: string, back: string | null = null): Html {
+  const x = t.payouts;
+  return html`<form method="post" action="/admin/payouts/${d.id}/settle" class="settle" data-confirm="${x.confirmSettle(money(d.amount, d.currency), payoutDestination(d))}">${csrfField(csrf)}${back ? backField(back) : ''}<input type="text" name="note" placeholder="${x.settleNote}" maxlength="2000"><button type="submit">${x.settle}</button></form>`;
+}
+
+/** An open payout failed with the reason the workspace sees (its money returns to the milestone). */
+function failForm(t: ConsoleText, d: PayoutListRow, csrf: string, back: string | null = null): Html {
+  const x = t.payouts;
+  return html`<form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="${x.confirmFail(money(d.amount, d.currency))}">${csrfField(csrf)}${back ? backField(back) : ''}<input type="text" name="reason" placeholder="${x.failReason}" maxlength="1000" required><input type="text" name="note" placeholder="${t.c.note}" maxlength="2000"><button type="submit" class="danger">${x.fail}</button></form>`;
+}
+
 export function fundingTable(t: ConsoleText, page: QueuePage<AwaitingRow>, csrf: string, filters: QueueFilters): Html {
   const rows = page.rows;
   const c = t.c;
@@ -407,7 +442,7 @@ ${rows.map(
 <td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
 <td>${r.sequence_no}. ${r.milestone_title}</td>
 <td>${money(r.amount, r.currency)}</td><td>${money(r.buyer_fee, r.currency)}</td><td class="expect"><strong>${money(r.funding_amount, r.currency)}</strong></td><td>${r.currency}</td>
-<td><form method="post" action="/admin/funding/${r.milestone_id}/confirm" data-confirm="${f.confirmArrived(money(r.funding_amount, r.currency), r.sequence_no, r.reference)}">${csrfField(csrf)}<input type="text" name="note" placeholder="${f.notePlaceholder}" maxlength="2000"><button type="submit">${c.confirm}</button></form></td>
+<td>${fundingForm(t, r, csrf)}</td>
 </tr>`,
 )}
 </tbody></table>${nextPageLink(t, withFilters('/admin/funding', filters), page.next)}</section>`;
@@ -432,17 +467,18 @@ function feeOverrideForm(t: ConsoleText, v: StaffDeal, csrf: string): Html {
 /** Where a payout went: the destination kept on it at release (issue 42), never its instruction's current one. */
 const payoutDestination = (d: PayoutListRow) => `${d.destination_bank_name} ${maskAccountNumber(d.destination_account_last4)}`;
 
-function dealPayouts(t: ConsoleText, rows: PayoutListRow[]): Html {
+function dealPayouts(t: ConsoleText, rows: PayoutListRow[], csrf: string, back: string): Html {
   const c = t.c;
   return html`<section class="card" id="deal-payouts"><h2>${c.payouts}</h2>
 <p class="muted">${t.deal.payoutsIntro}</p>
 ${rows.length === 0 ? html`<p class="muted">${t.deal.noPayouts}</p>` : ''}
-<table>${head([c.queued, c.milestone, c.destination, c.amount, c.status])}<tbody>
+<table>${head([c.queued, c.milestone, c.destination, c.amount, c.status, t.orders.move])}<tbody>
 ${rows.map(
   (d) => html`<tr data-id="${d.id}" data-status="${d.status}">
 <td>${iso(d.created_at)}</td><td>${d.milestone_sequence_no}. ${d.milestone_title}</td>
 <td class="destination">${d.instruction_label}<br><span class="account">${payoutDestination(d)}</span><br><span class="muted holder">${d.destination_account_holder}</span></td>
 <td class="amount">${money(d.amount, d.currency)}</td><td class="status">${d.status}${d.settled_at ? html`<br><span class="muted">${t.deal.settledAt(iso(d.settled_at))}</span>` : ''}${d.failure_reason ? html`<br><span class="muted">${d.failure_reason}</span>` : ''}</td>
+<td>${d.status === 'queued' || d.status === 'processing' ? html`${settleForm(t, d, csrf, back)}${failForm(t, d, csrf, back)}` : ''}</td>
 </tr>`,
 )}
 </tbody></table></section>`;
@@ -483,6 +519,7 @@ export function dealPage(t: ConsoleText, v: StaffDeal, csrf: string, payouts: Pa
   const x = t.deal;
   const fee = serializeFee(d, v.milestones);
   const m = (amount: number) => money(amount, d.currency);
+  const back = `/admin/deals/${d.id}`;
   return html`<section class="card" id="deal" data-id="${d.id}" data-status="${v.status}">
 <p><a href="/admin/funding">${t.funding.heading}</a></p>
 <h1>${x.heading(d.reference, d.title)}</h1>
@@ -507,18 +544,22 @@ ${entry(x.payoutTotal, m(fee.payout_total))}
 ${entry(x.frozen, fee.frozen ? x.frozenYes : x.frozenNo)}
 </dl></section>
 <section class="card" id="milestones"><h2>${x.milestones}</h2>
-<table>${head([x.number, c.title, c.status, c.amount, c.buyerFee, c.sellerFee, x.fundingAmount, x.payoutAmount, x.sharesHead, x.funded])}<tbody>
-${v.milestones.map(
-  (ms) => html`<tr data-id="${ms.id}" data-status="${ms.status}">
+<table>${head([x.number, c.title, c.status, c.amount, c.buyerFee, c.sellerFee, x.fundingAmount, x.payoutAmount, x.sharesHead, x.funded, t.orders.move])}<tbody>
+${v.milestones.map((ms) => {
+  // The staff moves a milestone's state calls for, made here (issue 46): live funding to confirm, a dispute to rule.
+  const keyed = { milestone_id: ms.id, amount: ms.amount, refunded_amount: ms.refunded_amount, seller_fee: ms.seller_fee, funding_amount: ms.funding_amount, currency: d.currency, sequence_no: ms.sequence_no, reference: d.reference };
+  const moveHere = ms.status === 'awaiting_funding' && !d.is_test ? fundingForm(t, keyed, csrf, back) : ms.status === 'disputed' ? rulingForm(t, keyed, csrf, back) : '';
+  return html`<tr data-id="${ms.id}" data-status="${ms.status}">
 <td>${ms.sequence_no}</td><td>${ms.title}</td><td class="status">${ms.status}</td>
 <td>${m(ms.amount)}</td><td class="buyer-fee">${m(ms.buyer_fee)}</td><td class="seller-fee">${m(ms.seller_fee)}</td><td>${m(ms.funding_amount)}</td><td>${m(ms.payout_amount)}</td>
 <td>${feeSharesOpen(ms.status) ? x.sharesOpen : x.sharesFixed}</td><td>${iso(ms.funded_at)}${ms.funding_method ? html`<br><span class="muted">${ms.funding_method}</span>` : ''}</td>
-</tr>`,
-)}
+<td>${moveHere}</td>
+</tr>`;
+})}
 </tbody></table></section>
 ${dealApprovals(t, v)}
 ${dealDocuments(t, v)}
-${dealPayouts(t, payouts)}
+${dealPayouts(t, payouts, csrf, back)}
 ${feeOverrideForm(t, v, csrf)}
 <section class="card" id="events"><h2>${c.recentEvents}</h2>
 ${v.events.length === 0 ? html`<p class="muted">${x.noEvents}</p>` : ''}
@@ -610,8 +651,8 @@ ${rows.map((d) => {
 <form method="post" action="/admin/instructions/${d.payout_instruction_id}/reveal" class="reveal">${csrfField(csrf)}<input type="hidden" name="note" value="To pay payout ${d.id} by hand"><button type="submit">${x.revealAccount}</button></form></td>
 <td class="amount"><strong>${amount}</strong></td>
 <td class="status">${d.status}${d.status === 'processing' && d.lease_until ? html`<br><span class="muted">${x.claimedUntil(iso(d.lease_until))}</span>` : ''}${d.attempts > 0 ? html`<br><span class="muted">${x.attempts(d.attempts)}</span>` : ''}</td>
-<td><form method="post" action="/admin/payouts/${d.id}/settle" class="settle" data-confirm="${x.confirmSettle(amount, destination)}">${csrfField(csrf)}<input type="text" name="note" placeholder="${x.settleNote}" maxlength="2000"><button type="submit">${x.settle}</button></form></td>
-<td><form method="post" action="/admin/payouts/${d.id}/fail" class="fail" data-confirm="${x.confirmFail(amount)}">${csrfField(csrf)}<input type="text" name="reason" placeholder="${x.failReason}" maxlength="1000" required><input type="text" name="note" placeholder="${c.note}" maxlength="2000"><button type="submit" class="danger">${x.fail}</button></form></td>
+<td>${settleForm(t, d, csrf)}</td>
+<td>${failForm(t, d, csrf)}</td>
 </tr>`;
 })}
 </tbody></table>${nextPageLink(t, withFilters('/admin/payouts', filters), page.next)}</section>`;
@@ -633,11 +674,7 @@ ${rows.map((r) => {
 <td><a href="/admin/deals/${r.deal_id}" class="open">${r.reference}</a><br><span class="muted">${r.title}</span></td>
 <td>${r.sequence_no}. ${r.milestone_title}</td>
 <td class="amount">${money(r.amount, r.currency)}${r.refunded_amount > 0 ? html`<br><span class="muted held">${x.held(money(held, r.currency), money(r.refunded_amount, r.currency))}</span>` : ''}</td><td class="seller-fee">${money(r.seller_fee, r.currency)}</td><td class="reason">${r.dispute_reason ?? ''}</td>
-<td><form method="post" action="/admin/rulings/${r.milestone_id}/resolve" data-confirm="${x.confirmRuling(r.sequence_no, r.reference)}">${csrfField(csrf)}
-<select name="outcome" required aria-label="${c.ruling}"><option value="release">${x.release}</option><option value="refund">${x.refund}</option><option value="split">${x.split}</option></select>
-<label>${x.releaseAmount(money(r.seller_fee + 1, r.currency), money(held - 1, r.currency))} <input type="number" name="release_amount" min="${r.seller_fee + 1}" max="${held - 1}" step="1" inputmode="numeric"></label>
-<input type="text" name="note" placeholder="${c.noteWhy}" maxlength="2000">
-<button type="submit">${c.rule}</button></form></td>
+<td>${rulingForm(t, r, csrf)}</td>
 </tr>`;
 })}
 </tbody></table>${nextPageLink(t, withFilters('/admin/rulings', filters), page.next)}</section>`;

@@ -23,6 +23,7 @@ import { activeDeal, dealWorld } from '../../factories/deals.js';
 import { insertDocument } from '../../factories/documents.js';
 import { addMember, workspaceKey } from '../../factories/enterprise.js';
 import { createInstruction } from '../../factories/payouts.js';
+import { approve, disbursementsOf, fundedDeal, makeLive, releasePath } from '../../factories/releases.js';
 import { api } from '../../helpers/app.js';
 import { fundUser } from '../../helpers/platform-factories.js';
 
@@ -200,6 +201,54 @@ describe('operator console: record pages (issue 46)', () => {
     const page = await staff.browser.get(`/admin/deals/${deal.id}`);
     expect(page.text).to.match(new RegExp(`<section class="card" id="documents">[\\s\\S]*<tr data-id="${docId}">[\\s\\S]*Berita acara serah terima`));
     expect(page.text).to.include('<section class="card" id="approvals">');
+  });
+
+  it("a deal's moves are made from its page: live funding confirmed, an open payout settled, a disputed milestone ruled; each returns to the deal", async () => {
+    const client = api();
+    const w = await dealWorld(client, 'PT Langkah Kesepakatan');
+    await makeLive(w);
+    const awaiting = await activeDeal(client, w, [1_000_000]);
+    const fundPath = `/admin/deals/${awaiting.deal.id}`;
+    const page = await staff.browser.get(fundPath);
+    const mid = awaiting.milestones[0]!.id;
+    expect(page.text).to.include(`action="/admin/funding/${mid}/confirm"`);
+    const confirmed = await staff.browser.post(`/admin/funding/${mid}/confirm`).type('form').send({ _csrf: csrfOf(page.text), back: fundPath, note: 'Dana masuk BCA' });
+    expect(confirmed.headers.location).to.equal(`${fundPath}?done=milestone.confirm_funding`);
+    const funded = await staff.browser.get(fundPath);
+    expect(funded.text).to.include(`<tr data-id="${mid}" data-status="funded">`);
+    expect(funded.text).not.to.include(`action="/admin/funding/${mid}/confirm"`);
+
+    // An open payout of a released milestone: settled from the deal's page.
+    const r = await fundedDeal(client, 'live', [1_000_000], {}, w);
+    await approve(r.mids[0]!);
+    const instruction = await createInstruction(w.workspace, w.cpId, { label: 'Rekening langkah', verified: true });
+    const payout = Number((await db('deal_milestones').where({ id: r.mids[0]! }).first<{ payout_amount: string }>('payout_amount')).payout_amount);
+    const released = await client.post(releasePath(r.deal.deal.id, r.mids[0]!)).set(w.h.finance).send({ splits: [{ payout_instruction_id: instruction.id, amount: payout }] });
+    expect(released.status, JSON.stringify(released.body)).to.equal(200);
+    const [open] = await disbursementsOf(r.mids[0]!);
+    const payoutPath = `/admin/deals/${r.deal.deal.id}`;
+    const withPayout = await staff.browser.get(payoutPath);
+    expect(withPayout.text).to.include(`action="/admin/payouts/${open!.id}/settle"`).and.include(`action="/admin/payouts/${open!.id}/fail"`);
+    const settled = await staff.browser.post(`/admin/payouts/${open!.id}/settle`).type('form').send({ _csrf: csrfOf(withPayout.text), back: payoutPath, note: 'TRF 0099' });
+    expect(settled.headers.location).to.equal(`${payoutPath}?done=disbursement.settle`);
+    const after = await staff.browser.get(payoutPath);
+    expect(after.text).to.include(`<tr data-id="${open!.id}" data-status="settled">`);
+    expect(after.text).not.to.include(`action="/admin/payouts/${open!.id}/settle"`);
+
+    // A disputed milestone of a sandbox deal: ruled from its page.
+    const sandbox = await dealWorld(client, 'Grosir Langkah');
+    const disputed = await fundedDeal(client, 'sandbox', [1_000_000], {}, sandbox);
+    const dmid = disputed.mids[0]!;
+    const opened = await client.post(`/v1/enterprise/deals/${disputed.deal.deal.id}/milestones/${dmid}/dispute`).set(sandbox.h.operator).send({ reason: 'Barang rusak' });
+    expect(opened.status, JSON.stringify(opened.body)).to.equal(200);
+    const rulePath = `/admin/deals/${disputed.deal.deal.id}`;
+    const toRule = await staff.browser.get(rulePath);
+    expect(toRule.text).to.include(`action="/admin/rulings/${dmid}/resolve"`);
+    const ruled = await staff.browser.post(`/admin/rulings/${dmid}/resolve`).type('form').send({ _csrf: csrfOf(toRule.text), back: rulePath, outcome: 'refund', note: 'Tidak sesuai' });
+    expect(ruled.headers.location).to.equal(`${rulePath}?done=milestone.resolve_dispute`);
+    const afterRuling = await staff.browser.get(rulePath);
+    expect(afterRuling.text).not.to.include(`action="/admin/rulings/${dmid}/resolve"`);
+    expect(((await db('deal_milestones').where({ id: dmid }).first()) as { status: string }).status).to.not.equal('disputed');
   });
 
   it('a back that is not a record page is ignored: the move returns to its queue', async () => {
