@@ -4,7 +4,9 @@
  * rulings): a queue searched and filtered through its form, a claimed transfer confirmed, a
  * withdrawal approved and another rejected, an order moved from its record page to
  * delivered, an account suspended and reactivated from its page, a dispute ruled from its
- * escrow's page. Each lands with its flash, and the audit keeps who and why.
+ * escrow's page; KYB changes requested and an application rejected, an instruction declined,
+ * a late transfer credited and a claim rejected, an order refunded, a dispute held. Each lands
+ * with its flash, and the audit keeps who and why.
  */
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
@@ -12,7 +14,12 @@ import { db } from '../../shared/db.js';
 import * as orders from '../../shared/orders/service.js';
 import { pay } from '../../shared/payments/links.js';
 import { claimPayment } from '../../shared/payments/manual.js';
+import { clock } from '../../shared/clock.js';
+import { dealWorld } from '../factories/deals.js';
 import { createEscrow } from '../factories/escrows.js';
+import { submittedApplication } from '../factories/kyb-review.js';
+import { createInstruction } from '../factories/payouts.js';
+import { api } from '../helpers/app.js';
 import { createOrder } from '../factories/orders.js';
 import { createGateway } from '../factories/payments.js';
 import { createUser, DEFAULT_PASSWORD } from '../factories/users.js';
@@ -121,6 +128,74 @@ describe('operator console moves in headless Chromium (issue 46)', function () {
     await submit(page, page.locator('#resolve'), `**${escrowPath}?done=dispute.resolve`);
     expect(await page.textContent('#escrow-status')).to.equal('refunded');
     expect((await auditOf(dispute.id)).map((a) => [a.action, a.note])).to.deep.equal([['dispute.refund', 'Barang tidak dikirim']]);
+    expect(problems).to.deep.equal([]);
+    await page.context().close();
+  });
+  it('requests KYB changes and rejects another application, declines an instruction, credits a late transfer and rejects a claim, refunds an order, holds a dispute', async () => {
+    const admin = (await createUser({ role: 'admin', fullName: 'Staf Keputusan' })).user;
+    const changes = await submittedApplication({ name: 'Gudang Perubahan' });
+    const rejected = await submittedApplication({ name: 'Gudang Tolak' });
+    const w = await dealWorld(api(), 'PT Instruksi Tolak');
+    const instruction = await createInstruction(w.workspace, w.cpId, { label: 'Rekening ragu' });
+    await createGateway({ provider: 'manual_bca', displayName: 'Transfer BCA', isManual: true, methods: ['bank_transfer'], feePercent: '0', feeFixed: 0, sortOrder: 0, config: { bank_accounts: [{ bank: 'BCA', account_number: '8800112233', account_name: 'PT Rekber' }] } });
+    // A claim that came after the escrow's payment deadline (late: staff credit it to the buyer) and a plain claim (rejected).
+    const late = await createEscrow({ amount: 150_000, item: 'Klaim terlambat' });
+    const lateLink = await pay(undefined, { userId: late.buyer.id, role: 'user' }, late.escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    try {
+      clock.set(new Date(late.escrow.expires_at.getTime() + 1000));
+      await claimPayment(undefined, { userId: late.buyer.id, role: 'user' }, late.escrow.id, { reference: 'BCA terlambat' });
+    } finally {
+      clock.reset();
+    }
+    const plain = await createEscrow({ amount: 150_000, item: 'Klaim palsu' });
+    const plainLink = await pay(undefined, { userId: plain.buyer.id, role: 'user' }, plain.escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    await claimPayment(undefined, { userId: plain.buyer.id, role: 'user' }, plain.escrow.id, { reference: 'BCA palsu' });
+    const buyer = (await createUser()).user;
+    const order = await createOrder(buyer.id, { label: 'Tiket konser' });
+    await fundUser(buyer.id, order.total);
+    await orders.pay(undefined, { userId: buyer.id, role: 'user' }, order.id, { method: 'balance' });
+    await orders.startProcessing(undefined, { actorId: admin.id, note: null, ip: '127.0.0.1' }, order.id);
+    const disputed = await createEscrow({ status: 'disputed', item: 'Tahan dulu' });
+    const dispute = (await db('disputes').where({ escrow_id: disputed.escrow.id }).first()) as { id: string };
+
+    const { page, problems } = await newPage(harnessOf());
+    await signInAsStaff(page, admin.email, `/admin/kyb/${changes.application.id}`);
+    await page.locator('#request-changes input[name="change_field"]').first().fill('company.npwp');
+    await page.locator('#request-changes input[name="change_note"]').first().fill('NPWP tidak terbaca');
+    await submit(page, page.locator('#request-changes'), '**/admin/kyb?done=kyb.request_changes');
+    await page.goto(`/admin/kyb/${rejected.application.id}`);
+    await page.locator('#reject input[name="reason"]').fill('Dokumen palsu');
+    await submit(page, page.locator('#reject'), '**/admin/kyb?done=kyb.reject');
+    const apps = await db('kyb_applications').whereIn('id', [changes.application.id, rejected.application.id]).select<{ id: string; status: string }[]>('id', 'status');
+    expect(new Map(apps.map((x) => [x.id, x.status]))).to.deep.equal(new Map([[changes.application.id, 'changes_requested'], [rejected.application.id, 'rejected']]));
+
+    await page.goto(`/admin/instructions?q=${instruction.id}`);
+    const row = page.locator(`tr[data-id="${instruction.id}"]`);
+    await row.locator('form.decline input[name="reason"]').fill('Nama pemilik tidak cocok');
+    await submit(page, row.locator('form.decline'), '**/admin/instructions?done=payout_instruction.decline');
+    expect(((await db('payout_instructions').where({ id: instruction.id }).first()) as { status: string }).status).to.equal('declined');
+
+    // The late claim is credited from its escrow's page; the plain claim rejected from the queue, filtered by why it waits.
+    const latePath = `/admin/escrows/${late.escrow.id}`;
+    await page.goto(latePath);
+    await submit(page, page.locator(`form[action="/admin/payments/${lateLink.id}/credit"]`), `**${latePath}?done=payment.credit`);
+    expect(((await db('payments').where({ id: lateLink.id }).first()) as { status: string }).status).to.not.equal('awaiting_confirmation');
+    await page.goto('/admin/payments?status=claimed&q=BCA%20palsu');
+    await submit(page, page.locator(`form[action="/admin/payments/${plainLink.id}/reject"]`), /\/admin\/payments\?done=payment\.reject/);
+    expect(((await db('payments').where({ id: plainLink.id }).first()) as { status: string }).status).to.equal('failed');
+
+    const orderPath = `/admin/orders/${order.id}`;
+    await page.goto(orderPath);
+    await page.locator(`form[action="${orderPath}/refund"] input[name="reason"]`).fill('Tiket habis');
+    await submit(page, page.locator(`form[action="${orderPath}/refund"]`), `**${orderPath}?done=order.refund`);
+    expect(await page.textContent('#order-status')).to.equal('refunded');
+
+    await page.goto(`/admin/disputes?q=${dispute.id}`);
+    const d = page.locator(`tr[data-id="${dispute.id}"]`);
+    await d.locator('select[name="outcome"]').selectOption('hold');
+    await d.locator('input[name="note"]').fill('Menunggu bukti resi');
+    await submit(page, d.locator('form'), '**/admin/disputes?done=dispute.resolve');
+    expect(((await db('disputes').where({ id: dispute.id }).first()) as { status: string }).status).to.equal('on_hold');
     expect(problems).to.deep.equal([]);
     await page.context().close();
   });
