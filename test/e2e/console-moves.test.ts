@@ -5,7 +5,8 @@
  * withdrawal approved and another rejected, an order moved from its record page to
  * delivered, an account suspended and reactivated from its page, a dispute ruled from its
  * escrow's page; KYB changes requested and an application rejected, an instruction declined,
- * a late transfer credited and a claim rejected, an order refunded, a dispute held. Each lands
+ * a late transfer credited, another marked returned and a claim rejected, an order's transfer
+ * confirmed and another order refunded, a dispute held. Each lands
  * with its flash, and the audit keeps who and why.
  */
 import { expect } from 'chai';
@@ -131,7 +132,7 @@ describe('operator console moves in headless Chromium (issue 46)', function () {
     expect(problems).to.deep.equal([]);
     await page.context().close();
   });
-  it('requests KYB changes and rejects another application, declines an instruction, credits a late transfer and rejects a claim, refunds an order, holds a dispute', async () => {
+  it("requests KYB changes and rejects another application, declines an instruction, credits a late transfer, marks another returned and rejects a claim, confirms an order's transfer and refunds another order, holds a dispute", async () => {
     const admin = (await createUser({ role: 'admin', fullName: 'Staf Keputusan' })).user;
     const changes = await submittedApplication({ name: 'Gudang Perubahan' });
     const rejected = await submittedApplication({ name: 'Gudang Tolak' });
@@ -147,6 +148,20 @@ describe('operator console moves in headless Chromium (issue 46)', function () {
     } finally {
       clock.reset();
     }
+    // A second late claim: the money went back to the payer outside the service (marked returned, saying where).
+    const returned = await createEscrow({ amount: 150_000, item: 'Klaim dikembalikan' });
+    const returnedLink = await pay(undefined, { userId: returned.buyer.id, role: 'user' }, returned.escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    try {
+      clock.set(new Date(returned.escrow.expires_at.getTime() + 1000));
+      await claimPayment(undefined, { userId: returned.buyer.id, role: 'user' }, returned.escrow.id, { reference: 'BCA kembali' });
+    } finally {
+      clock.reset();
+    }
+    // An order paid by a claimed manual transfer: staff confirm it from the order's page.
+    const claimer = (await createUser()).user;
+    const claimedOrder = await createOrder(claimer.id, { label: 'Pulsa transfer' });
+    await orders.pay(undefined, { userId: claimer.id, role: 'user' }, claimedOrder.id, { method: 'bank_transfer', provider: 'manual_bca' });
+    await orders.claimPayment(undefined, { userId: claimer.id, role: 'user' }, claimedOrder.id, { reference: 'BCA pulsa' });
     const plain = await createEscrow({ amount: 150_000, item: 'Klaim palsu' });
     const plainLink = await pay(undefined, { userId: plain.buyer.id, role: 'user' }, plain.escrow.id, { method: 'bank_transfer', provider: 'manual_bca' });
     await claimPayment(undefined, { userId: plain.buyer.id, role: 'user' }, plain.escrow.id, { reference: 'BCA palsu' });
@@ -183,6 +198,19 @@ describe('operator console moves in headless Chromium (issue 46)', function () {
     await page.goto('/admin/payments?status=claimed&q=BCA%20palsu');
     await submit(page, page.locator(`form[action="/admin/payments/${plainLink.id}/reject"]`), /\/admin\/payments\?done=payment\.reject/);
     expect(((await db('payments').where({ id: plainLink.id }).first()) as { status: string }).status).to.equal('failed');
+
+    const returnedPath = `/admin/escrows/${returned.escrow.id}`;
+    await page.goto(returnedPath);
+    const markReturned = page.locator(`form[action="/admin/payments/${returnedLink.id}/mark-returned"]`);
+    await markReturned.locator('input[name="note"]').fill('Dikembalikan ke rekening BCA pembeli');
+    await submit(page, markReturned, `**${returnedPath}?done=payment.mark_returned`);
+    expect((await auditOf(returnedLink.id)).map((x) => [x.action, x.note])).to.deep.equal([['payment.mark_returned', 'Dikembalikan ke rekening BCA pembeli']]);
+
+    const claimedPath = `/admin/orders/${claimedOrder.id}`;
+    await page.goto(claimedPath);
+    expect(await page.textContent('#order-status')).to.equal('pending_review');
+    await submit(page, page.locator(`form[action="${claimedPath}/confirm-payment"]`), `**${claimedPath}?done=order.confirm_payment`);
+    expect(await page.textContent('#order-status')).to.equal('paid');
 
     const orderPath = `/admin/orders/${order.id}`;
     await page.goto(orderPath);
