@@ -157,3 +157,88 @@ new client.Gauge({
     }
   },
 });
+
+// ---- Figures an operator is paged for (issue 47, "Figures that wake someone") -------------
+// Read at scrape time, each from one indexed query, so every process serving /metrics
+// reports them; an age is 0 when nothing waits.
+
+const ageSeconds = (since: Date | string | null | undefined, now: Date): number =>
+  since ? Math.max(0, (now.getTime() - new Date(since).getTime()) / 1000) : 0;
+
+new client.Gauge({
+  name: 'outbox_oldest_due_age_seconds',
+  help: 'Age of the oldest outbox row that is due and not relayed (0: none): the relay is stuck or behind',
+  registers: [registry],
+  async collect() {
+    try {
+      const now = clock.now();
+      const row = await db('outbox').whereNull('relayed_at').whereNull('dead_at').where('available_at', '<=', now).min<{ oldest: Date | null }>({ oldest: 'available_at' }).first();
+      this.set(ageSeconds(row?.oldest, now));
+    } catch (err) {
+      logger.warn({ err }, 'outbox_oldest_due_age_seconds metric: Postgres did not answer');
+    }
+  },
+});
+
+new client.Gauge({
+  name: 'queue_oldest_waiting_age_seconds',
+  help: 'Age of the oldest job waiting in each queue (0: none waiting): its workers are down or behind',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const now = clock.now();
+    for (const q of allQueues()) {
+      // Ascending: the oldest waiting job first (BullMQ's wait list takes new jobs at its head).
+      const [oldest] = await q.getJobs(['waiting'], 0, 0, true);
+      this.set({ queue: q.name }, oldest ? ageSeconds(new Date(oldest.timestamp), now) : 0);
+    }
+  },
+});
+
+new client.Gauge({
+  name: 'payout_oldest_processing_age_seconds',
+  help: 'Age of the oldest payout being sent, by kind (deal payouts, withdrawals; 0: none): a provider or the payout run is stuck',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+  async collect() {
+    try {
+      const now = clock.now();
+      const deal = await db('disbursements').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'updated_at' }).first();
+      const withdrawal = await db('withdrawals').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'updated_at' }).first();
+      this.reset();
+      this.set({ kind: 'deal_payout' }, ageSeconds(deal?.oldest, now));
+      this.set({ kind: 'withdrawal' }, ageSeconds(withdrawal?.oldest, now));
+    } catch (err) {
+      logger.warn({ err }, 'payout_oldest_processing_age_seconds metric: Postgres did not answer');
+    }
+  },
+});
+
+new client.Gauge({
+  name: 'webhook_endpoints_disabled',
+  help: 'Webhook endpoints disabled after failing deliveries (workspaces stop hearing from us)',
+  registers: [registry],
+  async collect() {
+    try {
+      const [row] = await db('webhook_endpoints').where('status', 'disabled').count<{ n: string }[]>({ n: '*' });
+      this.set(Number(row?.n ?? 0));
+    } catch (err) {
+      logger.warn({ err }, 'webhook_endpoints_disabled metric: Postgres did not answer');
+    }
+  },
+});
+
+new client.Gauge({
+  name: 'reconciliation_workspaces_with_differences',
+  help: 'Workspaces whose books and deals differed at the latest nightly reconciliation (-1: it never ran)',
+  registers: [registry],
+  async collect() {
+    try {
+      const row = await db('enterprise_reconciliation_runs').orderBy([{ column: 'run_on', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first<{ workspaces_with_differences: number } | undefined>('workspaces_with_differences');
+      this.set(row ? Number(row.workspaces_with_differences) : -1);
+    } catch (err) {
+      logger.warn({ err }, 'reconciliation_workspaces_with_differences metric: Postgres did not answer');
+    }
+  },
+});
