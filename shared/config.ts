@@ -43,6 +43,13 @@ export interface Config {
    */
   workerLockMs: number;
   workerStalledCheckMs: number;
+  /**
+   * Where the worker process serves its own /metrics (the counters only the worker moves:
+   * stalled jobs, the outbox relay's dead letters and re-enqueues); port 0 (the default)
+   * serves none. The host defaults to loopback; open it to the scraper's network on purpose.
+   */
+  workerMetricsHost: string;
+  workerMetricsPort: number;
   /** How long a payout worker's claim on a withdrawal lasts; renewed every third of it while the provider call runs. */
   payoutLeaseMs: number;
   /** How long a request for a new CSV export waits for the exports worker before answering 202 (ms; 0: never waits). */
@@ -124,6 +131,8 @@ const schema = Joi.object({
   WORKER_CONCURRENCY: Joi.number().integer().min(1).max(100).default(5),
   WORKER_LOCK_MS: Joi.number().integer().min(500).max(600_000).default(10_000),
   WORKER_STALLED_CHECK_MS: Joi.number().integer().min(250).max(600_000).default(5_000),
+  WORKER_METRICS_HOST: Joi.string().hostname().default('127.0.0.1'),
+  WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65_535).default(0),
   PAYOUT_LEASE_MS: Joi.number().integer().min(500).max(3_600_000).default(15_000),
   EXPORT_WAIT_MS: Joi.number().integer().min(0).max(60_000).default(10_000),
   EXPORT_BYTES_PER_WORKSPACE: Joi.number().integer().min(1_000_000).max(10_000_000_000).default(200_000_000),
@@ -195,6 +204,8 @@ interface RawEnv {
   WORKER_CONCURRENCY: number;
   WORKER_LOCK_MS: number;
   WORKER_STALLED_CHECK_MS: number;
+  WORKER_METRICS_HOST: string;
+  WORKER_METRICS_PORT: number;
   PAYOUT_LEASE_MS: number;
   EXPORT_WAIT_MS: number;
   EXPORT_BYTES_PER_WORKSPACE: number;
@@ -302,6 +313,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: v.WORKER_CONCURRENCY,
     workerLockMs: v.WORKER_LOCK_MS,
     workerStalledCheckMs: v.WORKER_STALLED_CHECK_MS,
+    workerMetricsHost: v.WORKER_METRICS_HOST,
+    workerMetricsPort: v.WORKER_METRICS_PORT,
     payoutLeaseMs: v.PAYOUT_LEASE_MS,
     exportWaitMs: v.EXPORT_WAIT_MS,
     exportBytesPerWorkspace: v.EXPORT_BYTES_PER_WORKSPACE,

@@ -242,3 +242,15 @@ new client.Gauge({
     }
   },
 });
+
+/**
+ * Jobs a worker found stalled (their lock ran out: the worker that held them died or its
+ * event loop was blocked past WORKER_LOCK_MS), by queue. Counted in the worker process
+ * (`watchWorker`), served by its own /metrics (WORKER_METRICS_PORT).
+ */
+export const jobsStalled = new client.Counter({
+  name: 'queue_jobs_stalled_total',
+  help: 'Jobs found stalled (moved back to wait, or failed after too many stalls), by queue',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});

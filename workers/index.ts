@@ -14,7 +14,8 @@ import { closeQueues, isQueueName, QUEUE_NAMES, type QueueName } from '../shared
 import { createQueueConnection, redis } from '../shared/redis.js';
 import { closeMailTransport } from '../shared/mail/transport.js';
 import { closeSandboxGateway } from '../shared/payments/gateways/sandbox.js';
-import { buildRegistry, queueProcessor, upsertMaintenanceSchedules, workerResilience } from './registry.js';
+import { startMetricsServer } from '../shared/metrics-server.js';
+import { buildRegistry, queueProcessor, upsertMaintenanceSchedules, watchWorker, workerResilience } from './registry.js';
 
 const registry = buildRegistry();
 const SCHEDULE_REFRESH_MS = 5 * 60_000;
@@ -41,12 +42,13 @@ const workers = selected.map((name) => {
     concurrency: config.workerConcurrency,
     ...workerResilience(),
   });
-  worker.on('failed', (job, err) =>
-    logger.warn({ queue: name, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'),
-  );
-  worker.on('error', (err) => logger.error({ queue: name, err }, 'worker error'));
+  watchWorker(worker, name);
   return worker;
 });
+
+// The worker's own /metrics (issue 47): the counters only this process moves.
+const metricsServer = config.workerMetricsPort > 0 ? await startMetricsServer(config.workerMetricsHost, config.workerMetricsPort, config.metricsToken) : null;
+if (metricsServer) logger.info({ host: config.workerMetricsHost, port: config.workerMetricsPort }, 'worker metrics served');
 
 // Periodic maintenance (idempotent upsert: every worker copy may call it). Upserted again
 // every few minutes so the schedules, and the outbox sweeper with them, survive a Redis
@@ -97,6 +99,7 @@ async function shutdown(signal: string): Promise<void> {
   force.unref();
   await Promise.all(loops);
   await Promise.allSettled(workers.map((w) => w.close()));
+  metricsServer?.close();
   await Promise.allSettled([closeQueues(), db.destroy(), redis.quit(), connection.quit(), closeSandboxGateway()]);
   closeMailTransport();
   logger.info('workers stopped');

@@ -3,8 +3,10 @@
  * in the file of its own queue. Start-up fails otherwise. Also the periodic maintenance
  * schedules the worker keeps in place.
  */
-import { UnrecoverableError } from 'bullmq';
+import { UnrecoverableError, type Worker } from 'bullmq';
 import { config } from '../shared/config.js';
+import { logger } from '../shared/logger.js';
+import { jobsStalled } from '../shared/metrics.js';
 import { markCompleted, outboxIdOf } from '../shared/outbox.js';
 import { getQueue, JOBS, isJobName, payloadProblem, type JobName, type QueueName } from '../shared/queues.js';
 import { PAYOUT_SWEEP_MS } from '../shared/withdrawals/service.js';
@@ -92,6 +94,19 @@ export function workerResilience(o: { lockMs?: number; stalledCheckMs?: number }
 }
 
 /** The nightly reconciliation's cron pattern (UTC). */
+/**
+ * What a running worker reports (issue 47): every failure logged, every stalled job counted
+ * in `queue_jobs_stalled_total` (served by the worker's /metrics) and logged.
+ */
+export function watchWorker(worker: Worker, queue: QueueName): void {
+  worker.on('failed', (job, err) => logger.warn({ queue, job: job?.name, job_id: job?.id, attempts: job?.attemptsMade, err: err.message }, 'job failed'));
+  worker.on('error', (err) => logger.error({ queue, err }, 'worker error'));
+  worker.on('stalled', (jobId) => {
+    jobsStalled.inc({ queue });
+    logger.warn({ queue, job_id: jobId }, 'job stalled: its lock ran out, taken again');
+  });
+}
+
 export const RECONCILE_PATTERN = '0 19 * * *';
 
 /** Periodic maintenance: scheduler id, job (on its own queue), interval or cron pattern (UTC). */
