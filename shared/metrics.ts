@@ -254,3 +254,35 @@ export const jobsStalled = new client.Counter({
   labelNames: ['queue'] as const,
   registers: [registry],
 });
+
+/**
+ * The latest ledger check (`npm run ledger:check`, recorded in `ledger_check_runs`): whether
+ * every invariant held (1), or not (0), and how long ago it ran; -1 for both before any run.
+ */
+new client.Gauge({
+  name: 'ledger_check_last_ok',
+  help: 'Whether the latest ledger check found every invariant holding (1) or not (0); -1: it never ran',
+  registers: [registry],
+  async collect() {
+    try {
+      const row = await db('ledger_check_runs').orderBy([{ column: 'ran_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first<{ ok: boolean } | undefined>('ok');
+      this.set(row ? (row.ok ? 1 : 0) : -1);
+    } catch (err) {
+      logger.warn({ err }, 'ledger_check_last_ok metric: Postgres did not answer');
+    }
+  },
+});
+
+new client.Gauge({
+  name: 'ledger_check_last_run_age_seconds',
+  help: 'How long ago the latest ledger check ran; -1: it never ran',
+  registers: [registry],
+  async collect() {
+    try {
+      const row = await db('ledger_check_runs').max<{ latest: Date | null }>({ latest: 'ran_at' }).first();
+      this.set(row?.latest ? ageSeconds(row.latest, clock.now()) : -1);
+    } catch (err) {
+      logger.warn({ err }, 'ledger_check_last_run_age_seconds metric: Postgres did not answer');
+    }
+  },
+});

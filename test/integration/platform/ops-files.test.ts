@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { registry } from '../../../shared/metrics.js';
 
-const METRIC = /\b[a-z][a-z0-9_]*_(?:seconds|total|rows|jobs|disabled|differences|bucket)\b/g;
+const METRIC = /\b[a-z][a-z0-9_]*_(?:seconds|total|rows|jobs|disabled|differences|bucket|ok)\b/g;
 
 async function exposed(): Promise<Set<string>> {
   const names = new Set<string>();

@@ -1,9 +1,9 @@
 /**
  * Issue 47, "Figures that wake someone" (first part): the gauges an operator is paged for,
  * read at scrape time: the oldest due outbox row, the oldest waiting job of each queue, the
- * oldest payout being sent (deal payouts and withdrawals), disabled webhook endpoints, and the
- * latest nightly reconciliation's workspaces with differences. Each moves with what it
- * measures and reads 0 (or -1 for a reconciliation that never ran) when nothing waits.
+ * oldest payout being sent (deal payouts and withdrawals), disabled webhook endpoints, the
+ * latest nightly reconciliation's workspaces with differences and the latest ledger check.
+ * Each moves with what it measures and reads 0 when nothing waits (-1 for what never ran).
  */
 import { expect } from 'chai';
 import { clock } from '../../../shared/clock.js';
@@ -75,5 +75,32 @@ describe('metrics an operator is paged for (issue 47)', () => {
     const run = (day: string, n: number) => ({ run_on: day, workspaces_checked: 10, workspaces_with_differences: n, differences: n, created_at: new Date() });
     await db('enterprise_reconciliation_runs').insert([run('2026-12-05', 3), run('2026-12-06', 2)]);
     expect(await gauge('reconciliation_workspaces_with_differences')).to.equal(2);
+  });
+
+  it('ledger_check_last_ok and ledger_check_last_run_age_seconds read the latest recorded ledger check (-1 before any)', async () => {
+    clock.set(T0);
+    expect(await gauge('ledger_check_last_ok')).to.equal(-1);
+    expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(-1);
+    await db('ledger_check_runs').insert({ ran_at: new Date(T0.getTime() - 7_200_000), ok: true, violations: 0 });
+    expect(await gauge('ledger_check_last_ok')).to.equal(1);
+    expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(7200);
+    await db('ledger_check_runs').insert({ ran_at: new Date(T0.getTime() - 60_000), ok: false, violations: 2, first_violations: JSON.stringify([{ rule: 'entry-balances', detail: 'x' }]) });
+    expect(await gauge('ledger_check_last_ok')).to.equal(0);
+    expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(60);
+    // The runs are append-only, and ok must agree with the count.
+    let refused = false;
+    try {
+      await db('ledger_check_runs').update({ ok: true });
+    } catch {
+      refused = true;
+    }
+    expect(refused).to.equal(true);
+    let inconsistent = false;
+    try {
+      await db('ledger_check_runs').insert({ ran_at: T0, ok: true, violations: 1 });
+    } catch {
+      inconsistent = true;
+    }
+    expect(inconsistent).to.equal(true);
   });
 });
