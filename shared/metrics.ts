@@ -286,3 +286,37 @@ new client.Gauge({
     }
   },
 });
+
+/** How many of the newest callbacks the callback-to-paid figure reads (by primary key, newest first). */
+export const CALLBACK_LATENCY_WINDOW = 500;
+
+/**
+ * From a gateway's callback to the payment paid (issue 47): the median and the 99th
+ * percentile of `processed_at - received_at` over the newest callbacks (at most
+ * CALLBACK_LATENCY_WINDOW, read newest first by primary key) that paid a payment in the last
+ * 15 minutes; 0 when none did. The callback is stored when it arrives and reconciled by the
+ * worker, so this is the time a paid buyer waits to be seen as paid.
+ */
+new client.Gauge({
+  name: 'payment_callback_to_paid_seconds',
+  help: 'Seconds from a gateway callback arriving to its payment paid, by quantile, over paying callbacks of the last 15 minutes (0: none)',
+  labelNames: ['quantile'] as const,
+  registers: [registry],
+  async collect() {
+    try {
+      const since = new Date(clock.now().getTime() - 15 * 60_000);
+      const { rows } = await db.raw<{ rows: { p50: number | null; p99: number | null }[] }>(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY s) AS p99
+           FROM (SELECT extract(epoch FROM processed_at - received_at)::float8 AS s, outcome, processed_at
+                   FROM payment_callbacks ORDER BY id DESC LIMIT ?) newest
+          WHERE outcome = 'paid' AND processed_at >= ?`,
+        [CALLBACK_LATENCY_WINDOW, since],
+      );
+      this.reset();
+      this.set({ quantile: '0.5' }, Number(rows[0]?.p50 ?? 0));
+      this.set({ quantile: '0.99' }, Number(rows[0]?.p99 ?? 0));
+    } catch (err) {
+      logger.warn({ err }, 'payment_callback_to_paid_seconds metric: Postgres did not answer');
+    }
+  },
+});

@@ -77,6 +77,29 @@ describe('metrics an operator is paged for (issue 47)', () => {
     expect(await gauge('reconciliation_workspaces_with_differences')).to.equal(2);
   });
 
+  it('payment_callback_to_paid_seconds: median and p99 from callback to paid over the last 15 minutes of paying callbacks', async () => {
+    clock.set(T0);
+    expect(await gauge('payment_callback_to_paid_seconds', 'quantile="0.99"')).to.equal(0);
+    let n = 0;
+    const callback = (outcome: string, waited: number, processedAgo: number) => {
+      n += 1;
+      const processed = new Date(T0.getTime() - processedAgo * 1000);
+      return {
+        provider: 'sandbox', source: 'callback', gateway_order_id: `ORD-${n}`, status: 'paid', amount: 100_000, dedupe_key: `metrics-${n}`, raw_body: '{}',
+        received_at: new Date(processed.getTime() - waited * 1000), processed_at: processed, outcome,
+      };
+    };
+    await db('payment_callbacks').insert([
+      callback('paid', 500, 20 * 60), // processed before the window: left out
+      callback('paid', 2, 60),
+      callback('paid', 4, 30),
+      callback('duplicate_paid', 100, 10), // did not pay anything: left out
+      callback('paid', 60, 5),
+    ]);
+    expect(await gauge('payment_callback_to_paid_seconds', 'quantile="0.5"')).to.equal(4);
+    expect(await gauge('payment_callback_to_paid_seconds', 'quantile="0.99"')).to.be.closeTo(58.88, 0.001);
+  });
+
   it('ledger_check_last_ok and ledger_check_last_run_age_seconds read the latest recorded ledger check (-1 before any)', async () => {
     clock.set(T0);
     expect(await gauge('ledger_check_last_ok')).to.equal(-1);
