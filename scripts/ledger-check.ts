@@ -1,20 +1,16 @@
 /**
- * `npm run ledger:check`: verifies every ledger invariant; exits 1 on any violation. Each run
- * is recorded in `ledger_check_runs` (issue 47: /metrics reports the latest, an alert wakes
- * someone when it failed or has not run for a day).
+ * `npm run ledger:check`: verifies every ledger invariant; exits 1 on any violation. Each run's
+ * result is recorded (shared/ledger/check-record.ts; issue 47: /metrics reports the latest and
+ * an alert wakes someone when it failed or has not run for a day).
  */
-import { clock } from '../shared/clock.js';
 import { db } from '../shared/db.js';
 import { checkLedger } from '../shared/ledger/index.js';
+import { recordLedgerCheck } from '../shared/ledger/check-record.js';
+import { redis } from '../shared/redis.js';
 
 try {
   const violations = await checkLedger(db);
-  await db('ledger_check_runs').insert({
-    ran_at: clock.now(),
-    ok: violations.length === 0,
-    violations: violations.length,
-    first_violations: JSON.stringify(violations.slice(0, 20)),
-  });
+  await recordLedgerCheck(violations);
   if (violations.length === 0) {
     console.log('ledger: all invariants hold');
   } else {
@@ -23,4 +19,5 @@ try {
   }
 } finally {
   await db.destroy();
+  redis.disconnect();
 }

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import client from 'prom-client';
 import { clock } from './clock.js';
 import { db } from './db.js';
+import { lastLedgerCheck } from './ledger/check-record.js';
 import { logger } from './logger.js';
 import { allQueues } from './queues.js';
 
@@ -256,8 +257,9 @@ export const jobsStalled = new client.Counter({
 });
 
 /**
- * The latest ledger check (`npm run ledger:check`, recorded in `ledger_check_runs`): whether
- * every invariant held (1), or not (0), and how long ago it ran; -1 for both before any run.
+ * The latest ledger check (`npm run ledger:check`, recorded by shared/ledger/check-record.ts):
+ * whether every invariant held (1) or not (0), and how long ago it ran; -1 for both before any
+ * run. One Redis read per gauge.
  */
 new client.Gauge({
   name: 'ledger_check_last_ok',
@@ -265,10 +267,10 @@ new client.Gauge({
   registers: [registry],
   async collect() {
     try {
-      const row = await db('ledger_check_runs').orderBy([{ column: 'ran_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first<{ ok: boolean } | undefined>('ok');
-      this.set(row ? (row.ok ? 1 : 0) : -1);
+      const last = await lastLedgerCheck();
+      this.set(last ? (last.ok ? 1 : 0) : -1);
     } catch (err) {
-      logger.warn({ err }, 'ledger_check_last_ok metric: Postgres did not answer');
+      logger.warn({ err }, 'ledger_check_last_ok metric: Redis did not answer');
     }
   },
 });
@@ -279,10 +281,10 @@ new client.Gauge({
   registers: [registry],
   async collect() {
     try {
-      const row = await db('ledger_check_runs').max<{ latest: Date | null }>({ latest: 'ran_at' }).first();
-      this.set(row?.latest ? ageSeconds(row.latest, clock.now()) : -1);
+      const last = await lastLedgerCheck();
+      this.set(last ? ageSeconds(last.ran_at, clock.now()) : -1);
     } catch (err) {
-      logger.warn({ err }, 'ledger_check_last_run_age_seconds metric: Postgres did not answer');
+      logger.warn({ err }, 'ledger_check_last_run_age_seconds metric: Redis did not answer');
     }
   },
 });

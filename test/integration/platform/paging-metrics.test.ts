@@ -8,6 +8,7 @@
 import { expect } from 'chai';
 import { clock } from '../../../shared/clock.js';
 import { db } from '../../../shared/db.js';
+import { lastLedgerCheck, recordLedgerCheck } from '../../../shared/ledger/check-record.js';
 import { registry } from '../../../shared/metrics.js';
 import { enqueue } from '../../../shared/outbox.js';
 import { getQueue } from '../../../shared/queues.js';
@@ -104,26 +105,17 @@ describe('metrics an operator is paged for (issue 47)', () => {
     clock.set(T0);
     expect(await gauge('ledger_check_last_ok')).to.equal(-1);
     expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(-1);
-    await db('ledger_check_runs').insert({ ran_at: new Date(T0.getTime() - 7_200_000), ok: true, violations: 0 });
+    clock.set(new Date(T0.getTime() - 7_200_000));
+    await recordLedgerCheck([]);
+    clock.set(T0);
     expect(await gauge('ledger_check_last_ok')).to.equal(1);
     expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(7200);
-    await db('ledger_check_runs').insert({ ran_at: new Date(T0.getTime() - 60_000), ok: false, violations: 2, first_violations: JSON.stringify([{ rule: 'entry-balances', detail: 'x' }]) });
+    clock.set(new Date(T0.getTime() - 60_000));
+    await recordLedgerCheck([{ rule: 'entry-balances', detail: 'x' }, { rule: 'user-projection', detail: 'y' }]);
+    clock.set(T0);
     expect(await gauge('ledger_check_last_ok')).to.equal(0);
     expect(await gauge('ledger_check_last_run_age_seconds')).to.equal(60);
-    // The runs are append-only, and ok must agree with the count.
-    let refused = false;
-    try {
-      await db('ledger_check_runs').update({ ok: true });
-    } catch {
-      refused = true;
-    }
-    expect(refused).to.equal(true);
-    let inconsistent = false;
-    try {
-      await db('ledger_check_runs').insert({ ran_at: T0, ok: true, violations: 1 });
-    } catch {
-      inconsistent = true;
-    }
-    expect(inconsistent).to.equal(true);
+    const last = await lastLedgerCheck();
+    expect([last?.violations, last?.first_violations.map((v) => v.rule)]).to.deep.equal([2, ['entry-balances', 'user-projection']]);
   });
 });

@@ -17,6 +17,7 @@ import { openStream } from '../../helpers/sse.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser as createAccount } from '../../factories/users.js';
 import * as escrows from '../../../shared/escrows/service.js';
+import { lastLedgerCheck } from '../../../shared/ledger/check-record.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -186,16 +187,17 @@ describe('platform: the api and worker processes', function () {
     expect(sound.code).to.equal(0);
     expect(sound.output()).to.contain('all invariants hold');
     // Each run is recorded for /metrics (issue 47).
-    const recorded = async () => (await db('ledger_check_runs').orderBy('id')) as { ok: boolean; violations: number; first_violations: { rule: string }[] }[];
-    expect((await recorded()).map((r) => [r.ok, r.violations])).to.deep.equal([[true, 0]]);
+    const soundRecord = await lastLedgerCheck();
+    expect([soundRecord?.ok, soundRecord?.violations]).to.deep.equal([true, 0]);
     // The database refuses a balance change without journal lines; forge one with its triggers off.
     await withoutTriggers((trx) => trx('users').where({ id: user.id }).increment('balance', 1));
     const tampered = await run();
     expect(tampered.code).to.equal(1);
     expect(tampered.output()).to.contain('user-projection');
-    const runs = await recorded();
-    expect(runs.map((r) => r.ok)).to.deep.equal([true, false]);
-    expect(runs[1]!.violations).to.be.greaterThan(0);
-    expect(runs[1]!.first_violations.map((v) => v.rule)).to.include('user-projection');
+    const tamperedRecord = await lastLedgerCheck();
+    expect(tamperedRecord?.ok).to.equal(false);
+    expect(tamperedRecord!.violations).to.be.greaterThan(0);
+    expect(Date.parse(tamperedRecord!.ran_at)).to.be.at.least(Date.parse(soundRecord!.ran_at));
+    expect(tamperedRecord!.first_violations.map((v) => v.rule)).to.include('user-projection');
   });
 });
