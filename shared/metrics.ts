@@ -166,82 +166,78 @@ new client.Gauge({
 const ageSeconds = (since: Date | string | null | undefined, now: Date): number =>
   since ? Math.max(0, (now.getTime() - new Date(since).getTime()) / 1000) : 0;
 
-new client.Gauge({
-  name: 'outbox_oldest_due_age_seconds',
-  help: 'Age of the oldest outbox row that is due and not relayed (0: none): the relay is stuck or behind',
-  registers: [registry],
-  async collect() {
-    try {
-      const now = clock.now();
-      const row = await db('outbox').whereNull('relayed_at').whereNull('dead_at').where('available_at', '<=', now).min<{ oldest: Date | null }>({ oldest: 'available_at' }).first();
-      this.set(ageSeconds(row?.oldest, now));
-    } catch (err) {
-      logger.warn({ err }, 'outbox_oldest_due_age_seconds metric: Postgres did not answer');
-    }
-  },
+type Sample = readonly [labels: Record<string, string>, value: number];
+const one = (value: number): Sample[] => [[{}, value]];
+
+/**
+ * A gauge read when /metrics is scraped: `read` answers its samples, which replace the last
+ * ones. A store that does not answer is logged and leaves the last values standing.
+ */
+function scrapedGauge(name: string, help: string, labelNames: readonly string[], read: () => Promise<readonly Sample[]>): void {
+  new client.Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      try {
+        const samples = await read();
+        this.reset();
+        for (const [labels, value] of samples) this.set(labels, value);
+      } catch (err) {
+        logger.warn({ err }, `${name} metric: its store did not answer`);
+      }
+    },
+  });
+}
+
+scrapedGauge('outbox_oldest_due_age_seconds', 'Age of the oldest outbox row that is due and not relayed (0: none): the relay is stuck or behind', [], async () => {
+  const now = clock.now();
+  const row = await db('outbox').whereNull('relayed_at').whereNull('dead_at').where('available_at', '<=', now).min<{ oldest: Date | null }>({ oldest: 'available_at' }).first();
+  return one(ageSeconds(row?.oldest, now));
 });
 
-new client.Gauge({
-  name: 'queue_oldest_waiting_age_seconds',
-  help: 'Age of the oldest job waiting in each queue (0: none waiting): its workers are down or behind',
-  labelNames: ['queue'] as const,
-  registers: [registry],
-  async collect() {
-    this.reset();
+scrapedGauge('queue_oldest_waiting_age_seconds', 'Age of the oldest job waiting in each queue (0: none waiting): its workers are down or behind', ['queue'], async () => {
+  const now = clock.now();
+  const samples: Sample[] = [];
+  for (const q of allQueues()) {
+    // Ascending: the oldest waiting job first (BullMQ's wait list takes new jobs at its head).
+    const [oldest] = await q.getJobs(['waiting'], 0, 0, true);
+    samples.push([{ queue: q.name }, oldest ? ageSeconds(new Date(oldest.timestamp), now) : 0]);
+  }
+  return samples;
+});
+
+/**
+ * Measured from when each payout became due to be sent, not from its last attempt (an
+ * attempt that keeps failing and retrying must not look fresh): a deal payout from its
+ * creation at release, a withdrawal from its approval.
+ */
+scrapedGauge(
+  'payout_oldest_processing_age_seconds',
+  'Age of the oldest payout being sent, by kind (deal payouts since released, withdrawals since approved; 0: none): a provider or the payout run is stuck',
+  ['kind'],
+  async () => {
     const now = clock.now();
-    for (const q of allQueues()) {
-      // Ascending: the oldest waiting job first (BullMQ's wait list takes new jobs at its head).
-      const [oldest] = await q.getJobs(['waiting'], 0, 0, true);
-      this.set({ queue: q.name }, oldest ? ageSeconds(new Date(oldest.timestamp), now) : 0);
-    }
+    const deal = await db('disbursements').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'created_at' }).first();
+    const withdrawal = await db('withdrawals').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'approved_at' }).first();
+    return [
+      [{ kind: 'deal_payout' }, ageSeconds(deal?.oldest, now)],
+      [{ kind: 'withdrawal' }, ageSeconds(withdrawal?.oldest, now)],
+    ];
   },
+);
+
+scrapedGauge('webhook_endpoints_disabled', 'Webhook endpoints disabled after failing deliveries (workspaces stop hearing from us)', [], async () => {
+  const [row] = await db('webhook_endpoints').where('status', 'disabled').count<{ n: string }[]>({ n: '*' });
+  return one(Number(row?.n ?? 0));
 });
 
-new client.Gauge({
-  name: 'payout_oldest_processing_age_seconds',
-  help: 'Age of the oldest payout being sent, by kind (deal payouts, withdrawals; 0: none): a provider or the payout run is stuck',
-  labelNames: ['kind'] as const,
-  registers: [registry],
-  async collect() {
-    try {
-      const now = clock.now();
-      const deal = await db('disbursements').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'updated_at' }).first();
-      const withdrawal = await db('withdrawals').where('status', 'processing').min<{ oldest: Date | null }>({ oldest: 'updated_at' }).first();
-      this.reset();
-      this.set({ kind: 'deal_payout' }, ageSeconds(deal?.oldest, now));
-      this.set({ kind: 'withdrawal' }, ageSeconds(withdrawal?.oldest, now));
-    } catch (err) {
-      logger.warn({ err }, 'payout_oldest_processing_age_seconds metric: Postgres did not answer');
-    }
-  },
-});
-
-new client.Gauge({
-  name: 'webhook_endpoints_disabled',
-  help: 'Webhook endpoints disabled after failing deliveries (workspaces stop hearing from us)',
-  registers: [registry],
-  async collect() {
-    try {
-      const [row] = await db('webhook_endpoints').where('status', 'disabled').count<{ n: string }[]>({ n: '*' });
-      this.set(Number(row?.n ?? 0));
-    } catch (err) {
-      logger.warn({ err }, 'webhook_endpoints_disabled metric: Postgres did not answer');
-    }
-  },
-});
-
-new client.Gauge({
-  name: 'reconciliation_workspaces_with_differences',
-  help: 'Workspaces whose books and deals differed at the latest nightly reconciliation (-1: it never ran)',
-  registers: [registry],
-  async collect() {
-    try {
-      const row = await db('enterprise_reconciliation_runs').orderBy([{ column: 'run_on', order: 'desc' }, { column: 'created_at', order: 'desc' }]).first<{ workspaces_with_differences: number } | undefined>('workspaces_with_differences');
-      this.set(row ? Number(row.workspaces_with_differences) : -1);
-    } catch (err) {
-      logger.warn({ err }, 'reconciliation_workspaces_with_differences metric: Postgres did not answer');
-    }
-  },
+scrapedGauge('reconciliation_workspaces_with_differences', 'Workspaces whose books and deals differed at the latest nightly reconciliation (-1: it never ran)', [], async () => {
+  const row = await db('enterprise_reconciliation_runs')
+    .orderBy([{ column: 'run_on', order: 'desc' }, { column: 'created_at', order: 'desc' }])
+    .first<{ workspaces_with_differences: number } | undefined>('workspaces_with_differences');
+  return one(row ? Number(row.workspaces_with_differences) : -1);
 });
 
 /**
@@ -256,37 +252,16 @@ export const jobsStalled = new client.Counter({
   registers: [registry],
 });
 
-/**
- * The latest ledger check (`npm run ledger:check`, recorded by shared/ledger/check-record.ts):
- * whether every invariant held (1) or not (0), and how long ago it ran; -1 for both before any
- * run. One Redis read per gauge.
- */
-new client.Gauge({
-  name: 'ledger_check_last_ok',
-  help: 'Whether the latest ledger check found every invariant holding (1) or not (0); -1: it never ran',
-  registers: [registry],
-  async collect() {
-    try {
-      const last = await lastLedgerCheck();
-      this.set(last ? (last.ok ? 1 : 0) : -1);
-    } catch (err) {
-      logger.warn({ err }, 'ledger_check_last_ok metric: Redis did not answer');
-    }
-  },
+// The latest ledger check (`npm run ledger:check`, recorded by shared/ledger/check-record.ts):
+// whether every invariant held (1) or not (0), and how long ago it ran; -1 for both before any run.
+scrapedGauge('ledger_check_last_ok', 'Whether the latest ledger check found every invariant holding (1) or not (0); -1: it never ran', [], async () => {
+  const last = await lastLedgerCheck();
+  return one(last ? (last.ok ? 1 : 0) : -1);
 });
 
-new client.Gauge({
-  name: 'ledger_check_last_run_age_seconds',
-  help: 'How long ago the latest ledger check ran; -1: it never ran',
-  registers: [registry],
-  async collect() {
-    try {
-      const last = await lastLedgerCheck();
-      this.set(last ? ageSeconds(last.ran_at, clock.now()) : -1);
-    } catch (err) {
-      logger.warn({ err }, 'ledger_check_last_run_age_seconds metric: Redis did not answer');
-    }
-  },
+scrapedGauge('ledger_check_last_run_age_seconds', 'How long ago the latest ledger check ran; -1: it never ran', [], async () => {
+  const last = await lastLedgerCheck();
+  return one(last ? ageSeconds(last.ran_at, clock.now()) : -1);
 });
 
 /** How many of the newest callbacks the callback-to-paid figure reads (by primary key, newest first). */
@@ -299,26 +274,22 @@ export const CALLBACK_LATENCY_WINDOW = 500;
  * 15 minutes; 0 when none did. The callback is stored when it arrives and reconciled by the
  * worker, so this is the time a paid buyer waits to be seen as paid.
  */
-new client.Gauge({
-  name: 'payment_callback_to_paid_seconds',
-  help: 'Seconds from a gateway callback arriving to its payment paid, by quantile, over paying callbacks of the last 15 minutes (0: none)',
-  labelNames: ['quantile'] as const,
-  registers: [registry],
-  async collect() {
-    try {
-      const since = new Date(clock.now().getTime() - 15 * 60_000);
-      const { rows } = await db.raw<{ rows: { p50: number | null; p99: number | null }[] }>(
-        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY s) AS p99
-           FROM (SELECT extract(epoch FROM processed_at - received_at)::float8 AS s, outcome, processed_at
-                   FROM payment_callbacks ORDER BY id DESC LIMIT ?) newest
-          WHERE outcome = 'paid' AND processed_at >= ?`,
-        [CALLBACK_LATENCY_WINDOW, since],
-      );
-      this.reset();
-      this.set({ quantile: '0.5' }, Number(rows[0]?.p50 ?? 0));
-      this.set({ quantile: '0.99' }, Number(rows[0]?.p99 ?? 0));
-    } catch (err) {
-      logger.warn({ err }, 'payment_callback_to_paid_seconds metric: Postgres did not answer');
-    }
+scrapedGauge(
+  'payment_callback_to_paid_seconds',
+  'Seconds from a gateway callback arriving to its payment paid, by quantile, over paying callbacks of the last 15 minutes (0: none)',
+  ['quantile'],
+  async () => {
+    const since = new Date(clock.now().getTime() - 15 * 60_000);
+    const { rows } = await db.raw<{ rows: { p50: number | null; p99: number | null }[] }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY s) AS p99
+         FROM (SELECT extract(epoch FROM processed_at - received_at)::float8 AS s, outcome, processed_at
+                 FROM payment_callbacks ORDER BY id DESC LIMIT ?) newest
+        WHERE outcome = 'paid' AND processed_at >= ?`,
+      [CALLBACK_LATENCY_WINDOW, since],
+    );
+    return [
+      [{ quantile: '0.5' }, Number(rows[0]?.p50 ?? 0)],
+      [{ quantile: '0.99' }, Number(rows[0]?.p99 ?? 0)],
+    ];
   },
-});
+);

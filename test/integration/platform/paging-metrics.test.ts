@@ -59,7 +59,9 @@ describe('metrics an operator is paged for (issue 47)', () => {
     expect(await gauge('payout_oldest_processing_age_seconds', 'kind="withdrawal"')).to.equal(0);
     expect(await gauge('payout_oldest_processing_age_seconds', 'kind="deal_payout"')).to.equal(0);
     const { withdrawal } = await createWithdrawal({ status: 'approved' });
-    await db('withdrawals').where({ id: withdrawal.id }).update({ status: 'processing', payout_lease_until: new Date(T0.getTime() + 60_000), payout_attempts: 1, updated_at: new Date(T0.getTime() - 120_000) });
+    await db('withdrawals')
+      .where({ id: withdrawal.id })
+      .update({ status: 'processing', approved_at: new Date(T0.getTime() - 120_000), payout_lease_until: new Date(T0.getTime() + 60_000), payout_attempts: 1, updated_at: T0 });
     expect(await gauge('payout_oldest_processing_age_seconds', 'kind="withdrawal"')).to.equal(120);
     expect(await gauge('payout_oldest_processing_age_seconds', 'kind="deal_payout"')).to.equal(0);
     await db('withdrawals').where({ id: withdrawal.id }).update({ status: 'approved', payout_lease_until: null });
