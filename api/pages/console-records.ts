@@ -161,7 +161,7 @@ ${noteField(c.noteWhy)}<button type="submit">${c.rule}</button></form>`
 <h1>${r.escrowHeading(e.item_name)}</h1>
 <dl>
 ${entry(c.status, html`<strong id="escrow-status">${e.status}</strong>`)}
-${entry(c.amount, html`${rupiah(e.amount)} <span class="muted">${r.feeOf(rupiah(e.fee_amount))}</span>`)}
+${entry(c.amount, html`${rupiah(e.amount)}${e.fee_amount === null ? '' : html` <span class="muted">${r.feeOf(rupiah(e.fee_amount))}</span>`}`)}
 ${entry(c.buyer, html`${userLink(e.buyer_id, e.buyer_name)} <span class="muted">${e.buyer_email}</span>`)}
 ${entry(c.seller, html`${userLink(e.seller_id, e.seller_name)} <span class="muted">${e.seller_email}</span>`)}
 ${entry(r.source, html`${e.source}${e.partner_ref ? html` <span class="muted">${r.partnerReference(e.partner_ref)}</span>` : ''}`)}

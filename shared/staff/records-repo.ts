@@ -4,6 +4,8 @@
  * every list is the newest `limit` rows, so a page stays one screen however old the record.
  */
 import type { Db } from '../db.js';
+import type { EscrowRow } from '../escrows/repo.js';
+import type { OrderRow } from '../orders/repo.js';
 import type { UserRow } from '../users/repo.js';
 
 /** What a record page shows of an account (never its password hash). */
@@ -16,15 +18,7 @@ export async function user(trx: Db, id: string): Promise<StaffUserRow | undefine
   return shown;
 }
 
-export interface EscrowLine {
-  id: string;
-  item_name: string;
-  amount: number;
-  status: string;
-  buyer_id: string;
-  seller_id: string;
-  created_at: Date;
-}
+export type EscrowLine = Pick<EscrowRow, 'id' | 'item_name' | 'amount' | 'status' | 'buyer_id' | 'seller_id' | 'created_at'>;
 
 /** The escrows the user buys or sells in, newest first. */
 export async function escrowsOf(trx: Db, userId: string, limit: number): Promise<EscrowLine[]> {
@@ -35,14 +29,7 @@ export async function escrowsOf(trx: Db, userId: string, limit: number): Promise
     .select<EscrowLine[]>('id', 'item_name', 'amount', 'status', 'buyer_id', 'seller_id', 'created_at');
 }
 
-export interface OrderLine {
-  id: string;
-  target_label: string | null;
-  target_url: string;
-  total: number;
-  status: string;
-  created_at: Date;
-}
+export type OrderLine = Pick<OrderRow, 'id' | 'target_label' | 'target_url' | 'total' | 'status' | 'created_at'>;
 
 /** The payment-service orders the user placed, newest first. */
 export async function ordersOf(trx: Db, userId: string, limit: number): Promise<OrderLine[]> {
@@ -109,36 +96,13 @@ export async function disputeIdsOf(trx: Db, escrowIds: readonly string[]): Promi
   return (await trx('disputes').whereIn('escrow_id', [...escrowIds]).pluck('id')) as string[];
 }
 
-export interface EscrowRecordRow {
-  id: string;
-  item_name: string;
-  description: string | null;
-  amount: number;
-  fee_amount: number;
-  category: string | null;
-  status: string;
-  source: string;
-  partner_ref: string | null;
-  courier: string | null;
-  tracking_number: string | null;
-  expires_at: Date | null;
-  auto_release_at: Date | null;
-  paid_at: Date | null;
-  sent_at: Date | null;
-  received_at: Date | null;
-  released_at: Date | null;
-  disputed_at: Date | null;
-  refunded_at: Date | null;
-  cancelled_at: Date | null;
-  cancel_reason: string | null;
-  created_at: Date;
-  buyer_id: string;
-  buyer_name: string;
-  buyer_email: string;
-  seller_id: string;
-  seller_name: string;
-  seller_email: string;
-}
+/** An escrow with both parties' names and e-mails. */
+export type EscrowRecordRow = Pick<
+  EscrowRow,
+  | 'id' | 'item_name' | 'description' | 'amount' | 'fee_amount' | 'category' | 'status' | 'source' | 'partner_ref' | 'courier' | 'tracking_number' | 'expires_at'
+  | 'auto_release_at' | 'paid_at' | 'sent_at' | 'received_at' | 'released_at' | 'disputed_at' | 'refunded_at' | 'cancelled_at' | 'cancel_reason' | 'created_at'
+  | 'buyer_id' | 'seller_id'
+> & { buyer_name: string; buyer_email: string; seller_name: string; seller_email: string };
 
 export async function escrow(trx: Db, id: string): Promise<EscrowRecordRow | undefined> {
   return trx('escrows as e')
@@ -188,29 +152,12 @@ export async function eventsOf(trx: Db, table: 'escrow_events' | 'service_order_
     .select<EventLine[]>('id', 'event', 'actor_role', 'created_at');
 }
 
-export interface OrderRecordRow {
-  id: string;
-  buyer_id: string;
-  buyer_name: string;
-  buyer_email: string;
-  target_url: string;
-  target_label: string | null;
-  notes: string | null;
-  item_price: number;
-  service_fee: number;
-  total: number;
-  status: string;
-  paid_via: string | null;
-  sla_deadline_at: Date | null;
-  paid_at: Date | null;
-  delivered_at: Date | null;
-  delivery_note: string | null;
-  refunded_at: Date | null;
-  refund_reason: string | null;
-  auto_refunded: boolean;
-  cancelled_at: Date | null;
-  created_at: Date;
-}
+/** A payment-service order with its buyer's name and e-mail, never its sealed credentials. */
+export type OrderRecordRow = Pick<
+  OrderRow,
+  | 'id' | 'buyer_id' | 'target_url' | 'target_label' | 'notes' | 'item_price' | 'service_fee' | 'total' | 'status' | 'paid_via' | 'sla_deadline_at' | 'paid_at'
+  | 'delivered_at' | 'delivery_note' | 'refunded_at' | 'refund_reason' | 'auto_refunded' | 'cancelled_at' | 'created_at'
+> & { buyer_name: string; buyer_email: string };
 
 /** A payment-service order (never its sealed credentials). */
 export async function order(trx: Db, id: string): Promise<OrderRecordRow | undefined> {
