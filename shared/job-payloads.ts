@@ -33,6 +33,7 @@ export type JobPayloads = {
   'maintenance.purge-idempotency-keys': NoPayload;
   'maintenance.sweep-outbox': NoPayload;
   'maintenance.reconcile-enterprise': NoPayload;
+  'maintenance.check-ledger': NoPayload;
   'exports.audit-csv': { export_id: string };
   'exports.report-csv': { export_id: string };
   'exports.purge-expired': NoPayload;
@@ -82,6 +83,7 @@ const SCHEMAS: Record<JobName, Joi.ObjectSchema> = {
   'maintenance.purge-idempotency-keys': noPayload,
   'maintenance.sweep-outbox': noPayload,
   'maintenance.reconcile-enterprise': noPayload,
+  'maintenance.check-ledger': noPayload,
   'exports.audit-csv': Joi.object({ export_id: id.required() }),
   'exports.report-csv': Joi.object({ export_id: id.required() }),
   'exports.purge-expired': noPayload,

@@ -43,6 +43,7 @@ export const JOBS = {
   'maintenance.purge-idempotency-keys': 'timers',
   'maintenance.sweep-outbox': 'timers',
   'maintenance.reconcile-enterprise': 'timers',
+  'maintenance.check-ledger': 'timers',
   'exports.audit-csv': 'exports',
   'exports.report-csv': 'exports',
   'exports.purge-expired': 'exports',

@@ -93,7 +93,6 @@ export function workerResilience(o: { lockMs?: number; stalledCheckMs?: number }
   } as const;
 }
 
-/** The nightly reconciliation's cron pattern (UTC). */
 /**
  * What a running worker reports (issue 47): every failure logged, every stalled job counted
  * in `queue_jobs_stalled_total` (served by the worker's /metrics) and logged.
@@ -107,7 +106,10 @@ export function watchWorker(worker: Worker, queue: QueueName): void {
   });
 }
 
+/** The nightly reconciliation's cron pattern (UTC). */
 export const RECONCILE_PATTERN = '0 19 * * *';
+/** The daily ledger check's cron pattern (UTC). */
+export const LEDGER_CHECK_PATTERN = '0 20 * * *';
 
 /** Periodic maintenance: scheduler id, job (on its own queue), interval or cron pattern (UTC). */
 export const MAINTENANCE_SCHEDULES: readonly ({ id: string; job: JobName } & ({ everyMs: number; pattern?: never } | { pattern: string; everyMs?: never }))[] = [
@@ -126,6 +128,9 @@ export const MAINTENANCE_SCHEDULES: readonly ({ id: string; job: JobName } & ({ 
   { id: 'purge-exports', job: 'exports.purge-expired', everyMs: 3600_000 },
   // Nightly at 02:00 WIB (19:00 UTC): the enterprise reconciliation (decision 0020).
   { id: 'reconcile-enterprise', job: 'maintenance.reconcile-enterprise', pattern: RECONCILE_PATTERN },
+  // Daily at 03:00 WIB (20:00 UTC), after the reconciliation: every ledger invariant and hash chain, the chains' heads
+  // recorded in the staff audit, staff e-mailed on any violation (issue 47, decision 0028).
+  { id: 'check-ledger', job: 'maintenance.check-ledger', pattern: LEDGER_CHECK_PATTERN },
 ];
 
 /**

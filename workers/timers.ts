@@ -4,6 +4,7 @@ import { sweepOutbox } from '../shared/outbox.js';
 import { runAutoRelease, runExpiry, sweepTimers } from '../shared/escrows/service.js';
 import { runSlaRefund, sweepSla } from '../shared/orders/service.js';
 import { runNightlyReconciliation } from '../shared/reconciliation/nightly.js';
+import { runDailyLedgerCheck } from '../shared/ledger/checkpoint.js';
 import { queueProcessors } from './types.js';
 
 /** timers queue: durable due-time work and periodic maintenance. */
@@ -23,4 +24,6 @@ export const timers = queueProcessors('timers', {
   'orders.sweep-sla': async () => sweepSla(),
   // Nightly enterprise reconciliation (decision 0020): every workspace's ledger against its deals and payouts; staff e-mailed once a day on any difference.
   'maintenance.reconcile-enterprise': async () => ({ ...(await runNightlyReconciliation()) }),
+  // Daily ledger check (decision 0028): invariants and hash chains verified, chain heads recorded in the staff audit, staff e-mailed on any violation.
+  'maintenance.check-ledger': async () => ({ ...(await runDailyLedgerCheck()) }),
 });

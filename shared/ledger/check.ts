@@ -1,8 +1,9 @@
 /**
- * Verifies every ledger invariant, each currency on its own (decision 0023); `npm run ledger:check` prints the result and exits
- * non-zero on any violation.
+ * Verifies every ledger invariant, each currency on its own (decision 0023), and the hash chains of the journal lines
+ * and the staff audit (decision 0028); `npm run ledger:check` prints the result and exits non-zero on any violation.
  */
 import type { Db } from '../db.js';
+import { checkChains } from './chains.js';
 
 export interface LedgerViolation {
   rule: string;
@@ -144,5 +145,8 @@ export async function checkLedger(trx: Db): Promise<LedgerViolation[]> {
   )) {
     out.push({ rule: 'books-balance', detail: `the ${r.currency} account balances sum to ${r.total}, not 0` });
   }
+
+  // Tamper evidence (decision 0028): every journal line and staff audit row in its hash chain, and the recorded heads.
+  out.push(...(await checkChains(trx)));
   return out;
 }

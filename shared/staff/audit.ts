@@ -2,7 +2,8 @@ import { clock } from '../clock.js';
 import type { Db } from '../db.js';
 
 export interface StaffAction {
-  actorId: string;
+  /** Null only for the service's own records (`system.*` actions, e.g. the daily chain heads). */
+  actorId: string | null;
   action: string;
   targetType: string;
   targetId: string;
@@ -11,9 +12,12 @@ export interface StaffAction {
   ip?: string;
 }
 
-/** Records a staff action in the caller's transaction (append-only table). */
-export async function recordStaffAction(trx: Db, a: StaffAction): Promise<void> {
-  await trx('staff_audit').insert({
+/**
+ * Records a staff action in the caller's transaction (append-only table; the database links
+ * the row into its actor's hash chain, decision 0028). Returns the row's id.
+ */
+export async function recordStaffAction(trx: Db, a: StaffAction): Promise<number> {
+  const [row] = await trx('staff_audit').insert({
     actor_id: a.actorId,
     action: a.action,
     target_type: a.targetType,
@@ -22,5 +26,6 @@ export async function recordStaffAction(trx: Db, a: StaffAction): Promise<void> 
     details: JSON.stringify(a.details ?? {}),
     ip: a.ip ?? null,
     created_at: clock.now(),
-  });
+  }).returning<{ id: string }[]>('id');
+  return Number(row!.id);
 }

@@ -121,7 +121,12 @@ describe('ledger currencies (issue 42 point 4, decision 0023)', () => {
         throw Object.assign(new Error('rollback'), { found });
       })
       .catch((e: { found?: Awaited<ReturnType<typeof checkLedger>> }) => { if (!e.found) throw e; return e.found; });
-    expect(violations.map((v) => v.rule).sort()).to.deep.equal(['books-balance', 'books-balance', 'entry-one-currency']);
+    // The planted lines also sit outside their accounts' hash chains (decision 0028).
+    expect(violations.filter((v) => v.rule === 'ledger-chain').map((v) => v.detail.replace(/ \(account #\d+\)/, ''))).to.deep.equal([
+      "journal line 4 has no link in its account's chain: inserted",
+      "journal line 5 has no link in its account's chain: inserted",
+    ]);
+    expect(violations.filter((v) => v.rule !== 'ledger-chain').map((v) => v.rule).sort()).to.deep.equal(['books-balance', 'books-balance', 'entry-one-currency']);
     expect(violations.filter((v) => v.rule === 'books-balance').map((v) => v.detail)).to.deep.equal([
       'the IDR account balances sum to -7, not 0',
       'the USD account balances sum to 7, not 0',
