@@ -1,5 +1,5 @@
 /**
- * `npm run ledger:check`: verifies every ledger invariant; exits 1 on any violation. Each run's
+ * `npm run ledger:check`: verifies every ledger invariant and hash chain (decision 0028); exits 1 on any violation. Each run's
  * result is recorded (shared/ledger/check-record.ts; issue 47: /metrics reports the latest and
  * an alert wakes someone when it failed or has not run for a day).
  */
