@@ -84,6 +84,17 @@ export interface Config {
   gateways: GatewayConfig;
   /** Uploads (issue 7): storage, signed links, the wait for the sanitising worker. */
   uploads: UploadConfig;
+  /** OpenTelemetry tracing (issue 47, shared/tracing.ts): off unless an OTLP endpoint is set. */
+  tracing: TracingConfig;
+}
+
+export interface TracingConfig {
+  /** Where spans are sent (OTLP over HTTP); empty: tracing is off and none of its code is loaded. */
+  tracesUrl: string;
+  /** Headers sent with every export (a hosted backend's key): OTEL_EXPORTER_OTLP_HEADERS, `key=value` pairs separated by commas. */
+  headers: Record<string, string>;
+  /** Share of new traces recorded (0 to 1); a span whose parent was recorded is recorded. */
+  sampleRatio: number;
 }
 
 export interface UploadConfig {
@@ -181,6 +192,14 @@ const schema = Joi.object({
   UPLOAD_LINK_TTL_SECONDS: Joi.number().integer().min(30).max(3600).default(300),
   UPLOAD_WAIT_TIMEOUT_MS: Joi.number().integer().min(1000).max(120_000).default(20_000),
   UPLOAD_PDF_MAX_PAGES: Joi.number().integer().min(1).max(10_000).default(100),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).allow('').default(''),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }).allow('').default(''),
+  OTEL_EXPORTER_OTLP_HEADERS: Joi.string()
+    .allow('')
+    .pattern(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/)
+    .default(''),
+  OTEL_TRACES_SAMPLER_ARG: Joi.number().min(0).max(1).default(1),
+  OTEL_SDK_DISABLED: bool.default(false),
 }).unknown(true);
 
 export class ConfigError extends Error {}
@@ -252,6 +271,11 @@ interface RawEnv {
   UPLOAD_LINK_TTL_SECONDS: number;
   UPLOAD_WAIT_TIMEOUT_MS: number;
   UPLOAD_PDF_MAX_PAGES: number;
+  OTEL_EXPORTER_OTLP_ENDPOINT: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: string;
+  OTEL_EXPORTER_OTLP_HEADERS: string;
+  OTEL_TRACES_SAMPLER_ARG: number;
+  OTEL_SDK_DISABLED: boolean;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -371,7 +395,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       waitTimeoutMs: v.UPLOAD_WAIT_TIMEOUT_MS,
       pdfMaxPages: v.UPLOAD_PDF_MAX_PAGES,
     },
+    tracing: {
+      tracesUrl: v.OTEL_SDK_DISABLED ? '' : tracesUrl(v.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, v.OTEL_EXPORTER_OTLP_ENDPOINT),
+      headers: otlpHeaders(v.OTEL_EXPORTER_OTLP_HEADERS),
+      sampleRatio: v.OTEL_TRACES_SAMPLER_ARG,
+    },
   };
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS (`key=value,...`, values percent-encoded as the OTLP exporter specification says) as headers. */
+function otlpHeaders(raw: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of raw.split(',').filter((p) => p.trim() !== '')) {
+    const at = pair.indexOf('=');
+    let value = pair.slice(at + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      throw new ConfigError('Invalid configuration: OTEL_EXPORTER_OTLP_HEADERS: a value is not percent-encoded correctly');
+    }
+    headers[pair.slice(0, at).trim()] = value;
+  }
+  return headers;
+}
+
+/** The OTLP traces URL: the signal's own endpoint as given, else `<base>/v1/traces` (the OTLP exporter specification); empty when neither is set. */
+function tracesUrl(traces: string, base: string): string {
+  if (traces) return traces;
+  return base ? `${base.replace(/\/+$/, '')}/v1/traces` : '';
 }
 
 /** PUBLIC_LINK_HOSTS, lower-cased; by default the host of PUBLIC_BASE_URL alone. */

@@ -7,6 +7,7 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { config } from './config.js';
 import { checkPayload, type JobPayloads } from './job-payloads.js';
 import { createQueueConnection } from './redis.js';
+import { queueTelemetry } from './tracing.js';
 
 export { checkPayload, JobPayloadError, payloadProblem, type JobPayload, type JobPayloads, type NoPayload } from './job-payloads.js';
 
@@ -98,7 +99,8 @@ export function getQueue(name: QueueName): JobQueue {
   let q = producers.get(name);
   if (!q) {
     producerConnection ??= createQueueConnection();
-    q = new JobQueue(name, { connection: producerConnection, prefix: config.queuePrefix, defaultJobOptions });
+    // With tracing on, BullMQ's producer span per add, its context carried in the job (shared/tracing.ts).
+    q = new JobQueue(name, { connection: producerConnection, prefix: config.queuePrefix, defaultJobOptions, ...queueTelemetry() });
     producers.set(name, q);
   }
   return q;

@@ -21,6 +21,7 @@
 import compose from 'koa-compose';
 import type { Layer } from '@koa/router';
 import type { AppContext, AppRouter, AppState, Ctx } from '../context.js';
+import { routeMatched } from '../../shared/tracing.js';
 
 type AppLayer = AppRouter['stack'][number];
 type Next = () => Promise<unknown>;
@@ -146,6 +147,8 @@ function enter(ctx: Ctx, layer: Layer<AppState, AppContext>, path: string): void
   ctx.routerName = layer.name || undefined;
   ctx._matchedRoute = layer.path;
   if (layer.name) ctx._matchedRouteName = layer.name;
+  // With tracing on, the request's span is named after the route (`POST /api/escrows/:id/pay`).
+  routeMatched(layer.path as string);
 }
 
 /** The middleware that dispatches every route of `routers` (in mounting order). */
@@ -167,5 +170,7 @@ export function dispatchRoutes(routers: readonly AppRouter[]): (ctx: Ctx, next: 
     return step(0);
   }
 
-  return (ctx, next) => from(ctx, next, 0);
+  return function dispatch(ctx, next) {
+    return from(ctx, next, 0);
+  };
 }

@@ -54,7 +54,7 @@ function answerHealth(ctx: Ctx): void {
  * same when an app is composed without this.
  */
 export function healthCheck(): Middleware {
-  return (ctx, next) => {
+  return function healthCheck(ctx, next) {
     if (ctx.path !== '/healthz' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     answerHealth(ctx);
     return Promise.resolve();
