@@ -8,6 +8,11 @@
  * succeeds (`markCompleted`), and `sweepOutbox` re-sends rows whose job Redis lost, records
  * completions the worker missed, and dead-letters jobs that failed for good. A row the
  * relay cannot deliver (unknown queue or job) is dead-lettered instead of stalling the rest.
+ *
+ * With tracing on (shared/tracing.ts) a row also keeps the `traceparent` of the span that
+ * wrote it, and the relay adds its job within that context: BullMQ's producer span, the
+ * worker's consumer span and the job's own work continue the trace of the request or job
+ * that wrote the row. With tracing off rows are written and relayed as they always were.
  */
 import type { Knex } from 'knex';
 import { clock } from './clock.js';
@@ -16,6 +21,7 @@ import { logger } from './logger.js';
 import { outboxDeadLetters, outboxReenqueued } from './metrics.js';
 import { redis } from './redis.js';
 import { checkPayload, getQueue, isJobName, isQueueName, JOBS, type JobData, type JobName, type JobPayloads, type QueueName } from './queues.js';
+import { currentTraceparent, tracingOn, withTraceparent } from './tracing.js';
 
 export interface EnqueueOptions {
   /** Do not run before this time (durable timers). */
@@ -54,15 +60,21 @@ export async function enqueueMany(trx: Db, items: readonly OutboxItem[]): Promis
   return inserted.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
-/** The outbox rows of `items`, each payload checked as `enqueue` checks it. */
+/**
+ * The outbox rows of `items`, each payload checked as `enqueue` checks it. With tracing on,
+ * each keeps the active span's `traceparent` (null without one: one column list either way,
+ * so a named statement has one text); with tracing off, the columns rows always had.
+ */
 function outboxRows(items: readonly OutboxItem[]) {
   const now = clock.now();
+  const traced = tracingOn() ? { trace_context: currentTraceparent() } : undefined;
   return items.map((it) => ({
     queue: JOBS[it.job],
     job: it.job,
     payload: checkPayload(it.job, it.data),
     available_at: it.options?.runAt ?? now,
     created_at: now,
+    ...traced,
   }));
 }
 
@@ -84,6 +96,12 @@ export function outboxInsertSql(trx: Db, items: readonly OutboxItem[]): { sql: s
  */
 export function outboxInsertWhereSql(item: OutboxItem, condition: string, conditionBindings: readonly unknown[]): { sql: string; bindings: readonly unknown[] } {
   const [row] = outboxRows([item]);
+  if (row!.trace_context !== undefined) {
+    return {
+      sql: `INSERT INTO outbox (queue, job, payload, available_at, created_at, trace_context) SELECT ?, ?, ?::jsonb, ?::timestamptz, ?::timestamptz, ? WHERE ${condition}`,
+      bindings: [row!.queue, row!.job, JSON.stringify(row!.payload), row!.available_at, row!.created_at, row!.trace_context, ...conditionBindings],
+    };
+  }
   return {
     sql: `INSERT INTO outbox (queue, job, payload, available_at, created_at) SELECT ?, ?, ?::jsonb, ?::timestamptz, ?::timestamptz WHERE ${condition}`,
     bindings: [row!.queue, row!.job, JSON.stringify(row!.payload), row!.available_at, row!.created_at, ...conditionBindings],
@@ -107,7 +125,12 @@ interface OutboxRow {
   queue: string;
   job: string;
   payload: JobData;
+  /** Read only with tracing on: the `traceparent` of the span that wrote the row. */
+  trace_context?: string | null;
 }
+
+/** The columns the relay and the sweeper read (the trace context only when tracing is on). */
+const relayColumns = (): string[] => (tracingOn() ? ['id', 'queue', 'job', 'payload', 'trace_context'] : ['id', 'queue', 'job', 'payload']);
 
 interface DeadLetter {
   id: number;
@@ -144,17 +167,26 @@ function reportDead(dead: DeadLetter[]): void {
   }
 }
 
-/** Adds rows to BullMQ, one addBulk per queue, with the row's stable jobId. */
+/**
+ * Adds rows to BullMQ with the row's stable jobId: one addBulk per queue, or with tracing on
+ * one per queue and trace context, each within the context its rows keep (so BullMQ's
+ * producer span, and through it the job, continue the trace that wrote them).
+ */
 async function addJobs(rows: OutboxRow[]): Promise<void> {
-  const byQueue = new Map<QueueName, OutboxRow[]>();
+  const byQueue = new Map<QueueName, Map<string | null, OutboxRow[]>>();
   for (const row of rows) {
     const queue = row.queue as QueueName; // checked by undeliverable()
-    const list = byQueue.get(queue) ?? [];
+    const byTrace = byQueue.get(queue) ?? new Map<string | null, OutboxRow[]>();
+    const traceContext = row.trace_context ?? null;
+    const list = byTrace.get(traceContext) ?? [];
     list.push(row);
-    byQueue.set(queue, list);
+    byTrace.set(traceContext, list);
+    byQueue.set(queue, byTrace);
   }
-  for (const [queueName, list] of byQueue) {
-    await getQueue(queueName).addBulk(list.map((r) => ({ name: r.job, data: r.payload, opts: { jobId: outboxJobId(r.id) } })));
+  for (const [queueName, byTrace] of byQueue) {
+    const queue = getQueue(queueName);
+    const add = (list: OutboxRow[]) => queue.addBulk(list.map((r) => ({ name: r.job, data: r.payload, opts: { jobId: outboxJobId(r.id) } })));
+    await Promise.all([...byTrace].map(([traceContext, list]) => withTraceparent(traceContext, () => add(list))));
   }
 }
 
@@ -162,7 +194,7 @@ async function addJobs(rows: OutboxRow[]): Promise<void> {
 export function dueRows(trx: Knex.Transaction, limit: number): Knex.QueryBuilder {
   return (
     trx('outbox')
-      .select('id', 'queue', 'job', 'payload')
+      .select(relayColumns())
       .whereNull('relayed_at')
       .whereNull('dead_at')
       .where('available_at', '<=', clock.now())
@@ -342,7 +374,7 @@ async function sweepPage(knex: Knex, at: { cutoff: Date; afterId: number; pageSi
   const reenqueued: OutboxRow[] = [];
   const page = await knex.transaction(async (trx) => {
     const rows = (await trx('outbox')
-      .select('id', 'queue', 'job', 'payload')
+      .select(relayColumns())
       .whereNotNull('relayed_at')
       .whereNull('completed_at')
       .whereNull('dead_at')

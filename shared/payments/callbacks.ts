@@ -9,6 +9,7 @@ import { db, type Db } from '../db.js';
 import { GroupCommit } from '../group-commit.js';
 import { logger } from '../logger.js';
 import { collectNotices } from '../notifications/service.js';
+import { currentTraceparent, traced, tracingOn } from '../tracing.js';
 import { paymentErrors } from './errors.js';
 import { adapterFor, detectProvider, signsStatus, type GatewayStatus, type InboundDelivery } from './gateways/index.js';
 import { reconcileMany, type GatewayReport } from './reconcile.js';
@@ -67,6 +68,7 @@ export interface CallbackRecord {
   headers: Record<string, string | undefined>;
 }
 
+/** The row of a delivery; with tracing on it keeps the storing request's trace context, which its reconciliation continues. */
 const newCallback = (c: CallbackRecord): repo.NewCallback => ({
   provider: c.provider,
   source: c.source,
@@ -77,6 +79,7 @@ const newCallback = (c: CallbackRecord): repo.NewCallback => ({
   raw_body: c.rawBody,
   headers: JSON.stringify(c.headers),
   received_at: clock.now(),
+  ...(tracingOn() ? { trace_context: currentTraceparent() } : undefined),
 });
 
 /** Stores one delivery in the caller's transaction (or at once on the pool). */
@@ -276,8 +279,19 @@ async function reconcileDeliveries(trx: Db, prepared: readonly Prepared[]): Prom
  * up the others.
  */
 export async function drainCallbacks(limit = CALLBACK_BATCH): Promise<DrainResult> {
-  const due = await repo.dueCallbacks(db, clock.now(), limit);
+  const due = await repo.dueCallbacks(db, clock.now(), limit, tracingOn());
   if (due.length === 0) return { processed: [], failed: [] };
+  // With tracing on, the batch continues the trace of its first delivery and links the others'.
+  return traced('gateway-callbacks reconcile', () => drainDue(due), {
+    kind: 'consumer',
+    parent: due[0]!.trace_context,
+    links: due.slice(1).map((cb) => cb.trace_context),
+    attributes: { 'messaging.batch.message_count': due.length },
+  });
+}
+
+/** `drainCallbacks` for the deliveries it read. */
+async function drainDue(due: readonly repo.CallbackRow[]): Promise<DrainResult> {
   const prepared = await prepareDeliveries(due);
   try {
     return await db.transaction(async (trx) => collectNotices(trx, async () => reconcileDeliveries(trx, prepared)));

@@ -292,6 +292,8 @@ export interface CallbackRow {
   received_at: Date;
   processed_at: Date | null;
   outcome: string | null;
+  /** With tracing on only: the `traceparent` of the request that stored it (shared/tracing.ts). */
+  trace_context?: string | null;
 }
 
 /**
@@ -320,14 +322,16 @@ export interface StoredCallback {
  * due at once: the gateway's retry may come after the payment row committed.
  */
 export async function upsertCallback(trx: Db, row: NewCallback): Promise<StoredCallback> {
+  // With tracing on the row keeps its trace context too (a repeat keeps the first copy's).
+  const traced = row.trace_context !== undefined;
   // A named statement (prepared once per connection): every gateway delivery sends it.
   const rows = await prepared<StoredCallback>(
-    'payment_callback_upsert',
-    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9)
+    traced ? 'payment_callback_upsert_traced' : 'payment_callback_upsert',
+    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at${traced ? ', trace_context' : ''})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $9${traced ? ', $10' : ''})
      ${ON_DUPLICATE_DELIVERY}
      RETURNING id, (xmax = 0) AS inserted`,
-    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at],
+    [row.provider, row.source, row.gateway_order_id, row.status, row.amount, row.dedupe_key, row.raw_body, row.headers, row.received_at, ...(traced ? [row.trace_context] : [])],
     trx as Knex,
   );
   return { id: Number(rows[0]!.id), inserted: rows[0]!.inserted };
@@ -341,16 +345,20 @@ export async function upsertCallback(trx: Db, row: NewCallback): Promise<StoredC
  */
 export async function upsertCallbacks(trx: Db, rows: readonly NewCallback[]): Promise<StoredCallback[]> {
   const col = <K extends keyof NewCallback>(k: K) => rows.map((r) => r[k]);
+  const traced = rows.some((r) => r.trace_context !== undefined);
   const stored = await prepared<StoredCallback & { dedupe_key: string }>(
-    'payment_callbacks_upsert_many',
-    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at)
-     SELECT d.provider, d.source, d.gateway_order_id, d.status, d.amount, d.dedupe_key, d.raw_body, d.headers::jsonb, d.received_at, d.received_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::timestamptz[])
-            AS d(provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at)
+    traced ? 'payment_callbacks_upsert_many_traced' : 'payment_callbacks_upsert_many',
+    `INSERT INTO payment_callbacks (provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at, next_attempt_at${traced ? ', trace_context' : ''})
+     SELECT d.provider, d.source, d.gateway_order_id, d.status, d.amount, d.dedupe_key, d.raw_body, d.headers::jsonb, d.received_at, d.received_at${traced ? ', d.trace_context' : ''}
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[], $9::timestamptz[]${traced ? ', $10::text[]' : ''})
+            AS d(provider, source, gateway_order_id, status, amount, dedupe_key, raw_body, headers, received_at${traced ? ', trace_context' : ''})
       ORDER BY d.dedupe_key
      ${ON_DUPLICATE_DELIVERY}
      RETURNING id, (xmax = 0) AS inserted, dedupe_key`,
-    [col('provider'), col('source'), col('gateway_order_id'), col('status'), col('amount'), col('dedupe_key'), col('raw_body'), col('headers'), col('received_at')],
+    [
+      col('provider'), col('source'), col('gateway_order_id'), col('status'), col('amount'), col('dedupe_key'), col('raw_body'), col('headers'), col('received_at'),
+      ...(traced ? [rows.map((r) => r.trace_context ?? null)] : []),
+    ],
     trx as Knex,
   );
   const byKey = new Map(stored.map((r) => [r.dedupe_key, { id: Number(r.id), inserted: r.inserted }]));
@@ -371,10 +379,13 @@ export async function callbackForUpdate(trx: Db, id: number): Promise<CallbackRo
   return (await trx('payment_callbacks').select(...CALLBACK_COLUMNS).where({ id }).forUpdate().first()) as CallbackRow | undefined;
 }
 
-/** Due, unprocessed deliveries in arrival order, not locked (read before the batch's transaction opens). */
-export async function dueCallbacks(trx: Db, now: Date, limit: number): Promise<CallbackRow[]> {
+/**
+ * Due, unprocessed deliveries in arrival order, not locked (read before the batch's transaction
+ * opens); with `traceContext` (tracing on) each with the trace context it was stored with.
+ */
+export async function dueCallbacks(trx: Db, now: Date, limit: number, traceContext = false): Promise<CallbackRow[]> {
   return (await trx('payment_callbacks')
-    .select(...CALLBACK_COLUMNS)
+    .select(...CALLBACK_COLUMNS, ...(traceContext ? ['trace_context'] : []))
     .whereNull('processed_at')
     .where('next_attempt_at', '<=', now)
     .orderBy([{ column: 'next_attempt_at' }, { column: 'id' }])
