@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import { clock } from '../../../shared/clock.js';
 import { decryptSecret } from '../../../shared/crypto.js';
 import { db } from '../../../shared/db.js';
-import { accountSpec, checkLedger, post, type LedgerViolation } from '../../../shared/ledger/index.js';
+import { accountSpec, checkLedger, post, postMany, type LedgerViolation } from '../../../shared/ledger/index.js';
 import { checkChains, link, CHECKPOINT_ACTION } from '../../../shared/ledger/chains.js';
 import { lastLedgerCheck } from '../../../shared/ledger/check-record.js';
 import { STAFF_TEMPLATE, runDailyLedgerCheck } from '../../../shared/ledger/checkpoint.js';
@@ -245,6 +245,29 @@ describe('tamper evidence: hash chains over the ledger and the staff audit (deci
       ...Array.from({ length: 12 }, (_, k) => db.transaction((trx) => recordStaffAction(trx, { actorId: staffId, action: 'user.suspend', targetType: 'user', targetId: userId, note: `race ${k}` }))),
     ]);
     expect((await linesOf(userAccount)).map((l) => Number(l.chain_seq))).to.deep.equal(Array.from({ length: 28 }, (_, k) => k + 1));
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('several postings on one account in one statement (postMany) link one after the other; the head moves once to the last', async () => {
+    const adjustmentsId = await accountId(adjustments);
+    const before = Number((await db('ledger_accounts').where({ id: adjustmentsId }).first<{ chain_seq: string }>('chain_seq')).chain_seq);
+    await postMany(db, [1, 2, 3].map((k) => ({ kind: 'test.batch', refType: 'test', refId: `batch-${k}`, lines: [{ account: { userId }, amount: -k }, { account: { system: 'adjustments' }, amount: k }] })));
+    expect((await linesOf(userAccount)).map((l) => Number(l.chain_seq))).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+    const lines = await linesOf(adjustmentsId);
+    expect(lines.map((l) => Number(l.chain_seq))).to.deep.equal(Array.from({ length: before + 3 }, (_, k) => k + 1));
+    const head = await db('ledger_accounts').where({ id: adjustmentsId }).first<{ chain_seq: string; chain_hash: Buffer }>('chain_seq', 'chain_hash');
+    expect(Number(head.chain_seq)).to.equal(before + 3);
+    expect(head.chain_hash.equals(lines[lines.length - 1]!.chain_hash)).to.equal(true);
+    expect(await checkLedger(db)).to.deep.equal([]);
+  });
+
+  it('an account whose lines net to zero in one statement still moves its head; its balance does not move', async () => {
+    await postMany(db, [
+      { kind: 'test.there', lines: [{ account: { userId }, amount: -500 }, { account: { system: 'adjustments' }, amount: 500 }] },
+      { kind: 'test.back', lines: [{ account: { userId }, amount: 500 }, { account: { system: 'adjustments' }, amount: -500 }] },
+    ]);
+    const head = await db('ledger_accounts').where({ id: userAccount }).first<{ chain_seq: string; balance: string }>('chain_seq', 'balance');
+    expect([Number(head.chain_seq), Number(head.balance)]).to.deep.equal([6, 94_000]);
     expect(await checkLedger(db)).to.deep.equal([]);
   });
 
