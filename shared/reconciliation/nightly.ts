@@ -10,6 +10,7 @@
 import { clock } from '../clock.js';
 import { db } from '../db.js';
 import { queueMail } from '../mail/service.js';
+import { activeStaff } from '../staff/members.js';
 import * as repo from './repo.js';
 import { reconcile, type Difference } from './service.js';
 
@@ -62,7 +63,7 @@ export async function runNightlyReconciliation(): Promise<NightlyResult> {
     if (!run) return;
     result.staff_alerted = 0;
     if (found.length === 0) return;
-    const staff = await repo.activeStaff(trx);
+    const staff = await activeStaff(trx);
     const mail = staffMail(runOn, checked, found, differences);
     for (const s of staff) await queueMail(trx, { to: s.email, userId: s.id, template: STAFF_TEMPLATE, subject: mail.subject, text: mail.text });
     await repo.markAlerted(trx, run.id, staff.length);

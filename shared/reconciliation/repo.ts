@@ -198,8 +198,3 @@ export async function insertRun(trx: Db, row: Omit<RunRow, 'id' | 'staff_alerted
 export async function markAlerted(trx: Db, runId: string, staff: number): Promise<void> {
   await trx('enterprise_reconciliation_runs').where({ id: runId }).update({ staff_alerted: staff });
 }
-
-/** E-mail addresses of the platform's active staff (users with role admin). */
-export async function activeStaff(trx: Db): Promise<{ id: string; email: string }[]> {
-  return trx('users').where({ role: 'admin', status: 'active' }).orderBy('id').select<{ id: string; email: string }[]>('id', 'email');
-}
