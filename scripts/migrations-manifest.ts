@@ -1,11 +1,11 @@
 /**
- * `npm run migrations:manifest [-- --out-of-order <file> ...]`: adds the migrations not yet
- * in migrations/manifest.json, with the sha256 of their bytes (decision 0024). Never rewrites
- * a listed checksum: it refuses, writing nothing, when a listed file changed or is missing,
+ * `npm run migrations:manifest [-- --out-of-order <file> ...]`: lists the migrations not yet
+ * in the manifest, with the sha256 of their bytes, in a new segment (migrations/manifest-NNNN.json;
+ * decision 0024). Never rewrites a segment: it refuses, writing nothing, when a listed file changed or is missing,
  * or when a new file sorts before the latest listed one (unless named with --out-of-order).
  * Running it again adds nothing.
  */
-import { appendToManifest, ManifestError, MANIFEST_FILE } from '../shared/migration-manifest.js';
+import { appendToManifest, ManifestError } from '../shared/migration-manifest.js';
 
 const args = process.argv.slice(2);
 const outOfOrder: string[] = [];
@@ -22,9 +22,9 @@ for (let i = 0; i < args.length; i += 1) {
 
 try {
   const added = appendToManifest(undefined, { outOfOrder });
-  console.log(added.length ? `migrations/${MANIFEST_FILE}: added ${added.join(', ')}` : `migrations/${MANIFEST_FILE}: up to date`);
+  console.log(added.length ? `migrations manifest: listed ${added.join(', ')} in a new segment` : 'migrations manifest: up to date');
 } catch (err) {
   if (!(err instanceof ManifestError)) throw err;
-  console.error(`migrations/${MANIFEST_FILE} left unchanged:\n- ${err.problems.join('\n- ')}`);
+  console.error(`migrations manifest left unchanged:\n- ${err.problems.join('\n- ')}`);
   process.exit(1);
 }

@@ -1,9 +1,11 @@
 /**
- * The manifest of released migrations (`migrations/manifest.json`, decision 0024): every
- * file of migrations/ with the sha256 of its bytes as they are (nothing normalised, so
- * not even a line-ending change hides). `checkManifest` lists every way the directory
- * differs from it (a test fails on any); `appendToManifest` (`npm run migrations:manifest`)
- * adds new files and never rewrites what is listed.
+ * The manifest of released migrations (decision 0024): every file of migrations/ with the
+ * sha256 of its bytes as they are (nothing normalised, so not even a line-ending change
+ * hides). It is kept in segments that are, like migrations, never edited once released:
+ * `migrations/manifest.json` first, then `manifest-0002.json`, `manifest-0003.json`, …; the
+ * list is their entries in that order. `checkManifest` lists every way the directory differs
+ * from it (a test fails on any); `appendToManifest` (`npm run migrations:manifest`) writes the
+ * new files' entries into a new segment and never rewrites one.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +13,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const MANIFEST_FILE = 'manifest.json';
+/** A manifest segment's name: `manifest.json` (the first) or `manifest-NNNN.json`. */
+const SEGMENT = /^manifest(?:-(?!0001)(\d{4}))?\.json$/;
+const segmentNumber = (name: string): number => Number(SEGMENT.exec(name)?.[1] ?? 1);
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'migrations');
 
 export interface ManifestEntry {
@@ -42,25 +47,39 @@ export function sha256Of(dir: string, file: string): string {
   return createHash('sha256').update(readFileSync(path.join(dir, file))).digest('hex');
 }
 
-/** Every file of the directory but the manifest, sorted; anything else than a file is refused. */
+/** The manifest's segments, in order: manifest.json, then manifest-0002.json, … */
+export function manifestSegments(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((name) => SEGMENT.test(name))
+    .sort((a, b) => segmentNumber(a) - segmentNumber(b));
+}
+
+/** Every file of the directory but the manifest's segments, sorted; anything else than a file is refused. */
 export function migrationFiles(dir: string): string[] {
-  const entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.name !== MANIFEST_FILE);
+  const entries = readdirSync(dir, { withFileTypes: true }).filter((e) => !SEGMENT.test(e.name));
   const odd = entries.filter((e) => !e.isFile()).map((e) => e.name);
   if (odd.length > 0) throw new ManifestError(odd.map((n) => `migrations/${n} is not a file: migrations/ holds migration files only`));
   return entries.map((e) => e.name).sort();
 }
 
-export function readManifest(dir: string): Manifest {
-  const raw = JSON.parse(readFileSync(path.join(dir, MANIFEST_FILE), 'utf8')) as unknown;
+/** One segment's entries. */
+function readSegment(dir: string, name: string): ManifestEntry[] {
+  const raw = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as unknown;
   const list = (raw as { migrations?: unknown } | null)?.migrations;
-  if (!Array.isArray(list)) throw new ManifestError([`migrations/${MANIFEST_FILE} has no "migrations" list`]);
-  const migrations = list.map((e: unknown, i): ManifestEntry => {
+  if (!Array.isArray(list)) throw new ManifestError([`migrations/${name} has no "migrations" list`]);
+  return list.map((e: unknown, i): ManifestEntry => {
     const { file, sha256, outOfOrder } = (e ?? {}) as Record<string, unknown>;
     if (typeof file !== 'string' || typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256) || (outOfOrder !== undefined && outOfOrder !== true)) {
-      throw new ManifestError([`migrations/${MANIFEST_FILE}: entry ${i} is not {"file", "sha256" (64 hex digits), "outOfOrder"?: true}`]);
+      throw new ManifestError([`migrations/${name}: entry ${i} is not {"file", "sha256" (64 hex digits), "outOfOrder"?: true}`]);
     }
     return outOfOrder ? { file, sha256, outOfOrder } : { file, sha256 };
   });
+}
+
+/** The whole list: every segment's entries in segment order. A missing manifest.json fails (ENOENT): it is never rebuilt. */
+export function readManifest(dir: string): Manifest {
+  const segments = manifestSegments(dir).filter((name) => name !== MANIFEST_FILE);
+  const migrations = [MANIFEST_FILE, ...segments].flatMap((name) => readSegment(dir, name));
   return { about: MANIFEST_ABOUT, migrations };
 }
 
@@ -147,14 +166,15 @@ export function appendToManifest(dir: string = MIGRATIONS_DIR, options: { outOfO
   }
   if (problems.length > 0) throw new ManifestError(problems);
   if (fresh.length === 0) return [];
-  const migrations = [
-    ...manifest.migrations,
-    ...fresh.map((file): ManifestEntry => (file < latest ? { file, sha256: sha256Of(dir, file), outOfOrder: true } : { file, sha256: sha256Of(dir, file) })),
-  ];
-  writeManifest(dir, { about: MANIFEST_ABOUT, migrations });
+  const migrations = fresh.map((file): ManifestEntry => (file < latest ? { file, sha256: sha256Of(dir, file), outOfOrder: true } : { file, sha256: sha256Of(dir, file) }));
+  const next = Math.max(...manifestSegments(dir).map(segmentNumber)) + 1;
+  writeManifest(dir, { about: MANIFEST_ABOUT, migrations }, segmentName(next));
   return fresh;
 }
 
-export function writeManifest(dir: string, manifest: Manifest): void {
-  writeFileSync(path.join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+export const segmentName = (n: number): string => (n === 1 ? MANIFEST_FILE : `manifest-${String(n).padStart(4, '0')}.json`);
+
+/** Writes a segment (manifest.json unless named): only a new one, or a test's copy. */
+export function writeManifest(dir: string, manifest: Manifest, name: string = MANIFEST_FILE): void {
+  writeFileSync(path.join(dir, name), `${JSON.stringify(manifest, null, 2)}\n`);
 }

@@ -7,6 +7,7 @@ import {
   checkManifest,
   MANIFEST_FILE,
   ManifestError,
+  manifestSegments,
   migrationFiles,
   readManifest,
   sha256Of,
@@ -17,7 +18,7 @@ import {
 // Decision 0024: released migrations are listed with their checksums; any edit, deletion,
 // rename or unlisted file fails here (and so `npm test` and CI).
 describe('platform: migrations manifest', () => {
-  it('migrations/ agrees with migrations/manifest.json (a released migration is never edited: write a new one)', () => {
+  it('migrations/ agrees with its manifest (manifest.json and its later segments; a released migration is never edited: write a new one)', () => {
     const problems = checkManifest();
     expect(problems, `\n${problems.join('\n')}\n`).to.deep.equal([]);
     expect(readManifest(path.resolve('migrations')).migrations.map((e) => e.file)).to.include('20261205000100_create-approvals-payouts-documents.ts');
@@ -73,6 +74,24 @@ describe('platform: migrations manifest', () => {
       expect(appendToManifest(dir)).to.deep.equal([]);
       expect(manifestText()).to.equal(after);
       expect(readManifest(dir).migrations.at(-1)).to.deep.equal({ file: '20260103000000_c.ts', sha256: sha256Of(dir, '20260103000000_c.ts') });
+    });
+
+    it('lists new migrations in a new segment, never in a released one: manifest.json stays byte for byte, a later run writes the next segment', () => {
+      const first = manifestText();
+      write('20260103000000_c.ts', 'export const up = 3;\n');
+      expect(appendToManifest(dir)).to.deep.equal(['20260103000000_c.ts']);
+      expect(manifestText()).to.equal(first);
+      expect(manifestSegments(dir)).to.deep.equal([MANIFEST_FILE, 'manifest-0002.json']);
+      const second = readFileSync(path.join(dir, 'manifest-0002.json'), 'utf8');
+      write('20260104000000_d.ts', 'export const up = 4;\n');
+      expect(appendToManifest(dir)).to.deep.equal(['20260104000000_d.ts']);
+      expect(readFileSync(path.join(dir, 'manifest-0002.json'), 'utf8')).to.equal(second);
+      expect(manifestSegments(dir)).to.deep.equal([MANIFEST_FILE, 'manifest-0002.json', 'manifest-0003.json']);
+      expect(readManifest(dir).migrations.map((e) => e.file)).to.deep.equal(['20260101000000_a.ts', '20260102000000_b.ts', '20260103000000_c.ts', '20260104000000_d.ts']);
+      expect(checkManifest(dir)).to.deep.equal([]);
+      // A segment is checked like the rest: an edited file listed there fails.
+      write('20260103000000_c.ts', 'export const up = 33;\n');
+      expect(checkManifest(dir).join('\n')).to.match(/^20260103000000_c\.ts changed since it was released/);
     });
 
     it('refuses a new migration that sorts before a listed one, unless recorded deliberately out of order', () => {
