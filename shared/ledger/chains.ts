@@ -123,98 +123,96 @@ class ChainWalk {
   }
 }
 
-/** Every ledger account's chain of journal lines. */
-async function checkLedgerChains(trx: Db, out: LedgerViolation[]): Promise<void> {
-  const heads = new Map<string, Head & { code: string }>();
-  for (const a of await rows<{ id: string; code: string; seq: string; hash: Buffer | null }>(trx, `SELECT id::text, code, chain_seq::text AS seq, chain_hash AS hash FROM ledger_accounts`)) {
-    heads.set(a.id, { code: a.code, seq: Number(a.seq), hash: a.hash });
-  }
-  const push = (detail: string | null) => detail !== null && out.push({ rule: 'ledger-chain', detail });
-  const walkOf = (accountId: string) => {
-    const head = heads.get(accountId) ?? { code: `#${accountId}`, seq: 0, hash: null };
-    heads.delete(accountId);
-    return new ChainWalk(`the chain of ledger account ${head.code}`, head);
-  };
-
-  for (const r of await rows<{ id: string; account_id: string }>(trx, `SELECT id::text, account_id::text FROM journal_lines WHERE chain_seq IS NULL ORDER BY id LIMIT 100`)) {
-    out.push({ rule: 'ledger-chain', detail: `journal line ${r.id} (account #${r.account_id}) has no link in its account's chain: inserted` });
-  }
-
-  let current: { account: string; walk: ChainWalk } | null = null;
-  let after: [string, string] = ['0', '0'];
-  for (;;) {
-    const page = await rows<LineRow>(
-      trx,
-      `SELECT l.id::text, l.entry_id::text, l.account_id::text, l.amount::text, l.chain_seq::text AS seq, l.chain_hash AS hash,
-              e.kind, e.ref_type, e.ref_id, e.posting_key, e.memo, ${TIME('e.created_at')} AS at
-         FROM journal_lines l LEFT JOIN journal_entries e ON e.id = l.entry_id
-        WHERE l.chain_seq IS NOT NULL AND (l.account_id, l.chain_seq) > (?::bigint, ?::bigint)
-        ORDER BY l.account_id, l.chain_seq
-        LIMIT ${PAGE}`,
-      after,
-    );
-    for (const r of page) {
-      if (current === null || current.account !== r.account_id) {
-        if (current !== null) push(current.walk.end('journal line'));
-        current = { account: r.account_id, walk: walkOf(r.account_id) };
-      }
-      current.walk.step(r.id, Number(r.seq), r.hash, () => lineBytes(r), 'journal line');
-    }
-    if (page.length < PAGE) break;
-    const last = page[page.length - 1]!;
-    after = [last.account_id, last.seq];
-  }
-  if (current !== null) push(current.walk.end('journal line'));
-  // Accounts without any line left: their head must say so.
-  for (const [id] of [...heads]) push(walkOf(id).end('journal line'));
+/** What a kind of chain is made of: its heads, its rows in chain order, its words. */
+interface ChainKind<R extends { id: string; chain: string; seq: string; hash: Buffer }> {
+  rule: 'ledger-chain' | 'audit-chain';
+  /** A row's name in the findings ("journal line"). */
+  what: string;
+  /** Every head: `chain`, `seq`, `hash` and a display `name` (or null). */
+  headsSql: string;
+  /** Rows without a link (inserted with the triggers off), at most 100, and their finding. */
+  unlinkedSql: string;
+  unlinked: (r: { id: string; chain: string }) => string;
+  /** A page of linked rows after the keyset (chain, seq) bound as two parameters, in chain order. */
+  pageSql: string;
+  /** A keyset before every chain. */
+  start: [string, string];
+  chainName: (chain: string, name: string | null) => string;
+  bytes: (r: R) => Buffer;
 }
 
-const AUDIT_CHAIN = `coalesce(actor_id::text, 'system')`;
-
-/** Every actor's chain of staff audit rows. */
-async function checkAuditChains(trx: Db, out: LedgerViolation[]): Promise<void> {
-  const heads = new Map<string, Head>();
-  for (const h of await rows<{ chain: string; seq: string; hash: Buffer }>(trx, `SELECT chain, seq::text, hash FROM audit_chain_heads`)) {
-    heads.set(h.chain, { seq: Number(h.seq), hash: h.hash });
+/** Walks every chain of a kind: the first break of each, and heads whose chain has no row left. */
+async function walkChains<R extends { id: string; chain: string; seq: string; hash: Buffer }>(trx: Db, kind: ChainKind<R>, out: LedgerViolation[]): Promise<void> {
+  const heads = new Map<string, Head & { name: string | null }>();
+  for (const h of await rows<{ chain: string; name: string | null; seq: string; hash: Buffer | null }>(trx, kind.headsSql)) {
+    heads.set(h.chain, { name: h.name, seq: Number(h.seq), hash: h.hash });
   }
-  const push = (detail: string | null) => detail !== null && out.push({ rule: 'audit-chain', detail });
+  const push = (detail: string | null) => detail !== null && out.push({ rule: kind.rule, detail });
   const walkOf = (chain: string) => {
-    const head = heads.get(chain) ?? { seq: 0, hash: null };
+    const head = heads.get(chain) ?? { name: null, seq: 0, hash: null };
     heads.delete(chain);
-    return new ChainWalk(`the staff audit chain of ${chain === 'system' ? 'the system' : `actor ${chain}`}`, head);
+    return new ChainWalk(kind.chainName(chain, head.name), head);
   };
 
-  for (const r of await rows<{ id: string }>(trx, `SELECT id::text FROM staff_audit WHERE chain_seq IS NULL ORDER BY id LIMIT 100`)) {
-    out.push({ rule: 'audit-chain', detail: `staff audit row ${r.id} has no link in its actor's chain: inserted` });
-  }
+  for (const r of await rows<{ id: string; chain: string }>(trx, kind.unlinkedSql)) out.push({ rule: kind.rule, detail: kind.unlinked(r) });
 
   let current: { chain: string; walk: ChainWalk } | null = null;
-  let after: [string, string] = ['', '0'];
+  let after = kind.start;
   for (;;) {
-    const page = await rows<AuditRow>(
-      trx,
-      `SELECT id::text, ${AUDIT_CHAIN} AS chain, actor_id::text, action, target_type, target_id, note, details::text AS details, ip,
-              ${TIME('created_at')} AS at, chain_seq::text AS seq, chain_hash AS hash
-         FROM staff_audit
-        WHERE chain_seq IS NOT NULL AND (${AUDIT_CHAIN}, chain_seq) > (?::text, ?::bigint)
-        ORDER BY ${AUDIT_CHAIN}, chain_seq
-        LIMIT ${PAGE}`,
-      after,
-    );
+    const page = await rows<R>(trx, kind.pageSql, after);
     for (const r of page) {
       if (current === null || current.chain !== r.chain) {
-        if (current !== null) push(current.walk.end('staff audit row'));
+        if (current !== null) push(current.walk.end(kind.what));
         current = { chain: r.chain, walk: walkOf(r.chain) };
       }
-      current.walk.step(r.id, Number(r.seq), r.hash, () => auditBytes(r), 'staff audit row');
+      current.walk.step(r.id, Number(r.seq), r.hash, () => kind.bytes(r), kind.what);
     }
     if (page.length < PAGE) break;
     const last = page[page.length - 1]!;
     after = [last.chain, last.seq];
   }
-  if (current !== null) push(current.walk.end('staff audit row'));
-  for (const [chain] of [...heads]) push(walkOf(chain).end('staff audit row'));
+  if (current !== null) push(current.walk.end(kind.what));
+  // Chains without any row left: their head must say so.
+  for (const [chain] of [...heads]) push(walkOf(chain).end(kind.what));
 }
+
+/** One chain per ledger account over its journal lines. */
+const LEDGER_CHAINS: ChainKind<LineRow & { chain: string }> = {
+  rule: 'ledger-chain',
+  what: 'journal line',
+  headsSql: `SELECT id::text AS chain, code AS name, chain_seq::text AS seq, chain_hash AS hash FROM ledger_accounts`,
+  unlinkedSql: `SELECT id::text, account_id::text AS chain FROM journal_lines WHERE chain_seq IS NULL ORDER BY id LIMIT 100`,
+  unlinked: (r) => `journal line ${r.id} (account #${r.chain}) has no link in its account's chain: inserted`,
+  pageSql: `SELECT l.id::text, l.entry_id::text, l.account_id::text, l.account_id::text AS chain, l.amount::text, l.chain_seq::text AS seq, l.chain_hash AS hash,
+                   e.kind, e.ref_type, e.ref_id, e.posting_key, e.memo, ${TIME('e.created_at')} AS at
+              FROM journal_lines l LEFT JOIN journal_entries e ON e.id = l.entry_id
+             WHERE l.chain_seq IS NOT NULL AND (l.account_id, l.chain_seq) > (?::bigint, ?::bigint)
+             ORDER BY l.account_id, l.chain_seq
+             LIMIT ${PAGE}`,
+  start: ['0', '0'],
+  chainName: (chain, code) => `the chain of ledger account ${code ?? `#${chain}`}`,
+  bytes: lineBytes,
+};
+
+const AUDIT_CHAIN = `coalesce(actor_id::text, 'system')`;
+
+/** One chain per actor over the staff audit. */
+const AUDIT_CHAINS: ChainKind<AuditRow> = {
+  rule: 'audit-chain',
+  what: 'staff audit row',
+  headsSql: `SELECT chain, NULL AS name, seq::text, hash FROM audit_chain_heads`,
+  unlinkedSql: `SELECT id::text, ${AUDIT_CHAIN} AS chain FROM staff_audit WHERE chain_seq IS NULL ORDER BY id LIMIT 100`,
+  unlinked: (r) => `staff audit row ${r.id} has no link in its actor's chain: inserted`,
+  pageSql: `SELECT id::text, ${AUDIT_CHAIN} AS chain, actor_id::text, action, target_type, target_id, note, details::text AS details, ip,
+                   ${TIME('created_at')} AS at, chain_seq::text AS seq, chain_hash AS hash
+              FROM staff_audit
+             WHERE chain_seq IS NOT NULL AND (${AUDIT_CHAIN}, chain_seq) > (?::text, ?::bigint)
+             ORDER BY ${AUDIT_CHAIN}, chain_seq
+             LIMIT ${PAGE}`,
+  start: ['', '0'],
+  chainName: (chain) => `the staff audit chain of ${chain === 'system' ? 'the system' : `actor ${chain}`}`,
+  bytes: auditBytes,
+};
 
 /**
  * The heads recorded by the latest checkpoints (shared/ledger/checkpoint.ts) against the rows
@@ -255,8 +253,8 @@ async function checkAnchors(trx: Db, out: LedgerViolation[]): Promise<void> {
 /** Every chain and the recorded heads; one violation per broken chain (its first break). */
 export async function checkChains(trx: Db): Promise<LedgerViolation[]> {
   const out: LedgerViolation[] = [];
-  await checkLedgerChains(trx, out);
-  await checkAuditChains(trx, out);
+  await walkChains(trx, LEDGER_CHAINS, out);
+  await walkChains(trx, AUDIT_CHAINS, out);
   await checkAnchors(trx, out);
   return out;
 }
