@@ -4,7 +4,6 @@
  * and the processes stop cleanly on SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { config } from '../../../shared/config.js';
 import { db } from '../../../shared/db.js';
@@ -18,6 +17,7 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createUser as createAccount } from '../../factories/users.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import { lastLedgerCheck } from '../../../shared/ledger/check-record.js';
+import { freePort, until } from '../../helpers/processes.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -33,24 +33,6 @@ function exitOf(child: ChildProcess, ms: number): Promise<number | null | 'timeo
       resolve(code);
     });
   });
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('platform: the api and worker processes', function () {

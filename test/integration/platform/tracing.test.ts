@@ -10,7 +10,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
@@ -27,6 +26,7 @@ import { db } from '../../../shared/db.js';
 import { noticeSettings } from '../../../shared/notifications/settings.js';
 import { outboxInsertSql, outboxInsertWhereSql, outboxItem } from '../../../shared/outbox.js';
 import { currentTraceparent, tracingOn } from '../../../shared/tracing.js';
+import { freePort, until } from '../../helpers/processes.js';
 
 const TSX = 'node_modules/.bin/tsx';
 const AMOUNT = 150_000;
@@ -45,24 +45,6 @@ function traceContexts(table: 'outbox' | 'payment_callbacks', job?: string): Pro
 }
 
 const SPAN = { internal: 0, server: 1, client: 2, producer: 3, consumer: 4 } as const;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, said: () => string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the processes said:\n${said()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 interface Traced {
   child: ChildProcess;
