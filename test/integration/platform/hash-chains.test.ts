@@ -228,6 +228,18 @@ describe('tamper evidence: hash chains over the ledger and the staff audit (deci
       expect(inserted[0]!.detail).to.match(/^staff audit row \d+ has no link in its actor's chain: inserted$/);
     });
 
+    it("only the service's own actions (system.*) may have no actor: a staff action without one is refused", async () => {
+      const err = await db.transaction((trx) => recordStaffAction(trx, { actorId: null, action: 'user.suspend', targetType: 'user', targetId: userId })).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as { constraint?: string } | undefined)?.constraint).to.equal('staff_audit_actor_or_system');
+      await db.transaction((trx) => recordStaffAction(trx, { actorId: null, action: 'system.test', targetType: 'ledger', targetId: 'x' }));
+      const row = await db('staff_audit').where({ action: 'system.test' }).first<{ chain_seq: string }>('chain_seq');
+      expect(Number(row.chain_seq)).to.equal(1);
+      expect(chainRules(await checkLedger(db))).to.deep.equal([]);
+    });
+
     it("each actor has a chain of its own: another staff member's actions start at position 1", async () => {
       const other = (await createUser({ role: 'admin' })).user.id;
       await db.transaction((trx) => recordStaffAction(trx, { actorId: other, action: 'user.suspend', targetType: 'user', targetId: userId }));
