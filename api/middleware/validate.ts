@@ -139,8 +139,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Validates body, query and route params. Bad bodies answer 400 INVALID_BODY, bad queries
- * 400 INVALID_QUERY, both with `details`. Before joi runs, any string (or field name)
- * holding a control character is refused, so no route can pass one on to Postgres.
+ * 400 INVALID_QUERY, both with `details`; bad params 404. Before joi runs, any string (or
+ * field name) holding a control character is refused, so no route can pass one on to Postgres.
  * Validated (converted) values are read in the handler with `bodyOf`, `queryOf` and `paramsOf`.
  */
 export function validate(schemas: Schemas): Middleware {
@@ -164,6 +164,9 @@ export function validate(schemas: Schemas): Middleware {
       ctx.state.input.query = value;
     }
     if (schemas.params) {
+      // A path segment with a control character (`/%00/`) names nothing: 404, like any
+      // other param that does not fit (found by the route fuzz test).
+      if (!controlCharacterErrors(ctx.params).empty) throw errors.notFound();
       const { value, error } = schemas.params.validate(ctx.params, options) as Result;
       if (error) throw errors.notFound();
       ctx.state.input.params = value;

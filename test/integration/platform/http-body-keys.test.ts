@@ -7,7 +7,8 @@ import { brotliCompressSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { Response } from 'supertest';
 import { createUser, signIn } from '../../factories/users.js';
-import { newAgent, signUpBody, type TestAgent } from '../../helpers/auth-account-support.js';
+import { bearer, newAgent, signUpBody, type TestAgent } from '../../helpers/auth-account-support.js';
+import { issueKey } from '../../helpers/auth-signin-util.js';
 import { probeApi } from '../../helpers/platform-probe-router.js';
 
 /** Keys that are members (or the prototype link) of every plain object. */
@@ -209,6 +210,35 @@ describe('platform: prototype-named keys and control characters in JSON bodies',
       const repeated = await probeApi().get('/test/list?status=open&status=cl%07osed');
       expect(repeated.status).to.equal(400);
       expect(repeated.body.error.code).to.equal('INVALID_QUERY');
+    });
+  });
+
+  describe('control characters in a path segment answer 404, never 500 (found by the route fuzz test)', () => {
+    let key: string;
+    beforeEach(async () => {
+      key = await issueKey((await createUser()).user.id);
+    });
+
+    // The sandbox passed its order id straight to Postgres, which refuses NUL in text: 500.
+    for (const path of [
+      '/api/sandbox/payments/%00/simulate',
+      '/api/sandbox/payments/order%07x/simulate',
+      '/v1/disputes/%00',
+      '/api/jasabayar/a%1bb',
+    ]) {
+      it(`${path.includes('simulate') ? 'POST' : 'GET'} ${path}`, async () => {
+        const req = path.includes('simulate') ? newAgent().post(path).send({ status: 'failed' }) : newAgent().get(path);
+        const res = await req.set(...bearer(key));
+        expect(res.status, JSON.stringify(res.body)).to.equal(404);
+        expect(res.body.error.code).to.equal('NOT_FOUND');
+      });
+    }
+
+    it('still answers a well-formed unknown order id with the route\'s own 404', async () => {
+      const res = await newAgent().post('/api/sandbox/payments/no-such-order/simulate').set(...bearer(key)).send({ status: 'failed' });
+      expect(res.status, JSON.stringify(res.body)).to.equal(404);
+      expect(res.body.error.code).to.equal('NOT_FOUND');
+      expect(res.body.error.message).to.match(/sandbox/i);
     });
   });
 
