@@ -86,7 +86,8 @@ export async function startTracing(service: 'api' | 'worker', options: StartOpti
     spanProcessors,
   });
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  api.propagation.setGlobalPropagator(new core.W3CTraceContextPropagator());
+  const w3c = new core.W3CTraceContextPropagator();
+  api.propagation.setGlobalPropagator(service === 'api' ? injectOnly(w3c) : w3c);
   api.trace.setGlobalTracerProvider(provider);
 
   const [{ registerInstrumentations }, { HttpInstrumentation }, { KoaInstrumentation }, { PgInstrumentation }, { IORedisInstrumentation }, { BullMQOtel }] = await Promise.all([
@@ -119,6 +120,24 @@ export async function startTracing(service: 'api' | 'worker', options: StartOpti
     shutdown: () => provider.shutdown(),
   };
   return true;
+}
+
+/**
+ * The API's propagator: it writes our context into what we send (BullMQ's jobs, outgoing
+ * calls) but reads none from what we receive. Everyone who calls the API is outside (buyers,
+ * partners, gateways), and a `traceparent` they send would choose the trace id and the
+ * sampling flag of our spans: with a sampling ratio below 1, any caller could have its
+ * requests recorded, and could pile unrelated requests into one trace. Each request the API
+ * serves is therefore the root of a trace of its own (instrumentation-http extracts only
+ * through the global propagator; it has no option of its own for this). The worker keeps
+ * the full W3C propagator: BullMQ's consumer spans continue the producer's through it.
+ */
+function injectOnly(w3c: OtelApi.TextMapPropagator): OtelApi.TextMapPropagator {
+  return {
+    inject: (context, carrier, setter) => w3c.inject(context, carrier, setter),
+    extract: (context) => context,
+    fields: () => w3c.fields(),
+  };
 }
 
 /** `base`, except that a span of BullMQ's housekeeping that would start a trace is not recorded (nor, then, anything under it). */

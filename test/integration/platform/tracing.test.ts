@@ -32,6 +32,8 @@ const TSX = 'node_modules/.bin/tsx';
 const AMOUNT = 150_000;
 const TOTAL = AMOUNT + 1050; // the sandbox's 0.7% surcharge
 const CALLBACK_PATH = '/api/webhooks/inbound';
+/** A sampled W3C context of a caller's own choosing. */
+const FORGED_TRACEPARENT = '00-0af7651916cd43dd0000000000000000-b7ad6b7169203331-01';
 /** Rows of `table` (those `where` keeps). */
 async function countRows(table: string, where: (q: Knex.QueryBuilder) => Knex.QueryBuilder = (q) => q): Promise<number> {
   const [row] = await where(db(table)).count<{ count: string | number }[]>('* as count');
@@ -131,11 +133,12 @@ describe('platform: tracing (OpenTelemetry, issue 47)', function () {
         },
         () => said,
       );
-      // The gateway's delivery, as the sandbox gateway signs it.
+      // The gateway's delivery, as the sandbox gateway signs it, carrying a trace context of
+      // the caller's own choosing, which the API must not take up.
       const cb = sandboxCallback(link.order, 'paid', TOTAL);
       const res = await fetch(`http://127.0.0.1:${port}${CALLBACK_PATH}`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Sandbox-Signature': cb.signature },
+        headers: { 'Content-Type': 'application/json', 'X-Sandbox-Signature': cb.signature, traceparent: FORGED_TRACEPARENT, tracestate: 'caller=1' },
         body: cb.body,
       });
       expect(res.status, await res.clone().text()).to.equal(200);
@@ -164,8 +167,11 @@ describe('platform: tracing (OpenTelemetry, issue 47)', function () {
     const server = apiSpans.find((s) => s.kind === SPAN.server && s.scope === '@opentelemetry/instrumentation-http' && s.name === `POST ${CALLBACK_PATH}`);
     expect(server, apiSpans.map((s) => s.name).join(', ')).to.not.equal(undefined);
     expect(server!.attributes['http.route']).to.equal(CALLBACK_PATH);
+    // The root of a trace of our own: the caller's traceparent chose neither its parent nor its trace id.
     expect(server!.parentSpanId).to.equal(null);
     const traceId = server!.traceId;
+    expect(traceId).to.match(/^[0-9a-f]{32}$/).and.not.equal(FORGED_TRACEPARENT.split('-')[1]);
+    expect([...apiSpans, ...workerSpans].filter((s) => s.traceId === FORGED_TRACEPARENT.split('-')[1])).to.deep.equal([]);
     const story = [...apiSpans, ...workerSpans].filter((s) => s.traceId === traceId);
     const byId = new Map(story.map((s) => [s.spanId, s]));
     const named = (name: string, kind: number) => story.filter((s) => s.name === name && s.kind === kind);
