@@ -1,5 +1,6 @@
 /** The API process (started by api/server.ts once tracing is set up): listens, and shuts down gracefully on SIGTERM/SIGINT. */
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { config } from '../shared/config.js';
 import { db, limitStatements, refuseUnsuitableDatabase } from '../shared/db.js';
 import { flushLogs, logger } from '../shared/logger.js';
@@ -19,8 +20,9 @@ const unsupported = runtimeWarning();
 if (unsupported) logger.warn({ node: process.versions.node }, unsupported);
 await refuseUnsuitableDatabase((err) => logger.warn({ err }, 'database settings not checked: the database did not answer'));
 const app = createApp();
+// The port it listens on: PORT=0 takes one the system picks, which this line names.
 const server: Server = app.listen(config.port, config.host, () => {
-  logger.info({ host: config.host, port: config.port }, 'api listening');
+  logger.info({ host: config.host, port: (server.address() as AddressInfo).port }, 'api listening');
 });
 server.keepAliveTimeout = 65_000;
 

@@ -1,7 +1,14 @@
-/** Waiting on other processes in tests: a free loopback port, and polling until a probe answers. */
+/**
+ * Waiting on other processes in tests: the port an API process listens on, a free loopback
+ * port, and polling until a probe answers.
+ */
 import { createServer, type AddressInfo } from 'node:net';
 
-/** A loopback port free at the time of asking (for a child process to listen on). */
+/**
+ * A loopback port free at the time of asking. Only for a port nothing will listen on (or a
+ * process that fails before listening): between the asking and a child's listen, a parallel
+ * test file's server may take it. An API process is started with PORT=0 and `apiPort` instead.
+ */
 export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -22,4 +29,25 @@ export async function until<T>(what: string, ms: number, probe: () => Promise<T 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${said ? `; the processes said:\n${said()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * The port an API process started with PORT=0 (and LOG_LEVEL info or lower) listens on, read
+ * from its `api listening` log line in `output()`; after `ms` fails with what it said.
+ */
+export function apiPort(output: () => string, ms = 30_000, what = 'the API to listen'): Promise<number> {
+  return until(
+    what,
+    ms,
+    () => {
+      for (const line of output().split('\n')) {
+        // Each log line is one JSON object (pino); other output is passed over.
+        if (!line.includes('"api listening"')) continue;
+        const port = (JSON.parse(line.slice(line.indexOf('{'))) as { port?: unknown }).port;
+        if (typeof port === 'number' && port > 0) return port;
+      }
+      return undefined;
+    },
+    output,
+  );
 }

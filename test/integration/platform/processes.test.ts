@@ -17,7 +17,7 @@ import { createEscrow } from '../../factories/escrows.js';
 import { createUser as createAccount } from '../../factories/users.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import { lastLedgerCheck } from '../../../shared/ledger/check-record.js';
-import { freePort, until } from '../../helpers/processes.js';
+import { apiPort, freePort, until } from '../../helpers/processes.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -84,12 +84,13 @@ describe('platform: the api and worker processes', function () {
   });
 
   it('api: answers on its port and exits 0 on SIGTERM, closing the port', async () => {
-    const port = await freePort();
-    const server = start('api/server.ts', { PORT: String(port), HOST: '127.0.0.1' });
+    const server = start('api/server.ts', { PORT: '0', HOST: '127.0.0.1' });
     let output = '';
     server.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     server.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    let port = 0;
     try {
+      port = await apiPort(() => output);
       const res = await until('the API', 30_000, async () => {
         try {
           return await fetch(`http://127.0.0.1:${port}/readyz`);
@@ -114,14 +115,18 @@ describe('platform: the api and worker processes', function () {
     const key = await issueKey(buyer.id);
     const { escrow } = await createEscrow({ buyer });
     await runJobs();
-    const [portA, portB] = [await freePort(), await freePort()];
-    const apis = [portA, portB].map((port) => start('api/server.ts', { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }));
+    const apis = [0, 1].map(() => start('api/server.ts', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }));
+    const said = ['', ''];
     let output = '';
-    for (const p of apis) {
-      p.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    apis.forEach((p, i) => {
+      p.stdout?.on('data', (c: Buffer) => {
+        said[i] += c.toString();
+        output += c.toString();
+      });
       p.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    }
+    });
     try {
+      const [portA, portB] = [await apiPort(() => said[0]!), await apiPort(() => said[1]!)];
       for (const port of [portA, portB]) {
         await until(`the API on ${port}`, 30_000, async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.ok || undefined).catch((e: Error) => {
           throw new Error(`${e.message}; the APIs said: ${output}`);

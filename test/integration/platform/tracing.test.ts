@@ -26,7 +26,7 @@ import { db } from '../../../shared/db.js';
 import { noticeSettings } from '../../../shared/notifications/settings.js';
 import { outboxInsertSql, outboxInsertWhereSql, outboxItem } from '../../../shared/outbox.js';
 import { currentTraceparent, tracingOn } from '../../../shared/tracing.js';
-import { freePort, until } from '../../helpers/processes.js';
+import { apiPort, until } from '../../helpers/processes.js';
 
 const TSX = 'node_modules/.bin/tsx';
 const AMOUNT = 150_000;
@@ -105,22 +105,27 @@ describe('platform: tracing (OpenTelemetry, issue 47)', function () {
 
   it('a paid escrow is one trace: callback request, reconciliation, notice job and e-mail job, parented through the callback and outbox rows', async () => {
     const link = await pendingLink();
-    const port = await freePort();
     let said = '';
+    let apiSaid = '';
     const start = (which: 'api' | 'worker', env: Record<string, string>): Traced => {
       const spansFile = path.join(dir, `${which}.jsonl`);
       const child = spawn(TSX, ['test/helpers/traced-process.ts', which], {
         env: { ...process.env, LOG_LEVEL: 'warn', TRACE_SPANS_OUT: spansFile, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      child.stdout?.on('data', (c: Buffer) => (said += `[${which}] ${c.toString()}`));
+      child.stdout?.on('data', (c: Buffer) => {
+        said += `[${which}] ${c.toString()}`;
+        if (which === 'api') apiSaid += c.toString();
+      });
       child.stderr?.on('data', (c: Buffer) => (said += `[${which}] ${c.toString()}`));
       return { child, spansFile };
     };
-    const apiProcess = start('api', { PORT: String(port), HOST: '127.0.0.1' });
+    // PORT=0: the port it listens on is read from its log (one picked beforehand could be taken by a parallel test file's server).
+    const apiProcess = start('api', { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' });
     // Stalled-job checks every 250 ms: BullMQ's housekeeping, which must start no traces.
     const workerProcess = start('worker', { OUTBOX_POLL_MS: '50', WORKER_STALLED_CHECK_MS: '250', SMTP_URL: config.smtpUrl, NOTIFICATION_EMAILS: '1' });
     try {
+      const port = await apiPort(() => apiSaid, 30_000, 'the API to listen');
       await until(
         'the API',
         30_000,
