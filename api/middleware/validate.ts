@@ -166,7 +166,7 @@ export function validate(schemas: Schemas): Middleware {
     if (schemas.params) {
       // A path segment with a control character (`/%00/`) names nothing: 404, like any
       // other param that does not fit (found by the route fuzz test).
-      if (!controlCharacterErrors(ctx.params).empty) throw errors.notFound();
+      for (const value of Object.values(ctx.params)) if (CONTROL_CHARACTER.test(value)) throw errors.notFound();
       const { value, error } = schemas.params.validate(ctx.params, options) as Result;
       if (error) throw errors.notFound();
       ctx.state.input.params = value;
