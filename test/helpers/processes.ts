@@ -1,21 +1,7 @@
 /**
- * Waiting on other processes in tests: the port an API process listens on, a free loopback
- * port, and polling until a probe answers.
+ * Waiting on other processes in tests: the port an API process listens on (started with
+ * PORT=0), and polling until a probe answers.
  */
-import { createServer, type AddressInfo } from 'node:net';
-
-/**
- * A loopback port free at the time of asking. Only for a port nothing will listen on (or a
- * process that fails before listening): between the asking and a child's listen, a parallel
- * test file's server may take it. An API process is started with PORT=0 and `apiPort` instead.
- */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /**
  * Polls `probe` every 100 ms until it answers something other than undefined; after `ms`

@@ -10,14 +10,14 @@ import { db } from '../../../shared/db.js';
 import { queueMail } from '../../../shared/mail/service.js';
 import { MailSink } from '../../helpers/smtp.js';
 import { createUser, fundUser, withoutTriggers } from '../../helpers/platform-factories.js';
-import { issueKey } from '../../helpers/auth-signin-util.js';
+import { closedPort, issueKey } from '../../helpers/auth-signin-util.js';
 import { runJobs } from '../../helpers/jobs.js';
 import { openStream } from '../../helpers/sse.js';
 import { createEscrow } from '../../factories/escrows.js';
 import { createUser as createAccount } from '../../factories/users.js';
 import * as escrows from '../../../shared/escrows/service.js';
 import { lastLedgerCheck } from '../../../shared/ledger/check-record.js';
-import { apiPort, freePort, until } from '../../helpers/processes.js';
+import { apiPort, until } from '../../helpers/processes.js';
 
 const TSX = 'node_modules/.bin/tsx';
 
@@ -45,7 +45,7 @@ describe('platform: the api and worker processes', function () {
     const url = new URL(config.databaseUrl);
     url.searchParams.set('options', '-c standard_conforming_strings=off');
     for (const entry of ['api/server.ts', 'workers/index.ts']) {
-      const child = start(entry, { DATABASE_URL: url.toString(), PORT: String(await freePort()) });
+      const child = start(entry, { DATABASE_URL: url.toString(), PORT: String(await closedPort()) });
       let output = '';
       child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
       const code = await exitOf(child, 30_000);
